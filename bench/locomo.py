@@ -1,0 +1,134 @@
+"""LoCoMo retrieval benchmark: evidence recall@k of hippo's recall against BM25 and vectors alone.
+
+Protocol (shared/bench/README.md): each turn is one memory ``"<speaker>: <text>"``
+observed at its session's date; each question is a recall query against its
+own conversation (here: its own agent in one database); evidence recall@k is the
+share of a question's evidence turns among the top k, averaged over questions.
+
+    python bench/locomo.py [--data ../shared/bench/locomo-dev.json] [--weights 0.3,0.5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from datetime import datetime
+from pathlib import Path
+from typing import Callable
+
+import hippo
+from hippo.core.memory import MemoryInput
+from hippo.core.recall import keyword_match
+from hippo.stores.base import ChunkFilter
+
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo-dev.json"
+KS = (5, 10, 20)
+_DIA = re.compile(r"D:?(\d+):0*(\d+)")
+
+
+def session_date(text: str) -> datetime:
+    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y")
+
+
+def load(path: Path) -> list[dict]:
+    """Conversations as {id, turns: [(dia_id, text, observed_at)], questions: [(q, evidence, category)]}."""
+    out = []
+    for conv in json.loads(path.read_text()):
+        c = conv["conversation"]
+        turns = []
+        for key in sorted((k for k in c if re.fullmatch(r"session_\d+", k)), key=lambda k: int(k.split("_")[1])):
+            when = session_date(c[f"{key}_date_time"])
+            for turn in c[key]:
+                turns.append((turn["dia_id"], f"{turn['speaker']}: {turn['text']}", when))
+        known = {t[0] for t in turns}
+        questions = []
+        for qa in conv["qa"]:
+            evidence = {f"D{a}:{b}" for e in qa.get("evidence", []) for a, b in _DIA.findall(e)} & known
+            if evidence:
+                questions.append((qa["question"], evidence, qa["category"]))
+        out.append({"id": conv["sample_id"], "turns": turns, "questions": questions})
+    return out
+
+
+def build(db: Path, conversations: list[dict], embedder: str) -> dict[str, dict[str, str]]:
+    """Store every turn; return, per conversation, chunk id -> dia_id."""
+    ids: dict[str, dict[str, str]] = {}
+    for conv in conversations:
+        with hippo.open(db, agent_id=conv["id"], embedder=embedder) as mem:
+            results = mem.store_memories(
+                MemoryInput(text, metadata={"dia_id": dia}, observed_at=when) for dia, text, when in conv["turns"]
+            )
+        ids[conv["id"]] = {r.id: dia for r, (dia, _, _) in zip(results, conv["turns"])}
+    return ids
+
+
+Retriever = Callable[["hippo.Memory", str, int], list[str]]
+
+
+def bm25_only(mem: "hippo.Memory", query: str, k: int) -> list[str]:
+    match = keyword_match(query)
+    return [i for i, _ in mem.store.keyword_search(mem.agent_id, match, k, ChunkFilter())] if match else []
+
+
+def vectors_only(mem: "hippo.Memory", query: str, k: int) -> list[str]:
+    vector = mem.embedding.query(query)
+    return [i for i, _ in mem.store.vector_search(mem.agent_id, vector, k, ChunkFilter())]
+
+
+def hippo_recall(mem: "hippo.Memory", query: str, k: int) -> list[str]:
+    return [h.id for h in mem.recall_memories(query, limit=k, touch=False)]
+
+
+def evaluate(db: Path, conversations: list[dict], ids: dict, retriever: Retriever, **settings) -> dict:
+    per_cat: dict[int, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    latencies = []
+    embedder = settings.pop("embedder", None)
+    for conv in conversations:
+        with hippo.open(db, agent_id=conv["id"], embedder=embedder, **settings) as mem:
+            for question, evidence, category in conv["questions"]:
+                start = time.perf_counter()
+                found = [ids[conv["id"]].get(i) for i in retriever(mem, question, max(KS))]
+                latencies.append(time.perf_counter() - start)
+                for k in KS:
+                    per_cat[category][k].append(len(evidence & set(found[:k])) / len(evidence))
+    main = [c for c in per_cat if c != 5]
+    result = {f"R@{k}": statistics.mean(x for c in main for x in per_cat[c][k]) for k in KS}
+    result["by_category"] = {c: {f"R@{k}": statistics.mean(per_cat[c][k]) for k in KS} for c in sorted(per_cat)}
+    result["p50_ms"] = statistics.median(latencies) * 1000
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--embedder", default="local")
+    parser.add_argument("--weights", default="", help="comma-separated vector weights of the fusion to try")
+    args = parser.parse_args(argv)
+    conversations = load(args.data)
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "locomo.db"
+        start = time.perf_counter()
+        ids = build(db, conversations, args.embedder)
+        print(f"stored {sum(len(c['turns']) for c in conversations)} turns in {time.perf_counter() - start:.1f}s",
+              file=sys.stderr)
+        rows = {
+            "bm25": evaluate(db, conversations, ids, bm25_only, embedder=args.embedder),
+            "vectors": evaluate(db, conversations, ids, vectors_only, embedder=args.embedder),
+            "hippo": evaluate(db, conversations, ids, hippo_recall, embedder=args.embedder),
+        }
+        for w in filter(None, args.weights.split(",")):
+            rows[f"hippo w={w}"] = evaluate(db, conversations, ids, hippo_recall, embedder=args.embedder,
+                                            vector_weight=float(w))
+    for name, r in rows.items():
+        print(f"{name:14} " + " ".join(f"R@{k}={r[f'R@{k}']:.3f}" for k in KS) + f"  p50={r['p50_ms']:.1f}ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

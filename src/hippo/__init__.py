@@ -1,0 +1,137 @@
+"""hippo: long-term memory for LLM agents.
+
+    import hippo
+    mem = hippo.open("memory.db", agent_id="marrow-main")
+    mem.store_memory("We chose SQLite over PostgreSQL for the prototype")
+    mem.recall_memories("which database did we pick?")
+
+Importing hippo loads no model runtime, SDK or web framework and creates no
+file; those load when first used.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hippo.clock import Clock
+from hippo.errors import (
+    Conflict,
+    ConfigError,
+    EmbedderMismatch,
+    HippoError,
+    InvalidInput,
+    MissingDependency,
+    NotFound,
+    ProviderError,
+    StorageError,
+)
+from hippo.types import (
+    Block,
+    BlockResult,
+    Chunk,
+    ConversationHit,
+    ForgetResult,
+    Forgotten,
+    Hit,
+    Recall,
+    ReembedResult,
+    StoreResult,
+)
+
+if TYPE_CHECKING:
+    from hippo.core.memory import Memory, MemoryInput
+    from hippo.core.reembed import Progress
+    from hippo.providers.base import Embedder
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Block", "BlockResult", "Chunk", "Conflict", "ConfigError", "ConversationHit", "EmbedderMismatch",
+    "ForgetResult", "Forgotten", "HippoError", "Hit", "InvalidInput", "Memory", "MemoryInput",
+    "MissingDependency", "NotFound", "ProviderError", "Recall", "ReembedResult", "StorageError",
+    "StoreResult", "create_messages_table", "open", "reembed",
+]
+
+
+def _embedder(spec: "str | Embedder | None", options: dict[str, Any]) -> "Embedder | None":
+    from hippo.providers.registry import create_embedder
+
+    if spec is None or (isinstance(spec, str) and spec.strip().lower() in {"none", "off", ""}):
+        return None
+    return create_embedder(spec, **options)
+
+
+def open(  # noqa: A001 - hippo.open mirrors sqlite3.connect / io.open
+    path: str | Path | None = None,
+    *,
+    agent_id: str | None = None,
+    embedder: "str | Embedder | None" = None,
+    embedder_options: dict[str, Any] | None = None,
+    clock: Clock | None = None,
+    **settings: Any,
+) -> "Memory":
+    """Open (creating if needed) a memory database for one agent.
+
+    Unset arguments come from ``HIPPO_*`` variables, then ``hippo.toml``, then the
+    defaults: ``hippo.db``, agent ``default``, the ``local`` embedder. Pass
+    ``embedder="none"`` for keyword-only memory.
+    """
+    from hippo.clock import system_clock
+    from hippo.config import load_settings
+    from hippo.core.memory import Memory
+    from hippo.stores.sqlite import SQLiteStore
+
+    embedder_spec = embedder if embedder is None or isinstance(embedder, str) else None
+    config = load_settings(db=str(path) if path is not None else None, agent_id=agent_id,
+                           embedder=embedder_spec, **settings)
+    chosen = embedder if embedder is not None and not isinstance(embedder, str) else config.embedder
+    model = _embedder(chosen, embedder_options or {})
+    store = SQLiteStore(config.db)
+    try:
+        return Memory(store, agent_id=config.agent_id, embedder=model, settings=config, clock=clock or system_clock)
+    except BaseException:
+        store.close()
+        raise
+
+
+def reembed(
+    path: str | Path,
+    *,
+    embedder: "str | Embedder",
+    embedder_options: dict[str, Any] | None = None,
+    progress: "Progress | None" = None,
+    batch_size: int = 64,
+) -> ReembedResult:
+    """Switch the database at ``path`` to ``embedder``: every chunk of every agent is re-embedded.
+
+    With the model the database already uses, only pending vectors are filled.
+    """
+    from hippo.core.embedding import EmbeddingService
+    from hippo.core.reembed import switch_model
+    from hippo.stores.sqlite import SQLiteStore
+
+    model = _embedder(embedder, embedder_options or {})
+    if model is None:
+        raise ConfigError("reembed needs an embedder")
+    store = SQLiteStore(path)
+    try:
+        service = EmbeddingService(model, store, verify=False)
+        return switch_model(store, service, progress=progress, batch_size=batch_size)
+    finally:
+        store.close()
+
+
+def create_messages_table(target: Any, name: str = "messages") -> None:
+    """Create a messages table with its FTS5 index and triggers, for applications that have none."""
+    from hippo.stores.sqlite.conversation import create_messages_table as create
+
+    create(target, name)
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("Memory", "MemoryInput"):
+        from hippo.core import memory
+
+        return getattr(memory, name)
+    raise AttributeError(f"module 'hippo' has no attribute {name!r}")

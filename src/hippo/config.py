@@ -1,0 +1,88 @@
+"""One frozen Settings: arguments > ``HIPPO_*`` environment > ``hippo.toml`` > defaults."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from hippo.errors import ConfigError
+
+__all__ = ["Settings", "load_settings"]
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything configurable about one opened memory.
+
+    ``embedder`` is a registry spec (``local``, ``ollama:nomic-embed-text``,
+    ``openai:text-embedding-3-small``, ``fake``) or ``none`` for keyword-only.
+    ``messages_table`` is the application's conversation table (``none`` to omit).
+    """
+
+    db: str = "hippo.db"
+    agent_id: str = "default"
+    embedder: str = "local"
+    messages_table: str | None = "messages"
+    max_content_chars: int = 32_000
+    max_query_chars: int = 4_000
+    block_char_limit: int | None = None
+    vector_weight: float = 0.5
+    weight_relevance: float = 0.6
+    weight_strength: float = 0.3
+    weight_recency: float = 0.1
+    decay_lambda: float = 0.001
+
+
+_NONE_WORDS = {"", "none", "null", "off"}
+
+
+def _coerce(name: str, raw: Any, default: Any) -> Any:
+    """Turn environment or TOML text into the type of the field's default."""
+    if raw is None or (isinstance(raw, str) and raw.strip().lower() in _NONE_WORDS and name in _NULLABLE):
+        return None
+    try:
+        if isinstance(default, bool):
+            return raw if isinstance(raw, bool) else str(raw).lower() in {"1", "true", "yes", "on"}
+        if isinstance(default, int) or name in _INTS:
+            return int(raw)
+        if isinstance(default, float):
+            return float(raw)
+    except (TypeError, ValueError):
+        raise ConfigError(f"setting {name} must be a number, got {raw!r}") from None
+    return str(raw)
+
+
+_NULLABLE = {"messages_table", "block_char_limit"}
+_INTS = {"block_char_limit"}
+
+
+def load_settings(config_file: str | Path | None = None, **overrides: Any) -> Settings:
+    """Settings from ``hippo.toml`` (``$HIPPO_CONFIG`` or ./hippo.toml), then the
+    environment, then the arguments given here (``None`` arguments are ignored)."""
+    names = {f.name: f.default for f in fields(Settings)}
+    unknown = set(overrides) - set(names)
+    if unknown:
+        raise ConfigError(f"unknown settings: {', '.join(sorted(unknown))}")
+    values: dict[str, Any] = {}
+    path = Path(config_file or os.environ.get("HIPPO_CONFIG", "hippo.toml"))
+    if path.is_file():
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read {path}: {exc}") from None
+        section = data.get("hippo", data)
+        values.update({k: _coerce(k, v, names[k]) for k, v in section.items() if k in names})
+    for name, default in names.items():
+        env = os.environ.get(f"HIPPO_{name.upper()}")
+        if env is not None:
+            values[name] = _coerce(name, env, default)
+    for name, value in overrides.items():
+        if value is None:
+            continue
+        if name in _NULLABLE and isinstance(value, str) and value.strip().lower() in _NONE_WORDS:
+            value = None
+        values[name] = value
+    return replace(Settings(), **values)

@@ -1,0 +1,1 @@
+"""The domain: operations, strength, scoring. No SQL, HTTP, CLI or SDK imports."""

@@ -1,0 +1,79 @@
+"""Named memory blocks with seed 000's edge cases and an optional character limit.
+
+A problem the agent can act on (block missing, text not found, limit reached)
+comes back as ``BlockResult(ok=False, error=...)``; nothing is written then.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from hippo.types import Block, BlockResult, ErrorInfo
+
+if TYPE_CHECKING:
+    from hippo.stores.base import Store
+
+__all__ = ["BlockEditor"]
+
+_UNCHANGED: Any = object()
+
+
+def _failure(key: str, code: str, message: str) -> BlockResult:
+    return BlockResult(ok=False, key=key, error=ErrorInfo(code, message))
+
+
+class BlockEditor:
+    """Block operations of one agent; every write path checks the limit."""
+
+    def __init__(self, store: "Store", agent_id: str, default_limit: int | None) -> None:
+        self._store = store
+        self._agent_id = agent_id
+        self._default_limit = default_limit
+
+    def get(self, key: str) -> Block | None:
+        return self._store.get_block(self._agent_id, key)
+
+    def _limit(self, block: Block | None) -> int | None:
+        if block is not None and block.char_limit is not None:
+            return block.char_limit
+        return self._default_limit
+
+    def _write(self, key: str, value: str, now: datetime, limit: int | None, **extra: Any) -> BlockResult:
+        if limit is not None and len(value) > limit:
+            return _failure(
+                key, "limit_exceeded",
+                f"block '{key}' would be {len(value)} characters; its limit is {limit}. "
+                "Shorten it with replace_memory_block first.",
+            )
+        char_limit = extra.pop("char_limit", _UNCHANGED)
+        if char_limit is _UNCHANGED:
+            block = self._store.put_block(self._agent_id, key, value, now)
+        else:
+            block = self._store.put_block(self._agent_id, key, value, now, char_limit=char_limit)
+        return BlockResult(ok=True, key=key, value=block.value, **extra)
+
+    def set(self, key: str, value: str, now: datetime, *, char_limit: Any = _UNCHANGED) -> BlockResult:
+        with self._store.transaction():
+            existing = self.get(key)
+            limit = self._limit(existing) if char_limit is _UNCHANGED else (char_limit or self._default_limit)
+            return self._write(key, value, now, limit, created=existing is None, char_limit=char_limit)
+
+    def replace(self, key: str, old: str, new: str, now: datetime) -> BlockResult:
+        with self._store.transaction():
+            block = self.get(key)
+            if block is None:
+                return _failure(key, "block_not_found", f"there is no memory block '{key}'")
+            count = block.value.count(old)
+            if count == 0:
+                return _failure(key, "text_not_found", f"the text to replace was not found in block '{key}'")
+            value = block.value.replace(old, new)
+            return self._write(key, value, now, self._limit(block), replaced=count)
+
+    def append(self, key: str, text: str, now: datetime) -> BlockResult:
+        with self._store.transaction():
+            block = self.get(key)
+            if block is None:
+                return self._write(key, text, now, self._limit(None), created=True)
+            separator = "" if not block.value or block.value.endswith("\n") else "\n"
+            return self._write(key, block.value + separator + text, now, self._limit(block))

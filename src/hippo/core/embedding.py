@@ -1,0 +1,112 @@
+"""The core's view of the embedder: a cache, the model check, and failure as ``None``.
+
+An embedder that fails must not stop hippo from storing or recalling: a failed
+document embedding leaves the vector pending (``hippo reembed`` fills it), a
+failed query embedding makes recall answer by keyword. The failure is logged
+and reported on the result, never swallowed into a wrong answer.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Sequence
+
+from hippo.errors import EmbedderMismatch, ProviderError
+from hippo.providers.base import Embedder, Thresholds, normalize_rows
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from hippo.stores.base import Store
+
+__all__ = ["EmbeddingService"]
+
+log = logging.getLogger("hippo.embedding")
+_CACHE_SIZE = 2048
+
+
+def mismatch_message(recorded: tuple[str, int | None], model_id: str, dimension: int | None) -> str:
+    return (
+        f"this database's vectors were made with {recorded[0]} (dimension {recorded[1]}), "
+        f"not {model_id} (dimension {dimension}). Open it with embedder={recorded[0]!r}, or switch "
+        f"models by re-embedding every chunk: hippo.reembed(path, embedder={model_id!r}) "
+        f"or `hippo reembed --embedder {model_id}`"
+    )
+
+
+class EmbeddingService:
+    def __init__(self, embedder: Embedder | None, store: "Store", *, verify: bool = True) -> None:
+        self.embedder = embedder
+        self._store = store
+        self._cache: OrderedDict[tuple[str, str], "np.ndarray"] = OrderedDict()
+        self.last_error: str | None = None
+        self._verified_dimension: int | None = None
+        if embedder is not None and verify:
+            recorded = store.embedder_record()
+            if recorded is not None and (
+                recorded[0] != embedder.model_id
+                or (embedder.dimension is not None and recorded[1] not in (None, embedder.dimension))
+            ):
+                raise EmbedderMismatch(mismatch_message(recorded, embedder.model_id, embedder.dimension))
+
+    @property
+    def thresholds(self) -> Thresholds:
+        return self.embedder.thresholds if self.embedder is not None else Thresholds()
+
+    def documents(self, texts: Sequence[str]) -> list["np.ndarray | None"]:
+        """One vector per text, or ``None`` for each when the embedder is missing or down."""
+        if self.embedder is None or not texts:
+            return [None] * len(texts)
+        missing = [t for t in dict.fromkeys(texts) if ("d", t) not in self._cache]
+        if missing:
+            try:
+                vectors = normalize_rows(self.embedder.embed_documents(missing))
+            except ProviderError as exc:
+                self._failed(exc)
+                return [None] * len(texts)
+            self._check_dimension(vectors.shape[1])
+            for text, vector in zip(missing, vectors):
+                self._remember(("d", text), vector)
+        self.last_error = None
+        return [self._cache[("d", t)] for t in texts]
+
+    def query(self, text: str) -> "np.ndarray | None":
+        if self.embedder is None:
+            return None
+        key = ("q", text)
+        if key not in self._cache:
+            try:
+                vector = normalize_rows(self.embedder.embed_query(text))[0]
+            except ProviderError as exc:
+                self._failed(exc)
+                return None
+            self._check_dimension(len(vector))
+            self._remember(key, vector)
+        self.last_error = None
+        return self._cache[key]
+
+    def _remember(self, key: tuple[str, str], vector: "np.ndarray") -> None:
+        self._cache[key] = vector
+        self._cache.move_to_end(key)
+        while len(self._cache) > _CACHE_SIZE:
+            self._cache.popitem(last=False)
+
+    def _failed(self, exc: ProviderError) -> None:
+        self.last_error = f"embedder {self.embedder.model_id} failed: {exc.message}"  # type: ignore[union-attr]
+        log.warning("%s", self.last_error)
+
+    def _check_dimension(self, dimension: int) -> None:
+        """Record the model on first use; refuse vectors of another size."""
+        assert self.embedder is not None
+        if dimension == self._verified_dimension:
+            return
+        recorded = self._store.embedder_record()
+        if recorded is None or recorded[1] is None:
+            if recorded is None or recorded[0] == self.embedder.model_id:
+                self._store.set_embedder_record(self.embedder.model_id, dimension)
+                self._verified_dimension = dimension
+                return
+        if recorded is not None and (recorded[0], recorded[1]) != (self.embedder.model_id, dimension):
+            raise EmbedderMismatch(mismatch_message(recorded, self.embedder.model_id, dimension))
+        self._verified_dimension = dimension

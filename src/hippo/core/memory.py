@@ -1,0 +1,301 @@
+"""Memory: the operations of one agent over a store and an embedder. Orchestration only."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from ulid import ULID
+
+from hippo.clock import Clock, system_clock
+from hippo.config import Settings
+from hippo.core import validation as v
+from hippo.core.blocks import BlockEditor
+from hippo.core.embedding import EmbeddingService
+from hippo.core.fusion import Fusion
+from hippo.core.keywords import fts_query
+from hippo.core.recall import find_candidates, rank, retrieval_updates
+from hippo.core.reembed import Progress, fill_pending
+from hippo.core.strength import ScoreWeights, reinforced_intensity
+from hippo.errors import ConfigError, InvalidInput
+from hippo.providers.base import Embedder
+from hippo.stores.base import ChunkFilter, Store, StrengthUpdate
+from hippo.types import (
+    Block,
+    BlockResult,
+    Chunk,
+    ConversationHit,
+    ForgetResult,
+    Forgotten,
+    Recall,
+    ReembedResult,
+    StoreResult,
+)
+
+__all__ = ["Memory", "MemoryInput"]
+
+_UNCHANGED: Any = object()
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryInput:
+    """One item of :meth:`Memory.store_memories`."""
+
+    content: str
+    metadata: Mapping[str, Any] | None = None
+    intensity: float = 0.5
+    observed_at: datetime | str | None = None
+
+
+def content_hash(content: str) -> str:
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+class Memory:
+    """The long-term memory of one agent. Build it with :func:`hippo.open`."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        agent_id: str,
+        embedder: Embedder | None,
+        settings: Settings,
+        clock: Clock = system_clock,
+    ) -> None:
+        self.agent_id = v.check_agent_id(agent_id)
+        self.settings = settings
+        self.store = store
+        self._clock = clock
+        self.embedding = EmbeddingService(embedder, store)
+        self._blocks = BlockEditor(store, self.agent_id, settings.block_char_limit)
+        self._fusion = Fusion(settings.vector_weight)
+        self._weights = ScoreWeights(settings.weight_relevance, settings.weight_strength, settings.weight_recency)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> "Memory":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def now(self) -> datetime:
+        return self._clock()
+
+    # -- store ----------------------------------------------------------------
+
+    def store_memory(
+        self,
+        content: str,
+        metadata: Mapping[str, Any] | None = None,
+        intensity: float = 0.5,
+        *,
+        observed_at: datetime | str | None = None,
+    ) -> StoreResult:
+        """Store raw content; a verbatim duplicate strengthens the existing memory."""
+        return self.store_memories([MemoryInput(content, metadata, intensity, observed_at)])[0]
+
+    def store_memories(self, items: Iterable[MemoryInput | str]) -> list[StoreResult]:
+        """Store many memories with one embedding call and one transaction."""
+        inputs = [self._check_input(item) for item in items]
+        if not inputs:
+            return []
+        hashes = [h for _, h, _, _, _ in inputs]
+        known = self.store.memories_by_hash(self.agent_id, hashes)
+        to_embed = [c for c, h, _, _, _ in inputs if h not in known or not known[h].has_vector]
+        vectors = dict(zip(to_embed, self.embedding.documents(to_embed)))
+        now = self.now()
+        with self.store.transaction():
+            # Read again under the write lock: another writer may have stored the same text.
+            known = self.store.memories_by_hash(self.agent_id, hashes)
+            results = [self._store_one(known, now, vectors, *item) for item in inputs]
+        return results
+
+    def _check_input(self, item: MemoryInput | str) -> tuple[str, str, dict, float, datetime | None]:
+        if isinstance(item, str):
+            item = MemoryInput(item)
+        elif not isinstance(item, MemoryInput):
+            raise InvalidInput(f"expected a string or MemoryInput, got {type(item).__name__}")
+        content = v.check_text(item.content, "content", max_chars=self.settings.max_content_chars)
+        return (
+            content,
+            content_hash(content),
+            v.check_metadata(item.metadata),
+            v.check_intensity(item.intensity),
+            v.check_datetime(item.observed_at, "observed_at"),
+        )
+
+    def _store_one(self, known: dict[str, Chunk], now: datetime, vectors: dict, content: str,
+                   digest: str, metadata: dict, intensity: float, observed_at: datetime | None) -> StoreResult:
+        vector = vectors.get(content)
+        existing = known.get(digest)
+        if existing is not None:
+            update = StrengthUpdate(
+                existing.id,
+                reinforced_intensity(existing.running_intensity, existing.encounter_count, intensity),
+                existing.encounter_count + 1,
+                existing.access_count + 1,
+                now,
+            )
+            self.store.update_strength(self.agent_id, [update])
+            if not existing.has_vector and vector is not None:
+                self.store.set_vectors(self.agent_id, {existing.id: vector})
+            chunk = replace(
+                existing, running_intensity=update.running_intensity, encounter_count=update.encounter_count,
+                access_count=update.access_count, last_accessed_at=now,
+                has_vector=existing.has_vector or vector is not None,
+            )
+            known[digest] = chunk
+            return StoreResult(chunk.id, "strengthened", chunk, vector_pending=not chunk.has_vector)
+        chunk = Chunk(
+            id=str(ULID()), agent_id=self.agent_id, content=content, kind="memory", metadata=metadata,
+            running_intensity=intensity, encounter_count=1, access_count=0, last_accessed_at=now,
+            created_at=now, observed_at=observed_at, content_hash=digest, has_vector=vector is not None,
+        )
+        self.store.insert_chunks(self.agent_id, [chunk], [vector])
+        known[digest] = chunk
+        return StoreResult(chunk.id, "inserted", chunk, vector_pending=vector is None)
+
+    # -- recall ---------------------------------------------------------------
+
+    def recall_memories(
+        self,
+        query: str,
+        limit: int = 10,
+        *,
+        kind: str | Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        touch: bool = True,
+    ) -> Recall:
+        """Facts and memories ranked by relevance, strength and recency.
+
+        Returned hits count as retrieved (access count, last access, +0.02
+        intensity) unless ``touch=False``.
+        """
+        query = v.check_text(query, "query", max_chars=self.settings.max_query_chars)
+        limit = v.check_limit(limit)
+        where = self._filter(kind, tags, metadata, since, until)
+        query_vector = self.embedding.query(query)
+        found = find_candidates(self.store, self.agent_id, query, query_vector, max(50, limit * 5), where)
+        now = self.now()
+        hits = rank(found, now, limit=limit, fusion=self._fusion, weights=self._weights,
+                    decay_lambda=self.settings.decay_lambda)
+        if touch and hits:
+            updates, hits = retrieval_updates(hits, now)
+            self.store.update_strength(self.agent_id, updates)
+        if query_vector is None:
+            mode = "keyword"
+        else:
+            mode = "hybrid" if found.bm25 or fts_query(query) else "vector"
+        return Recall(hits, mode, warning=self.embedding.last_error if query_vector is None else None)
+
+    def _filter(self, kind: Any, tags: Any, metadata: Any, since: Any, until: Any) -> ChunkFilter:
+        kinds = (kind,) if isinstance(kind, str) else tuple(kind or ())
+        if any(k not in ("fact", "memory") for k in kinds):
+            raise InvalidInput(f"kind must be 'fact' or 'memory', got {kind!r}")
+        if isinstance(tags, str):
+            tags = [tags]
+        tag_list = v.check_metadata({"tags": list(tags)})["tags"] if tags else []
+        fields = v.check_metadata(metadata)
+        if any(isinstance(x, (dict, list)) for x in fields.values()):
+            raise InvalidInput("metadata filters compare plain values (text, numbers, booleans, null)")
+        return ChunkFilter(
+            kinds=kinds, tags=tuple(tag_list), metadata=fields,
+            since=v.check_datetime(since, "since"), until=v.check_datetime(until, "until"),
+        )
+
+    # -- forget ---------------------------------------------------------------
+
+    def forget_memory(
+        self, description: str, *, preview: bool = False, limit: int = 10, min_similarity: float | None = None
+    ) -> ForgetResult:
+        """Hard-delete the chunks that match ``description``; ``preview`` deletes nothing.
+
+        A chunk matches when its cosine similarity to the description reaches the
+        embedder's forget threshold. Chunks without a vector (or every chunk,
+        when the embedder is down) match only if they contain every word of it.
+        """
+        description = v.check_text(description, "description", max_chars=self.settings.max_query_chars)
+        limit = v.check_limit(limit)
+        threshold = self.embedding.thresholds.forget if min_similarity is None else v.check_intensity(
+            min_similarity, "min_similarity")
+        where = ChunkFilter()
+        matches: dict[str, float | None] = {}
+        query_vector = self.embedding.query(description)
+        if query_vector is not None:
+            for chunk_id, sim in self.store.vector_search(self.agent_id, query_vector, limit, where):
+                if sim >= threshold:
+                    matches[chunk_id] = sim
+        every_word = fts_query(description, operator="AND")
+        if every_word is not None:
+            for chunk_id, _ in self.store.keyword_search(self.agent_id, every_word, limit, where):
+                if len(matches) < limit and chunk_id not in matches:
+                    matches.setdefault(chunk_id, None)
+        chunks = self.store.get_chunks(self.agent_id, list(matches))
+        if query_vector is not None:
+            chunks = [c for c in chunks if matches[c.id] is not None or not c.has_vector]
+        forgotten = [Forgotten(c.id, c.content, c.kind, matches[c.id]) for c in chunks]
+        if not preview and forgotten:
+            self.store.delete_chunks(self.agent_id, [f.id for f in forgotten])
+        return ForgetResult(forgotten, preview=preview)
+
+    # -- blocks ---------------------------------------------------------------
+
+    def recall_memory_block(self, key: str) -> str | None:
+        """The block's text, or ``None`` when the block does not exist."""
+        block = self._blocks.get(v.check_block_key(key))
+        return block.value if block else None
+
+    def memory_block(self, key: str) -> Block | None:
+        return self._blocks.get(v.check_block_key(key))
+
+    def memory_blocks(self) -> list[Block]:
+        return self.store.list_blocks(self.agent_id)
+
+    def replace_memory_block(self, key: str, old: str, new: str) -> BlockResult:
+        """Replace every occurrence of ``old``; a missing block or text is a structured error."""
+        key = v.check_block_key(key)
+        old = v.check_text(old, "old", max_chars=self.settings.max_content_chars)
+        new = v.check_text(new, "new", max_chars=self.settings.max_content_chars, allow_empty=True)
+        return self._blocks.replace(key, old, new, self.now())
+
+    def append_memory_block(self, key: str, text: str) -> BlockResult:
+        """Append a line to the block, creating it when missing."""
+        key = v.check_block_key(key)
+        text = v.check_text(text, "text", max_chars=self.settings.max_content_chars)
+        return self._blocks.append(key, text, self.now())
+
+    def set_memory_block(self, key: str, value: str, *, char_limit: int | None = _UNCHANGED) -> BlockResult:
+        """Write the whole block; ``char_limit`` (``None`` for none) caps every later write."""
+        key = v.check_block_key(key)
+        value = v.check_text(value, "value", max_chars=self.settings.max_content_chars, allow_empty=True)
+        if char_limit is not _UNCHANGED and char_limit is not None:
+            if isinstance(char_limit, bool) or not isinstance(char_limit, int) or char_limit < 1:
+                raise InvalidInput(f"char_limit must be a positive integer or None, got {char_limit!r}")
+        return self._blocks.set(key, value, self.now(), char_limit=char_limit)
+
+    # -- conversation ---------------------------------------------------------
+
+    def recall_conversation(self, query: str, limit: int = 10) -> list[ConversationHit]:
+        """Full-text search over the application's messages table (no embeddings)."""
+        if self.settings.messages_table is None:
+            raise ConfigError("no messages table is configured (messages_table=None)")
+        query = v.check_text(query, "query", max_chars=self.settings.max_query_chars)
+        limit = v.check_limit(limit)
+        match = fts_query(query)
+        if match is None:
+            return []
+        return self.store.search_messages(self.agent_id, self.settings.messages_table, match, limit)
+
+    # -- maintenance ----------------------------------------------------------
+
+    def reembed(self, *, progress: Progress | None = None, batch_size: int = 64) -> ReembedResult:
+        """Fill this agent's pending vectors with the current embedder."""
+        return fill_pending(self.store, self.embedding, self.agent_id, batch_size=batch_size, progress=progress)

@@ -1,0 +1,111 @@
+"""Hybrid recall: vector and keyword candidates, fused, scored by seed 000's formula."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from hippo.core.fusion import Fusion, keyword_scores
+from hippo.core.keywords import ENGLISH_STOPWORDS, fts_query
+from hippo.core.strength import (
+    HIDDEN_BELOW,
+    ScoreWeights,
+    effective_strength,
+    final_score,
+    recency_score,
+    retrieval_boost,
+)
+from hippo.stores.base import ChunkFilter, StrengthUpdate
+from hippo.types import Chunk, Hit
+
+if TYPE_CHECKING:
+    from hippo.stores.base import Store
+
+__all__ = ["Candidates", "find_candidates", "rank", "retrieval_updates"]
+
+
+@dataclass(frozen=True, slots=True)
+class Candidates:
+    """Chunks found for a query, with their cosine and raw BM25 where known."""
+
+    chunks: list[Chunk]
+    similarity: dict[str, float]
+    bm25: dict[str, float]
+
+
+def keyword_match(query: str) -> str | None:
+    """The FTS5 expression for a recall query: stop words dropped unless nothing else is left."""
+    return fts_query(query, stopwords=ENGLISH_STOPWORDS) or fts_query(query)
+
+
+def find_candidates(
+    store: "Store",
+    agent_id: str,
+    query: str,
+    query_vector: np.ndarray | None,
+    pool: int,
+    where: ChunkFilter,
+) -> Candidates:
+    similarity: dict[str, float] = {}
+    if query_vector is not None:
+        similarity = dict(store.vector_search(agent_id, query_vector, pool, where))
+    bm25: dict[str, float] = {}
+    match = keyword_match(query)
+    if match is not None:
+        bm25 = dict(store.keyword_search(agent_id, match, pool, where))
+    ids = list(dict.fromkeys([*similarity, *bm25]))
+    chunks = store.get_chunks(agent_id, ids)
+    if query_vector is not None:
+        # Keyword-only candidates still deserve their true cosine.
+        unscored = [c.id for c in chunks if c.id not in similarity and c.has_vector]
+        for chunk_id, vector in store.get_vectors(agent_id, unscored).items():
+            if len(vector) == len(query_vector):
+                similarity[chunk_id] = float(np.dot(vector, query_vector))
+    return Candidates(chunks, similarity, bm25)
+
+
+def rank(
+    found: Candidates,
+    now: datetime,
+    *,
+    limit: int,
+    fusion: Fusion,
+    weights: ScoreWeights,
+    decay_lambda: float,
+) -> list[Hit]:
+    """Score every live candidate, drop the decayed (< 0.05) and keep the best ``limit``."""
+    keyword = keyword_scores(found.bm25)
+    hits = []
+    for chunk in found.chunks:
+        if chunk.superseded_by is not None:
+            continue
+        strength = effective_strength(
+            chunk.running_intensity, chunk.access_count, chunk.last_accessed_at, now, decay_lambda=decay_lambda
+        )
+        if strength < HIDDEN_BELOW:
+            continue
+        similarity = found.similarity.get(chunk.id)
+        kw = keyword.get(chunk.id)
+        relevance = fusion.relevance(similarity, kw)
+        recency = recency_score(chunk.created_at, now)
+        score = final_score(relevance, strength, recency, weights)
+        hits.append(Hit(chunk, score, relevance, similarity, kw, strength, recency))
+    hits.sort(key=lambda h: (-h.score, h.chunk.id))
+    return hits[:limit]
+
+
+def retrieval_updates(hits: list[Hit], now: datetime) -> tuple[list[StrengthUpdate], list[Hit]]:
+    """Seed 000's retrieval event for each hit, and the hits carrying their new state."""
+    updates, touched = [], []
+    for hit in hits:
+        c = hit.chunk
+        update = StrengthUpdate(c.id, retrieval_boost(c.running_intensity), c.encounter_count, c.access_count + 1, now)
+        updates.append(update)
+        chunk = replace(
+            c, running_intensity=update.running_intensity, access_count=update.access_count, last_accessed_at=now
+        )
+        touched.append(replace(hit, chunk=chunk))
+    return updates, touched

@@ -1,0 +1,79 @@
+"""Filling pending vectors, and switching a database to another embedding model."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
+from hippo.errors import ProviderError
+from hippo.types import ReembedResult
+
+if TYPE_CHECKING:
+    from hippo.core.embedding import EmbeddingService
+    from hippo.stores.base import Store
+
+__all__ = ["Progress", "fill_pending", "switch_model"]
+
+Progress = Callable[[int, int], None]
+"""Called with (done, total) after each batch."""
+
+
+def fill_pending(
+    store: "Store",
+    embedding: "EmbeddingService",
+    agent_id: str | None,
+    *,
+    batch_size: int = 64,
+    progress: Progress | None = None,
+) -> ReembedResult:
+    """Embed every chunk that has no vector (of one agent, or all when ``None``).
+
+    Stops at the first batch the embedder fails on: what was embedded stays,
+    the rest stays pending, and the error is raised.
+    """
+    embedder = embedding.embedder
+    if embedder is None:
+        raise ProviderError("no embedder is configured; nothing can be re-embedded")
+    total = store.count_pending(agent_id)
+    done = 0
+    if progress:
+        progress(0, total)
+    while True:
+        batch = store.pending_vectors(agent_id, batch_size)
+        if not batch:
+            break
+        vectors = embedding.documents([content for _, _, content in batch])
+        if any(vec is None for vec in vectors):
+            raise ProviderError(
+                f"{embedding.last_error}; {done} of {total} chunks were embedded, run reembed again to finish",
+                retryable=True,
+            )
+        by_agent: dict[str, dict] = {}
+        for (owner, chunk_id, _), vector in zip(batch, vectors):
+            by_agent.setdefault(owner, {})[chunk_id] = vector
+        with store.transaction():
+            for owner, items in by_agent.items():
+                store.set_vectors(owner, items)
+        done += len(batch)
+        if progress:
+            progress(min(done, total), total)
+    record = store.embedder_record()
+    return ReembedResult(done, store.count_pending(agent_id), embedder.model_id, record[1] if record else None)
+
+
+def switch_model(store: "Store", embedding: "EmbeddingService", **options: object) -> ReembedResult:
+    """Drop every vector, record the new model, then embed every chunk with it.
+
+    If interrupted, the database records the new model and the chunks not yet
+    done stay pending, so running it again finishes the job.
+    """
+    embedder = embedding.embedder
+    if embedder is None:
+        raise ProviderError("no embedder is configured; choose one to switch to")
+    record = store.embedder_record()
+    if record is None or record[0] != embedder.model_id or (
+        embedder.dimension is not None and record[1] not in (None, embedder.dimension)
+    ):
+        with store.transaction():
+            store.clear_vectors()
+            store.set_embedder_record(embedder.model_id, embedder.dimension)
+    return fill_pending(store, embedding, None, **options)  # type: ignore[arg-type]

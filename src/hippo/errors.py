@@ -1,0 +1,91 @@
+"""The whole error taxonomy of hippo.
+
+Every error raised by the library derives from :class:`HippoError` and carries a
+stable ``code`` that surfaces (tools, HTTP, CLI) map to their own outcome.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "HippoError",
+    "InvalidInput",
+    "NotFound",
+    "Conflict",
+    "ProviderError",
+    "StorageError",
+    "ConfigError",
+    "EmbedderMismatch",
+    "MissingDependency",
+]
+
+
+class HippoError(Exception):
+    """Base of every hippo error."""
+
+    code: str = "error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def to_dict(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message}
+
+
+class InvalidInput(HippoError, ValueError):
+    """The caller passed something hippo cannot accept; nothing was written."""
+
+    code = "invalid_input"
+
+
+class NotFound(HippoError, LookupError):
+    """The chunk, block or table named does not exist for this agent."""
+
+    code = "not_found"
+
+
+class Conflict(HippoError):
+    """The write would break a rule, such as a memory block's character limit."""
+
+    code = "conflict"
+
+
+class ProviderError(HippoError):
+    """An embedding or LLM provider failed."""
+
+    code = "provider_error"
+
+    def __init__(self, message: str, *, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+class StorageError(HippoError):
+    """The database could not be read or written."""
+
+    code = "storage_error"
+
+
+class ConfigError(HippoError):
+    """hippo was configured in a way that cannot work."""
+
+    code = "config_error"
+
+
+class EmbedderMismatch(ConfigError):
+    """The database was embedded with another model or dimension."""
+
+    code = "embedder_mismatch"
+
+
+class MissingDependency(ConfigError, ImportError):
+    """An optional dependency is not installed; the message names the extra."""
+
+    code = "missing_dependency"
+
+    def __init__(self, package: str, extra: str) -> None:
+        super().__init__(
+            f"{package} is not installed; install it with: pip install 'hippo-memory[{extra}]'"
+        )
+        self.package = package
+        self.extra = extra

@@ -1,0 +1,1 @@
+"""Vector indexes used by stores that do not search vectors themselves."""

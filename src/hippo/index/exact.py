@@ -1,0 +1,77 @@
+"""Exact cosine search over a float32 matrix kept in memory.
+
+Rows are unit vectors, so cosine similarity is one matrix-vector product. The
+matrix grows by appending and shrinks by compaction; it is rebuilt from the
+store when another connection changed the agent's vectors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["ExactIndex", "decode_vector", "encode_vector"]
+
+
+def encode_vector(vector: np.ndarray) -> bytes:
+    """Little-endian float32 bytes, the on-disk format of every vector."""
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def decode_vector(blob: bytes) -> np.ndarray:
+    return np.frombuffer(blob, dtype="<f4")
+
+
+class ExactIndex:
+    """Row keys (integers) with one unit vector each; brute-force top-k."""
+
+    def __init__(self, dimension: int, keys: np.ndarray | None = None, matrix: np.ndarray | None = None) -> None:
+        self.dimension = dimension
+        self._keys = np.asarray(keys if keys is not None else [], dtype=np.int64)
+        self._matrix = (
+            np.asarray(matrix, dtype=np.float32)
+            if matrix is not None
+            else np.zeros((0, dimension), dtype=np.float32)
+        )
+        self._position = {int(k): i for i, k in enumerate(self._keys)}
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def add(self, keys: list[int], vectors: np.ndarray) -> None:
+        """Add or replace rows."""
+        fresh_keys, fresh_rows = [], []
+        for key, vector in zip(keys, vectors):
+            pos = self._position.get(key)
+            if pos is None:
+                fresh_keys.append(key)
+                fresh_rows.append(vector)
+            else:
+                self._matrix[pos] = vector
+        if fresh_keys:
+            start = len(self._keys)
+            self._keys = np.concatenate([self._keys, np.asarray(fresh_keys, dtype=np.int64)])
+            self._matrix = np.vstack([self._matrix, np.asarray(fresh_rows, dtype=np.float32)])
+            for offset, key in enumerate(fresh_keys):
+                self._position[key] = start + offset
+
+    def remove(self, keys: list[int]) -> None:
+        doomed = [self._position[k] for k in keys if k in self._position]
+        if not doomed:
+            return
+        keep = np.ones(len(self._keys), dtype=bool)
+        keep[doomed] = False
+        self._keys = self._keys[keep]
+        self._matrix = self._matrix[keep]
+        self._position = {int(k): i for i, k in enumerate(self._keys)}
+
+    def search(self, query: np.ndarray, limit: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
+        """The ``limit`` most similar keys, optionally only among ``allowed`` keys."""
+        if len(self._keys) == 0 or limit <= 0:
+            return []
+        scores = self._matrix @ np.asarray(query, dtype=np.float32)
+        if allowed is not None:
+            scores = np.where(np.isin(self._keys, allowed), scores, -np.inf)
+        limit = min(limit, len(scores))
+        top = np.argpartition(-scores, limit - 1)[:limit]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [(int(self._keys[i]), float(scores[i])) for i in top if np.isfinite(scores[i])]

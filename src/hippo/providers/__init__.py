@@ -1,0 +1,1 @@
+"""Embedding and LLM providers, looked up by name through :mod:`hippo.providers.registry`."""

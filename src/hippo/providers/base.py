@@ -1,0 +1,60 @@
+"""The provider ports: what the core needs from an embedding model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, Sequence, runtime_checkable
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["Embedder", "Thresholds", "normalize_rows"]
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """Cosine-similarity bands that depend on the embedding model.
+
+    ``duplicate`` and ``ambiguous`` are seed 000's recognition bands (0.93 and
+    0.78 for OpenAI's text-embedding-3-small): above ``duplicate`` a fact is the
+    same fact, between the two an LLM decides, below ``ambiguous`` it is new.
+    ``forget`` is the least similarity at which ``forget_memory`` deletes a chunk.
+    """
+
+    duplicate: float = 0.93
+    ambiguous: float = 0.78
+    forget: float = 0.6
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns text into unit-length float32 vectors.
+
+    ``model_id`` names the model as recorded in the database (``local:all-MiniLM-L6-v2``);
+    ``dimension`` is ``None`` until the provider has told it (remote models).
+    Implementations raise :class:`hippo.errors.ProviderError` when they fail.
+    """
+
+    model_id: str
+    dimension: int | None
+    thresholds: Thresholds
+
+    def embed_documents(self, texts: Sequence[str]) -> "np.ndarray":
+        """Vectors for texts to be stored, shape ``(len(texts), dimension)``."""
+        ...
+
+    def embed_query(self, text: str) -> "np.ndarray":
+        """The vector of one search query, shape ``(dimension,)``."""
+        ...
+
+
+def normalize_rows(matrix: "np.ndarray") -> "np.ndarray":
+    """Scale each row to unit length (zero rows stay zero), as float32."""
+    import numpy as np
+
+    matrix = np.asarray(matrix, dtype=np.float32)
+    if matrix.ndim == 1:
+        matrix = matrix[None, :]
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (matrix / norms).astype(np.float32, copy=False)

@@ -1,0 +1,1 @@
+"""Storage backends behind the :class:`hippo.stores.base.Store` protocol."""

@@ -1,0 +1,127 @@
+"""The Store port: what the core needs from a database.
+
+Every method is scoped to one ``agent_id``; a store never returns or changes
+another agent's rows. Write methods called inside ``with store.transaction():``
+join that one transaction; called alone, each is its own transaction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, ContextManager, Protocol, Sequence
+
+from hippo.types import Block, Chunk, ConversationHit
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["ChunkFilter", "Store", "StoreCapabilities", "StrengthUpdate"]
+
+
+@dataclass(frozen=True, slots=True)
+class StoreCapabilities:
+    """Declared once per backend and checked by the core, never probed."""
+
+    supports_ann: bool = False
+    secure_delete: bool = True
+    conversation: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkFilter:
+    """Recall filters. ``tags`` must all be present; ``metadata`` fields must be equal.
+
+    ``since``/``until`` bound the time of a chunk: when it was observed if known,
+    else when it was stored. Superseded chunks are excluded unless asked for.
+    """
+
+    kinds: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
+    since: datetime | None = None
+    until: datetime | None = None
+    include_superseded: bool = False
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.kinds or self.tags or self.metadata or self.since or self.until)
+
+
+@dataclass(frozen=True, slots=True)
+class StrengthUpdate:
+    """New strength fields for one chunk (retrieval and reinforcement events)."""
+
+    id: str
+    running_intensity: float
+    encounter_count: int
+    access_count: int
+    last_accessed_at: datetime
+
+
+class Store(Protocol):
+    capabilities: StoreCapabilities
+
+    def close(self) -> None: ...
+
+    def transaction(self) -> ContextManager[None]:
+        """One write transaction (SQLite: ``BEGIN IMMEDIATE``); re-entrant."""
+        ...
+
+    # The embedding model the vectors were made with, once per database.
+    def embedder_record(self) -> tuple[str, int | None] | None: ...
+
+    def set_embedder_record(self, model_id: str, dimension: int | None) -> None: ...
+
+    # Chunks.
+    def memories_by_hash(self, agent_id: str, hashes: Sequence[str]) -> dict[str, Chunk]: ...
+
+    def insert_chunks(
+        self, agent_id: str, chunks: Sequence[Chunk], vectors: Sequence["np.ndarray | None"]
+    ) -> None: ...
+
+    def update_strength(self, agent_id: str, updates: Sequence[StrengthUpdate]) -> None: ...
+
+    def set_vectors(self, agent_id: str, vectors: dict[str, "np.ndarray"]) -> None: ...
+
+    def get_chunks(self, agent_id: str, ids: Sequence[str]) -> list[Chunk]: ...
+
+    def get_vectors(self, agent_id: str, ids: Sequence[str]) -> dict[str, "np.ndarray"]: ...
+
+    def vector_search(
+        self, agent_id: str, query: "np.ndarray", limit: int, where: ChunkFilter
+    ) -> list[tuple[str, float]]:
+        """Ids with cosine similarity, best first."""
+        ...
+
+    def keyword_search(
+        self, agent_id: str, match: str, limit: int, where: ChunkFilter
+    ) -> list[tuple[str, float]]:
+        """Ids with a BM25 score where larger is better, best first."""
+        ...
+
+    def delete_chunks(self, agent_id: str, ids: Sequence[str]) -> int:
+        """Hard delete, leaving no trace of the text in the database files."""
+        ...
+
+    def pending_vectors(self, agent_id: str | None, limit: int) -> list[tuple[str, str, str]]:
+        """``(agent_id, id, content)`` of chunks without a vector (all agents if ``None``)."""
+        ...
+
+    def count_pending(self, agent_id: str | None) -> int: ...
+
+    def clear_vectors(self) -> None:
+        """Drop every vector of every agent (before switching models)."""
+        ...
+
+    # Memory blocks.
+    def get_block(self, agent_id: str, key: str) -> Block | None: ...
+
+    def put_block(
+        self, agent_id: str, key: str, value: str, now: datetime, *, char_limit: int | None = ...
+    ) -> Block: ...
+
+    # The application's conversation log.
+    def search_messages(
+        self, agent_id: str, table: str, match: str, limit: int
+    ) -> list[ConversationHit]: ...

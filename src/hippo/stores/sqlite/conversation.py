@@ -1,0 +1,92 @@
+"""The application's messages table: a helper that creates one, and FTS5 search over it.
+
+hippo does not own the messages table (seed 000). It reads ``<table>`` through
+``<table>_fts`` (an FTS5 table with ``content=<table>, content_rowid=id``).
+When the table has an ``agent_id`` column, search is scoped to the agent.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+
+from hippo.errors import InvalidInput, NotFound
+from hippo.types import ConversationHit
+
+__all__ = ["create_messages_table", "search_messages", "validate_table_name"]
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+
+
+def validate_table_name(name: str) -> str:
+    """Table names cannot be bound as parameters, so only plain identifiers pass."""
+    if not isinstance(name, str) or not _IDENTIFIER.match(name):
+        raise InvalidInput(f"invalid table name {name!r}: use letters, digits and underscores")
+    return name
+
+
+def create_messages_table(target: str | Path | sqlite3.Connection, name: str = "messages") -> None:
+    """Create ``name`` (id, agent_id, session_id, role, content, created_at), its FTS5
+    table and the triggers that keep them in sync, unless they exist."""
+    name = validate_table_name(name)
+    conn = target if isinstance(target, sqlite3.Connection) else sqlite3.connect(str(target), isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.executescript(
+            f"""
+            BEGIN IMMEDIATE;
+            CREATE TABLE IF NOT EXISTS "{name}" (
+                id         INTEGER PRIMARY KEY,
+                agent_id   TEXT,
+                session_id TEXT,
+                role       TEXT NOT NULL DEFAULT 'user',
+                content    TEXT NOT NULL,
+                created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+            );
+            CREATE INDEX IF NOT EXISTS "{name}_agent_session" ON "{name}"(agent_id, session_id);
+            CREATE VIRTUAL TABLE IF NOT EXISTS "{name}_fts" USING fts5(
+                content, content="{name}", content_rowid=id, tokenize='porter unicode61 remove_diacritics 2'
+            );
+            CREATE TRIGGER IF NOT EXISTS "{name}_fts_ai" AFTER INSERT ON "{name}" BEGIN
+                INSERT INTO "{name}_fts"(rowid, content) VALUES (new.id, new.content);
+            END;
+            CREATE TRIGGER IF NOT EXISTS "{name}_fts_ad" AFTER DELETE ON "{name}" BEGIN
+                INSERT INTO "{name}_fts"("{name}_fts", rowid, content) VALUES ('delete', old.id, old.content);
+            END;
+            CREATE TRIGGER IF NOT EXISTS "{name}_fts_au" AFTER UPDATE OF content ON "{name}" BEGIN
+                INSERT INTO "{name}_fts"("{name}_fts", rowid, content) VALUES ('delete', old.id, old.content);
+                INSERT INTO "{name}_fts"(rowid, content) VALUES (new.id, new.content);
+            END;
+            COMMIT;
+            """
+        )
+    finally:
+        if not isinstance(target, sqlite3.Connection):
+            conn.close()
+
+
+def search_messages(conn: sqlite3.Connection, agent_id: str, table: str, match: str, limit: int) -> list[ConversationHit]:
+    table = validate_table_name(table)
+    fts = f"{table}_fts"
+    existing = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE name IN (?, ?)", (table, fts))}
+    if existing != {table, fts}:
+        raise NotFound(
+            f"no messages table {table!r} with its FTS table {fts!r} in this database; "
+            "create them with hippo.create_messages_table()"
+        )
+    columns = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
+    scoped = "agent_id" in columns
+    sql = (
+        f'SELECT m.rowid, bm25("{fts}") AS rank, snippet("{fts}", 0, \'[\', \']\', \'…\', 16), m.* '
+        f'FROM "{fts}" JOIN "{table}" m ON m.rowid = "{fts}".rowid WHERE "{fts}" MATCH ?'
+        + (" AND m.agent_id = ?" if scoped else "")
+        + " ORDER BY rank LIMIT ?"
+    )
+    params = (match, agent_id, limit) if scoped else (match, limit)
+    hits = []
+    for row in conn.execute(sql, params):
+        fields = dict(zip(columns, row[3:]))
+        content = fields.pop("content", "")
+        hits.append(ConversationHit(id=row[0], content=content, rank=-row[1], snippet=row[2], fields=fields))
+    return hits

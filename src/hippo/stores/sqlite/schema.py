@@ -1,0 +1,143 @@
+"""Schema migrations keyed on ``PRAGMA user_version``.
+
+Each migration is a name and a script; ``user_version`` is the count applied,
+and ``hippo_migrations`` records when each ran. A database from a newer hippo
+(a higher ``user_version`` than this code knows) is refused, not downgraded.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timezone
+
+from hippo.errors import StorageError
+
+__all__ = ["MIGRATIONS", "migrate"]
+
+_CHUNKS = """
+CREATE TABLE chunks (
+    id                TEXT PRIMARY KEY,
+    agent_id          TEXT NOT NULL,
+    content           TEXT NOT NULL,
+    content_hash      TEXT,
+    embedding         BLOB,               -- little-endian float32; NULL while the vector is pending
+    metadata          TEXT,
+    kind              TEXT NOT NULL CHECK (kind IN ('fact', 'memory')),
+    running_intensity REAL NOT NULL DEFAULT 0.5,
+    encounter_count   INTEGER NOT NULL DEFAULT 1,
+    access_count      INTEGER NOT NULL DEFAULT 0,
+    last_accessed_at  TEXT NOT NULL,
+    superseded_by     TEXT,
+    created_at        TEXT NOT NULL,
+    observed_at       TEXT
+);
+CREATE UNIQUE INDEX idx_chunks_memory_dedup ON chunks(agent_id, content_hash) WHERE kind = 'memory';
+CREATE INDEX idx_chunks_agent_kind ON chunks(agent_id, kind);
+CREATE INDEX idx_chunks_last_accessed ON chunks(agent_id, last_accessed_at);
+CREATE INDEX idx_chunks_superseded ON chunks(superseded_by) WHERE superseded_by IS NOT NULL;
+CREATE INDEX idx_chunks_pending ON chunks(agent_id) WHERE embedding IS NULL;
+
+CREATE TABLE memory_blocks (
+    agent_id    TEXT NOT NULL,
+    key         TEXT NOT NULL,
+    value       TEXT NOT NULL,
+    updated_at  TEXT NOT NULL,
+    char_limit  INTEGER,
+    PRIMARY KEY (agent_id, key)
+);
+
+CREATE TABLE embedding_model (
+    id          INTEGER PRIMARY KEY CHECK (id = 1),
+    model_id    TEXT NOT NULL,
+    dimension   INTEGER,
+    recorded_at TEXT NOT NULL
+);
+
+-- Bumped by triggers whenever an agent's searchable vectors change, so an
+-- in-memory vector matrix knows when another connection changed them.
+CREATE TABLE agent_versions (
+    agent_id TEXT PRIMARY KEY,
+    version  INTEGER NOT NULL
+);
+CREATE TRIGGER chunks_version_ai AFTER INSERT ON chunks BEGIN
+    INSERT INTO agent_versions(agent_id, version) VALUES (new.agent_id, 1)
+    ON CONFLICT(agent_id) DO UPDATE SET version = version + 1;
+END;
+CREATE TRIGGER chunks_version_ad AFTER DELETE ON chunks BEGIN
+    INSERT INTO agent_versions(agent_id, version) VALUES (old.agent_id, 1)
+    ON CONFLICT(agent_id) DO UPDATE SET version = version + 1;
+END;
+CREATE TRIGGER chunks_version_au AFTER UPDATE OF embedding, superseded_by ON chunks BEGIN
+    INSERT INTO agent_versions(agent_id, version) VALUES (new.agent_id, 1)
+    ON CONFLICT(agent_id) DO UPDATE SET version = version + 1;
+END;
+"""
+
+_CHUNKS_FTS = """
+CREATE VIRTUAL TABLE chunks_fts USING fts5(
+    content,
+    content='chunks',
+    content_rowid='rowid',
+    tokenize='porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER chunks_fts_ai AFTER INSERT ON chunks BEGIN
+    INSERT INTO chunks_fts(rowid, content) VALUES (new.rowid, new.content);
+END;
+CREATE TRIGGER chunks_fts_ad AFTER DELETE ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, content) VALUES ('delete', old.rowid, old.content);
+END;
+CREATE TRIGGER chunks_fts_au AFTER UPDATE OF content ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, content) VALUES ('delete', old.rowid, old.content);
+    INSERT INTO chunks_fts(rowid, content) VALUES (new.rowid, new.content);
+END;
+"""
+
+MIGRATIONS: list[tuple[str, str]] = [
+    ("0001_chunks_blocks_embedding_model", _CHUNKS),
+    ("0002_chunks_fts", _CHUNKS_FTS),
+]
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Apply the migrations this database lacks, each in its own transaction."""
+    current = conn.execute("PRAGMA user_version").fetchone()[0]
+    if current > len(MIGRATIONS):
+        raise StorageError(
+            f"this database has schema version {current}, newer than this hippo knows "
+            f"({len(MIGRATIONS)}); upgrade hippo to open it"
+        )
+    for number, (name, script) in enumerate(MIGRATIONS[current:], start=current + 1):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Another process may have migrated while we waited for the lock.
+            if conn.execute("PRAGMA user_version").fetchone()[0] >= number:
+                conn.execute("COMMIT")
+                continue
+            for statement in _statements(script):
+                conn.execute(statement)
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS hippo_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+            )
+            conn.execute(
+                "INSERT INTO hippo_migrations(name, applied_at) VALUES (?, ?)",
+                (name, datetime.now(timezone.utc).isoformat()),
+            )
+            conn.execute(f"PRAGMA user_version = {number}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return len(MIGRATIONS)
+
+
+def _statements(script: str) -> list[str]:
+    """Split a script into complete statements (triggers contain semicolons)."""
+    statements, buffer = [], ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            statements.append(buffer.strip())
+            buffer = ""
+    if buffer.strip():
+        statements.append(buffer.strip())
+    return statements

@@ -1,0 +1,352 @@
+"""The embedded store: one SQLite file, FTS5 for keywords, an exact in-memory vector index."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from hippo.clock import from_iso, to_iso
+from hippo.errors import StorageError
+from hippo.index.exact import decode_vector, encode_vector
+from hippo.stores.base import ChunkFilter, StoreCapabilities, StrengthUpdate
+from hippo.stores.sqlite.conversation import search_messages
+from hippo.stores.sqlite.filters import filter_sql
+from hippo.stores.sqlite.schema import migrate
+from hippo.stores.sqlite.vectors import VectorCache
+from hippo.types import Block, Chunk, ConversationHit
+
+__all__ = ["SQLiteStore"]
+
+_CHUNK_COLUMNS = (
+    "id, agent_id, content, content_hash, metadata, kind, running_intensity, encounter_count, "
+    "access_count, last_accessed_at, superseded_by, created_at, observed_at, embedding IS NOT NULL"
+)
+_UNCHANGED: Any = object()
+
+
+def _row_to_chunk(row: tuple) -> Chunk:
+    return Chunk(
+        id=row[0],
+        agent_id=row[1],
+        content=row[2],
+        content_hash=row[3],
+        metadata=json.loads(row[4]) if row[4] else {},
+        kind=row[5],
+        running_intensity=row[6],
+        encounter_count=row[7],
+        access_count=row[8],
+        last_accessed_at=from_iso(row[9]),
+        superseded_by=row[10],
+        created_at=from_iso(row[11]),
+        observed_at=from_iso(row[12]) if row[12] else None,
+        has_vector=bool(row[13]),
+    )
+
+
+def _marks(n: int) -> str:
+    return ",".join("?" * n)
+
+
+class SQLiteStore:
+    """A :class:`hippo.stores.base.Store` over one SQLite file.
+
+    One connection per store, guarded by a lock so a store can be shared by
+    threads. Every connection runs WAL, ``busy_timeout=5000`` and
+    ``secure_delete``; every write is one ``BEGIN IMMEDIATE`` transaction.
+    """
+
+    capabilities = StoreCapabilities(supports_ann=False, secure_delete=True, conversation=True)
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        try:
+            self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=5.0)
+            for pragma in ("journal_mode=WAL", "busy_timeout=5000", "secure_delete=ON", "synchronous=NORMAL"):
+                self._conn.execute(f"PRAGMA {pragma}")
+            migrate(self._conn)
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot open database {self.path}: {exc}") from exc
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._after_commit: list[Callable[[], None]] = []
+        self._vectors = VectorCache(self._conn)
+
+    # -- plumbing ---------------------------------------------------------
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            try:
+                yield self._conn
+            except sqlite3.Error as exc:
+                raise StorageError(f"database error: {exc}") from exc
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self._lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
+            self._begin()
+            self._depth = 1
+            try:
+                yield
+                self._vectors.before_commit()
+                self._conn.execute("COMMIT")
+            except BaseException as exc:
+                self._rollback()
+                if isinstance(exc, sqlite3.Error):
+                    raise StorageError(f"database error: {exc}") from exc
+                raise
+            finally:
+                self._depth = 0
+            self._vectors.commit()
+            hooks, self._after_commit = self._after_commit, []
+            for hook in hooks:
+                hook()
+
+    def _begin(self) -> None:
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot start a write: {exc}") from exc
+        self._vectors.begin()
+
+    def _rollback(self) -> None:
+        self._vectors.rollback()
+        self._after_commit.clear()
+        try:
+            self._conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass  # SQLite already rolled back (e.g. after SQLITE_FULL)
+
+    # -- embedding model record ----------------------------------------------
+
+    def embedder_record(self) -> tuple[str, int | None] | None:
+        with self._reading() as conn:
+            row = conn.execute("SELECT model_id, dimension FROM embedding_model WHERE id = 1").fetchone()
+        return (row[0], row[1]) if row else None
+
+    def set_embedder_record(self, model_id: str, dimension: int | None) -> None:
+        with self.transaction():
+            self._conn.execute(
+                "INSERT INTO embedding_model(id, model_id, dimension, recorded_at) "
+                "VALUES (1, ?, ?, datetime('now')) ON CONFLICT(id) DO UPDATE SET "
+                "model_id = excluded.model_id, dimension = excluded.dimension, recorded_at = excluded.recorded_at",
+                (model_id, dimension),
+            )
+
+    # -- chunks ---------------------------------------------------------------
+
+    def memories_by_hash(self, agent_id: str, hashes: Sequence[str]) -> dict[str, Chunk]:
+        if not hashes:
+            return {}
+        with self._reading() as conn:
+            rows = conn.execute(
+                f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE agent_id = ? AND kind = 'memory' "
+                f"AND content_hash IN ({_marks(len(hashes))})",
+                (agent_id, *hashes),
+            ).fetchall()
+        return {chunk.content_hash: chunk for chunk in map(_row_to_chunk, rows)}  # type: ignore[misc]
+
+    def insert_chunks(self, agent_id: str, chunks: Sequence[Chunk], vectors: Sequence[np.ndarray | None]) -> None:
+        with self.transaction():
+            for chunk, vector in zip(chunks, vectors):
+                cur = self._conn.execute(
+                    "INSERT INTO chunks(id, agent_id, content, content_hash, embedding, metadata, kind, "
+                    "running_intensity, encounter_count, access_count, last_accessed_at, superseded_by, "
+                    "created_at, observed_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (
+                        chunk.id, agent_id, chunk.content, chunk.content_hash,
+                        encode_vector(vector) if vector is not None else None,
+                        json.dumps(chunk.metadata, ensure_ascii=False) if chunk.metadata else None,
+                        chunk.kind, chunk.running_intensity, chunk.encounter_count, chunk.access_count,
+                        to_iso(chunk.last_accessed_at), chunk.superseded_by, to_iso(chunk.created_at),
+                        to_iso(chunk.observed_at) if chunk.observed_at else None,
+                    ),
+                )
+                if vector is not None and chunk.superseded_by is None:
+                    self._vectors.stage_add(agent_id, cur.lastrowid, vector)
+                else:
+                    self._vectors.stage_touch(agent_id)
+
+    def update_strength(self, agent_id: str, updates: Sequence[StrengthUpdate]) -> None:
+        if not updates:
+            return
+        with self.transaction():
+            self._conn.executemany(
+                "UPDATE chunks SET running_intensity = ?, encounter_count = ?, access_count = ?, "
+                "last_accessed_at = ? WHERE agent_id = ? AND id = ?",
+                [
+                    (u.running_intensity, u.encounter_count, u.access_count, to_iso(u.last_accessed_at), agent_id, u.id)
+                    for u in updates
+                ],
+            )
+
+    def set_vectors(self, agent_id: str, vectors: dict[str, np.ndarray]) -> None:
+        with self.transaction():
+            for chunk_id, vector in vectors.items():
+                row = self._conn.execute(
+                    "UPDATE chunks SET embedding = ? WHERE agent_id = ? AND id = ? RETURNING rowid, superseded_by",
+                    (encode_vector(vector), agent_id, chunk_id),
+                ).fetchone()
+                if row and row[1] is None:
+                    self._vectors.stage_add(agent_id, row[0], vector)
+
+    def get_chunks(self, agent_id: str, ids: Sequence[str]) -> list[Chunk]:
+        if not ids:
+            return []
+        with self._reading() as conn:
+            rows = conn.execute(
+                f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE agent_id = ? AND id IN ({_marks(len(ids))})",
+                (agent_id, *ids),
+            ).fetchall()
+        by_id = {row[0]: _row_to_chunk(row) for row in rows}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def get_vectors(self, agent_id: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        if not ids:
+            return {}
+        with self._reading() as conn:
+            rows = conn.execute(
+                f"SELECT id, embedding FROM chunks WHERE agent_id = ? AND embedding IS NOT NULL "
+                f"AND id IN ({_marks(len(ids))})",
+                (agent_id, *ids),
+            ).fetchall()
+        return {row[0]: decode_vector(row[1]) for row in rows}
+
+    def vector_search(self, agent_id: str, query: np.ndarray, limit: int, where: ChunkFilter) -> list[tuple[str, float]]:
+        with self._reading() as conn:
+            allowed = None
+            if not where.is_empty or where.include_superseded:
+                clause, params = filter_sql(where)
+                allowed = np.fromiter(
+                    (r[0] for r in conn.execute(f"SELECT c.rowid FROM chunks c WHERE c.agent_id = ? AND {clause}", (agent_id, *params))),
+                    dtype=np.int64,
+                )
+            found = self._vectors.search(agent_id, query, limit, allowed)
+            return self._ids_for_rowids(found)
+
+    def _ids_for_rowids(self, found: list[tuple[int, float]]) -> list[tuple[str, float]]:
+        if not found:
+            return []
+        rows = self._conn.execute(
+            f"SELECT rowid, id FROM chunks WHERE rowid IN ({_marks(len(found))})", [r for r, _ in found]
+        ).fetchall()
+        ids = dict(rows)
+        return [(ids[r], s) for r, s in found if r in ids]
+
+    def keyword_search(self, agent_id: str, match: str, limit: int, where: ChunkFilter) -> list[tuple[str, float]]:
+        clause, params = filter_sql(where)
+        with self._reading() as conn:
+            rows = conn.execute(
+                "SELECT c.id, bm25(chunks_fts) AS rank FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
+                f"WHERE chunks_fts MATCH ? AND c.agent_id = ? AND {clause} ORDER BY rank LIMIT ?",
+                (match, agent_id, *params, limit),
+            ).fetchall()
+        return [(row[0], -row[1]) for row in rows]
+
+    def delete_chunks(self, agent_id: str, ids: Sequence[str]) -> int:
+        if not ids:
+            return 0
+        with self.transaction():
+            rows = self._conn.execute(
+                f"DELETE FROM chunks WHERE agent_id = ? AND id IN ({_marks(len(ids))}) RETURNING rowid",
+                (agent_id, *ids),
+            ).fetchall()
+            if rows:
+                self._vectors.stage_remove(agent_id, [r[0] for r in rows])
+                # FTS5 only marks deleted terms; 'optimize' rewrites the index without
+                # them, and secure_delete zeroes the pages it frees.
+                self._conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
+                self._after_commit.append(self._checkpoint)
+        return len(rows)
+
+    def _checkpoint(self) -> None:
+        """Copy the WAL into the file and truncate it, so no old page survives there."""
+        with self._reading() as conn:
+            for _ in range(50):
+                busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                if not busy:
+                    return
+                threading.Event().wait(0.1)
+        raise StorageError("deleted, but the WAL could not be checkpointed: another connection is reading")
+
+    def pending_vectors(self, agent_id: str | None, limit: int) -> list[tuple[str, str, str]]:
+        sql = "SELECT agent_id, id, content FROM chunks WHERE embedding IS NULL"
+        params: tuple = ()
+        if agent_id is not None:
+            sql, params = sql + " AND agent_id = ?", (agent_id,)
+        with self._reading() as conn:
+            return conn.execute(sql + " ORDER BY rowid LIMIT ?", (*params, limit)).fetchall()
+
+    def count_pending(self, agent_id: str | None) -> int:
+        sql = "SELECT count(*) FROM chunks WHERE embedding IS NULL"
+        params: tuple = ()
+        if agent_id is not None:
+            sql, params = sql + " AND agent_id = ?", (agent_id,)
+        with self._reading() as conn:
+            return conn.execute(sql, params).fetchone()[0]
+
+    def clear_vectors(self) -> None:
+        with self.transaction():
+            self._conn.execute("UPDATE chunks SET embedding = NULL WHERE embedding IS NOT NULL")
+            self._vectors.stage_clear()
+
+    # -- memory blocks ------------------------------------------------------
+
+    def get_block(self, agent_id: str, key: str) -> Block | None:
+        with self._reading() as conn:
+            row = conn.execute(
+                "SELECT key, value, updated_at, char_limit FROM memory_blocks WHERE agent_id = ? AND key = ?",
+                (agent_id, key),
+            ).fetchone()
+        return Block(row[0], row[1], from_iso(row[2]), row[3]) if row else None
+
+    def put_block(self, agent_id: str, key: str, value: str, now: datetime, *, char_limit: Any = _UNCHANGED) -> Block:
+        with self.transaction():
+            if char_limit is _UNCHANGED:
+                self._conn.execute(
+                    "INSERT INTO memory_blocks(agent_id, key, value, updated_at) VALUES (?,?,?,?) "
+                    "ON CONFLICT(agent_id, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+                    (agent_id, key, value, to_iso(now)),
+                )
+            else:
+                self._conn.execute(
+                    "INSERT INTO memory_blocks(agent_id, key, value, updated_at, char_limit) VALUES (?,?,?,?,?) "
+                    "ON CONFLICT(agent_id, key) DO UPDATE SET value = excluded.value, "
+                    "updated_at = excluded.updated_at, char_limit = excluded.char_limit",
+                    (agent_id, key, value, to_iso(now), char_limit),
+                )
+            block = self.get_block(agent_id, key)
+        assert block is not None
+        return block
+
+    def list_blocks(self, agent_id: str) -> list[Block]:
+        with self._reading() as conn:
+            rows = conn.execute(
+                "SELECT key, value, updated_at, char_limit FROM memory_blocks WHERE agent_id = ? ORDER BY key",
+                (agent_id,),
+            ).fetchall()
+        return [Block(r[0], r[1], from_iso(r[2]), r[3]) for r in rows]
+
+    # -- conversation -------------------------------------------------------
+
+    def search_messages(self, agent_id: str, table: str, match: str, limit: int) -> list[ConversationHit]:
+        with self._reading() as conn:
+            return search_messages(conn, agent_id, table, match, limit)

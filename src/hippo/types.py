@@ -1,0 +1,185 @@
+"""The public result types. Plain dataclasses; ``to_dict()`` gives JSON-ready data."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any, Iterator, Literal
+
+__all__ = [
+    "Block",
+    "BlockResult",
+    "Chunk",
+    "ConversationHit",
+    "ErrorInfo",
+    "ForgetResult",
+    "Forgotten",
+    "Hit",
+    "Recall",
+    "ReembedResult",
+    "StoreResult",
+]
+
+Kind = Literal["fact", "memory"]
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+class _Dictable:
+    def to_dict(self) -> dict[str, Any]:
+        return _jsonable(asdict(self))  # type: ignore[call-overload]
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk(_Dictable):
+    """One stored fact or memory, as kept in the ``chunks`` table."""
+
+    id: str
+    agent_id: str
+    content: str
+    kind: Kind
+    metadata: dict[str, Any]
+    running_intensity: float
+    encounter_count: int
+    access_count: int
+    last_accessed_at: datetime
+    created_at: datetime
+    observed_at: datetime | None = None
+    superseded_by: str | None = None
+    content_hash: str | None = None
+    has_vector: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Hit(_Dictable):
+    """A recalled chunk with the parts of its score.
+
+    ``similarity`` is the cosine to the query (``None`` without a vector),
+    ``keyword`` the BM25 score scaled to [0, 1] against the best keyword match
+    (``None`` when the chunk did not match a keyword), ``relevance`` their fusion.
+    """
+
+    chunk: Chunk
+    score: float
+    relevance: float
+    similarity: float | None
+    keyword: float | None
+    effective_strength: float
+    recency: float
+
+    @property
+    def id(self) -> str:
+        return self.chunk.id
+
+    @property
+    def content(self) -> str:
+        return self.chunk.content
+
+
+@dataclass(frozen=True, slots=True)
+class Recall(_Dictable):
+    """Ranked hits of ``recall_memories``; iterates like a list of :class:`Hit`.
+
+    ``mode`` is ``hybrid`` (vectors and keywords), ``keyword`` (no query vector:
+    no embedder, or it failed) or ``vector`` (the query had no usable word).
+    """
+
+    hits: list[Hit]
+    mode: Literal["hybrid", "keyword", "vector"]
+    warning: str | None = None
+
+    def __iter__(self) -> Iterator[Hit]:
+        return iter(self.hits)
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+    def __getitem__(self, index: int) -> Hit:
+        return self.hits[index]
+
+
+@dataclass(frozen=True, slots=True)
+class StoreResult(_Dictable):
+    """What ``store_memory`` did: ``inserted`` a new chunk or ``strengthened`` its twin."""
+
+    id: str
+    action: Literal["inserted", "strengthened"]
+    chunk: Chunk
+    vector_pending: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Forgotten(_Dictable):
+    id: str
+    content: str
+    kind: Kind
+    similarity: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetResult(_Dictable):
+    """The chunks ``forget_memory`` deleted, or would delete when ``preview`` is true."""
+
+    deleted: list[Forgotten]
+    preview: bool = False
+
+    @property
+    def count(self) -> int:
+        return len(self.deleted)
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorInfo(_Dictable):
+    code: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Block(_Dictable):
+    """A named memory block (``persona``, ``human``) with its optional character limit."""
+
+    key: str
+    value: str
+    updated_at: datetime
+    char_limit: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BlockResult(_Dictable):
+    """Outcome of a block write. A failure the agent can act on is ``ok=False`` with ``error``."""
+
+    ok: bool
+    key: str
+    value: str | None = None
+    replaced: int = 0
+    created: bool = False
+    error: ErrorInfo | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationHit(_Dictable):
+    """A message found by ``recall_conversation``; ``fields`` holds its other columns."""
+
+    id: int
+    content: str
+    rank: float
+    snippet: str
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ReembedResult(_Dictable):
+    """What ``reembed`` did: vectors written, chunks still without one, the model now recorded."""
+
+    embedded: int
+    pending: int
+    model_id: str
+    dimension: int | None
