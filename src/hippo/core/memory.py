@@ -19,7 +19,7 @@ from hippo.core.keywords import fts_query
 from hippo.core.recall import find_candidates, rank, retrieval_updates
 from hippo.core.reembed import Progress, fill_pending
 from hippo.core.strength import ScoreWeights, reinforced_intensity
-from hippo.errors import ConfigError, InvalidInput
+from hippo.errors import ConfigError, InvalidInput, NotFound
 from hippo.providers.base import Embedder
 from hippo.stores.base import ChunkFilter, Store, StrengthUpdate
 from hippo.types import (
@@ -245,6 +245,23 @@ class Memory:
         if not preview and forgotten:
             self.store.delete_chunks(self.agent_id, [f.id for f in forgotten])
         return ForgetResult(forgotten, preview=preview)
+
+    # -- by id ----------------------------------------------------------------
+
+    def get_memory(self, chunk_id: str) -> Chunk:
+        """One chunk by id; browsing, so it does not count as a retrieval."""
+        chunk_id = v.check_chunk_id(chunk_id)
+        found = self.store.get_chunks(self.agent_id, [chunk_id])
+        if not found:
+            raise NotFound(f"no memory {chunk_id} for agent {self.agent_id!r}")
+        return found[0]
+
+    def delete_memory(self, chunk_id: str) -> Forgotten:
+        """Hard-delete one chunk by id, leaving no trace of its text."""
+        chunk = self.get_memory(chunk_id)
+        if not self.store.delete_chunks(self.agent_id, [chunk.id]):
+            raise NotFound(f"no memory {chunk_id} for agent {self.agent_id!r}")
+        return Forgotten(chunk.id, chunk.content, chunk.kind, None)
 
     # -- blocks ---------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from hippo.errors import InvalidInput
 __all__ = [
     "check_agent_id",
     "check_block_key",
+    "check_chunk_id",
     "check_datetime",
     "check_intensity",
     "check_limit",
@@ -23,6 +24,7 @@ __all__ = [
 
 _AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$")
 _BLOCK_KEY = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
+_ULID = re.compile(r"^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$")
 _METADATA_KEY = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
 MAX_METADATA_BYTES = 16_384
 MAX_LIMIT = 1000
@@ -52,6 +54,13 @@ def check_text(value: Any, name: str, *, max_chars: int, allow_empty: bool = Fal
     except UnicodeEncodeError as exc:
         raise InvalidInput(f"{name} is not valid UTF-8 text (lone surrogate at {exc.start})") from None
     return value
+
+
+def check_chunk_id(value: Any) -> str:
+    """A chunk id is a ULID: 26 Crockford base-32 characters."""
+    if not isinstance(value, str) or not _ULID.match(value):
+        raise InvalidInput(f"invalid memory id {value!r}: expected a 26-character ULID")
+    return value.upper()
 
 
 def check_block_key(key: Any) -> str:

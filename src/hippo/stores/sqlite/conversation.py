@@ -33,6 +33,7 @@ def create_messages_table(target: str | Path | sqlite3.Connection, name: str = "
     conn = target if isinstance(target, sqlite3.Connection) else sqlite3.connect(str(target), isolation_level=None)
     try:
         conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA busy_timeout=5000")
         conn.executescript(
             f"""
             BEGIN IMMEDIATE;

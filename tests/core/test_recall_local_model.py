@@ -1,0 +1,69 @@
+"""Recall with the real local model (all-MiniLM-L6-v2): meaning and rare tokens."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+import hippo
+from hippo.stores.base import ChunkFilter
+
+pytest.importorskip("onnxruntime")
+
+
+@pytest.fixture(scope="module")
+def local_embedder():
+    from hippo.providers.local import LocalEmbedder
+
+    return LocalEmbedder()
+
+
+@pytest.fixture
+def local_mem(tmp_path, local_embedder):
+    with hippo.open(tmp_path / "hippo.db", agent_id="alice", embedder=local_embedder) as mem:
+        yield mem
+
+
+def test_meaning_wins_over_words(local_mem):
+    """Seed 002's criterion: 'WiFi issue' finds the network memory though no word is shared."""
+    local_mem.store_memories([
+        "We spent two hours on network configuration problems in the office.",
+        "The quarterly report is due on Friday and needs the revenue numbers.",
+        "Alice adopted a golden retriever puppy named Biscuit.",
+        "Our team switched the CI pipeline from Jenkins to GitHub Actions.",
+        "Bob prefers window seats on long-haul flights.",
+        "Remember to water the ferns every Tuesday.",
+    ])
+    recall = local_mem.recall_memories("WiFi issue", limit=3)
+    assert recall.mode == "hybrid"
+    assert recall[0].content.startswith("We spent two hours on network configuration problems")
+    assert recall[0].keyword is None  # found by meaning alone
+    assert recall[0].similarity > recall[1].similarity
+
+
+def test_rare_token_found_by_keyword_when_vectors_miss_it(local_mem):
+    codes = sorted({"XR-" + "".join(p) for p in itertools.permutations("7731")} - {"XR-7731"})
+    local_mem.store_memories([f"Part {code} is back in stock." for code in codes])
+    target = (
+        "Last winter the shipment labelled XR-7731 held the replacement grinder for the espresso "
+        "machine in the office kitchen, which Dana unpacked."
+    )
+    stored = local_mem.store_memory(target)
+
+    # The premise: by vectors alone the target is not even in the top 5.
+    vector = local_mem.embedding.query("XR-7731")
+    by_vector = [i for i, _ in local_mem.store.vector_search("alice", vector, 20, ChunkFilter())]
+    assert by_vector.index(stored.id) >= 5
+
+    recall = local_mem.recall_memories("XR-7731", limit=3)
+    assert recall[0].id == stored.id
+    assert recall[0].keyword == 1.0
+
+
+def test_local_model_recorded_and_other_model_refused(tmp_path, local_embedder):
+    path = tmp_path / "hippo.db"
+    with hippo.open(path, agent_id="alice", embedder=local_embedder) as mem:
+        mem.store_memory("The office plants need water on Tuesdays.")
+    with pytest.raises(hippo.EmbedderMismatch, match="reembed"):
+        hippo.open(path, agent_id="alice", embedder="fake")
