@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from hippo.clock import Clock
 from hippo.errors import (
-    Conflict,
     ConfigError,
+    Conflict,
     EmbedderMismatch,
     HippoError,
     InvalidInput,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from ulid import ULID
 
@@ -15,7 +15,7 @@ from hippo.core import validation as v
 from hippo.core.blocks import BlockEditor
 from hippo.core.embedding import EmbeddingService
 from hippo.core.fusion import Fusion
-from hippo.core.keywords import fts_query
+from hippo.core.keywords import ENGLISH_STOPWORDS, fts_query
 from hippo.core.recall import find_candidates, rank, retrieval_updates
 from hippo.core.reembed import Progress, fill_pending
 from hippo.core.strength import ScoreWeights, reinforced_intensity
@@ -219,28 +219,26 @@ class Memory:
         """Hard-delete the chunks that match ``description``; ``preview`` deletes nothing.
 
         A chunk matches when its cosine similarity to the description reaches the
-        embedder's forget threshold. Chunks without a vector (or every chunk,
-        when the embedder is down) match only if they contain every word of it.
+        embedder's forget threshold (``min_similarity`` overrides it), or when it
+        contains every meaningful word of the description. At most ``limit`` go.
         """
         description = v.check_text(description, "description", max_chars=self.settings.max_query_chars)
         limit = v.check_limit(limit)
-        threshold = self.embedding.thresholds.forget if min_similarity is None else v.check_intensity(
-            min_similarity, "min_similarity")
-        where = ChunkFilter()
+        threshold = self.embedding.thresholds.forget
+        if min_similarity is not None:
+            threshold = v.check_intensity(min_similarity, "min_similarity")
         matches: dict[str, float | None] = {}
         query_vector = self.embedding.query(description)
         if query_vector is not None:
-            for chunk_id, sim in self.store.vector_search(self.agent_id, query_vector, limit, where):
+            for chunk_id, sim in self.store.vector_search(self.agent_id, query_vector, limit, ChunkFilter()):
                 if sim >= threshold:
                     matches[chunk_id] = sim
-        every_word = fts_query(description, operator="AND")
+        every_word = fts_query(description, stopwords=ENGLISH_STOPWORDS, operator="AND")
         if every_word is not None:
-            for chunk_id, _ in self.store.keyword_search(self.agent_id, every_word, limit, where):
-                if len(matches) < limit and chunk_id not in matches:
+            for chunk_id, _ in self.store.keyword_search(self.agent_id, every_word, limit, ChunkFilter()):
+                if len(matches) < limit:
                     matches.setdefault(chunk_id, None)
         chunks = self.store.get_chunks(self.agent_id, list(matches))
-        if query_vector is not None:
-            chunks = [c for c in chunks if matches[c.id] is not None or not c.has_vector]
         forgotten = [Forgotten(c.id, c.content, c.kind, matches[c.id]) for c in chunks]
         if not preview and forgotten:
             self.store.delete_chunks(self.agent_id, [f.id for f in forgotten])

@@ -12,12 +12,14 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import shutil
+import tempfile
 import threading
-import uuid
 import warnings
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from hippo.errors import ConfigError, InvalidInput, MissingDependency, ProviderError
 from hippo.providers.base import Thresholds, normalize_rows
@@ -68,39 +70,45 @@ def _weights_dir() -> Path:
     return Path(gt.get_model_path())
 
 
-def _temp_path(target: Path) -> Path:
-    # Unique per process and call, so concurrent exporters never share a file;
-    # it ends in .onnx because some onnx tools look at the suffix.
-    return target.with_name(f".{target.stem}-{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp.onnx")
-
-
 def _write_atomically(target: Path, write: Any) -> None:
-    """Run ``write(tmp_path)`` and move the result onto ``target`` in one step."""
+    """Run ``write(tmp_path)`` in a private folder, then move the result onto ``target``.
+
+    The folder is unique to this call and sits beside ``target`` (same file
+    system, so ``os.replace`` is atomic): concurrent exporters never share any
+    file, including the side files onnx tools write next to their inputs.
+    """
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _temp_path(target)
-    try:
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=f".{target.stem}-") as tmp_dir:
+        tmp = Path(tmp_dir) / target.name
         write(tmp)
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
+        try:
+            os.replace(tmp, target)
+        except OSError:
+            # Windows refuses to replace a file another process has open; that
+            # file was written by a concurrent exporter and is just as good.
+            if not target.is_file():
+                raise
 
 
 def _export_fp32(target: Path) -> None:
     """Convert the bundled safetensors to ONNX with mean pooling inside the graph."""
     weights = _weights_dir()
-    try:
-        torch = importlib.import_module("torch")
-        transformers = importlib.import_module("transformers")
-    except ImportError as exc:
-        err = MissingDependency("torch", "local")
-        # Say why torch is wanted: only to convert once, which can be done elsewhere.
-        err.message = (
-            f"{err.message} (torch and transformers are needed once to convert "
-            f"{MODEL_NAME} to ONNX at {target}; run hippo.providers.local.prepare() "
-            "where they are installed, or install them)"
-        )
-        err.args = (err.message,)
-        raise err from exc
+    modules = {}
+    # torch's exporter needs onnx too; all three are needed once, for this step only.
+    for name in ("torch", "transformers", "onnx"):
+        try:
+            modules[name] = importlib.import_module(name)
+        except ImportError as exc:
+            err = MissingDependency(name, "local")
+            err.message = (
+                f"{err.message} (torch, transformers and onnx are needed once to convert "
+                f"{MODEL_NAME} to ONNX at {target}; run hippo.providers.local.prepare() "
+                "where they are installed, or install them)"
+            )
+            # ImportError's str() reads .msg, to_dict() reads .message: set both.
+            err.args, err.msg = (err.message,), err.message
+            raise err from exc
+    torch, transformers = modules["torch"], modules["transformers"]
     with _quiet_transformers(transformers), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # tracer and deprecation chatter
         model = _load_bert(transformers, weights)
@@ -146,22 +154,19 @@ def _torch_export(torch: ModuleType, bert: Any, path: Path) -> None:
         )
 
 
-class _quiet_transformers:
+@contextmanager
+def _quiet_transformers(transformers: ModuleType) -> Iterator[None]:
     """Silence transformers' progress bars and logs for the duration, then restore."""
-
-    def __init__(self, transformers: ModuleType) -> None:
-        self.logging = transformers.utils.logging
-
-    def __enter__(self) -> None:
-        self.verbosity = self.logging.get_verbosity()
-        self.bars = self.logging.is_progress_bar_enabled()
-        self.logging.set_verbosity_error()
-        self.logging.disable_progress_bar()
-
-    def __exit__(self, *exc: object) -> None:
-        self.logging.set_verbosity(self.verbosity)
-        if self.bars:
-            self.logging.enable_progress_bar()
+    tlog = transformers.utils.logging
+    verbosity, bars = tlog.get_verbosity(), tlog.is_progress_bar_enabled()
+    tlog.set_verbosity_error()
+    tlog.disable_progress_bar()
+    try:
+        yield
+    finally:
+        tlog.set_verbosity(verbosity)
+        if bars:
+            tlog.enable_progress_bar()
 
 
 def _quantize(source: Path, target: Path) -> None:
@@ -170,34 +175,42 @@ def _quantize(source: Path, target: Path) -> None:
     quantization = _require("onnxruntime.quantization", "onnxruntime")
 
     def write(tmp: Path) -> None:
+        # quantize_dynamic writes "<input>-inferred.onnx" beside its input, so the
+        # input must sit in this call's private folder too.
+        private = tmp.with_name("source.onnx")
+        try:
+            os.link(source, private)
+        except OSError:
+            shutil.copyfile(source, private)
         quantization.quantize_dynamic(
-            str(source), str(tmp), per_channel=True, weight_type=quantization.QuantType.QInt8
+            str(private), str(tmp), per_channel=True, weight_type=quantization.QuantType.QInt8
         )
 
     with _root_warnings_muted():
         _write_atomically(target, write)
 
 
-class _root_warnings_muted:
+@contextmanager
+def _root_warnings_muted() -> Iterator[None]:
     """Drop records sent straight to the root logger while quantising.
 
     onnxruntime calls ``logging.warning`` to suggest a pre-processing step that
     fails on this graph; with no handler configured that call would also run
     ``logging.basicConfig`` and change the host application's logging.
     """
+    root = logging.getLogger()
+    guard = logging.NullHandler()
 
-    def __init__(self) -> None:
-        self.root = logging.getLogger()
-        self.guard = logging.NullHandler()
-        self.filter = lambda record: record.name != "root"
+    def only_named(record: logging.LogRecord) -> bool:
+        return record.name != "root"
 
-    def __enter__(self) -> None:
-        self.root.addHandler(self.guard)
-        self.root.addFilter(self.filter)
-
-    def __exit__(self, *exc: object) -> None:
-        self.root.removeFilter(self.filter)
-        self.root.removeHandler(self.guard)
+    root.addHandler(guard)
+    root.addFilter(only_named)
+    try:
+        yield
+    finally:
+        root.removeFilter(only_named)
+        root.removeHandler(guard)
 
 
 def prepare(cache_dir: str | os.PathLike[str] | None = None, quantized: bool = False) -> Path:
@@ -268,7 +281,10 @@ class LocalEmbedder:
         quantized: bool = False,
         batch_size: int = 64,
     ) -> None:
-        if model is not None and model.lower() not in _ACCEPTED_NAMES:
+        name = (model or MODEL_NAME).lower()
+        if name.endswith("-int8"):  # so that a recorded model_id works as a spec again
+            name, quantized = name.removesuffix("-int8"), True
+        if name not in _ACCEPTED_NAMES:
             raise ConfigError(f"the local embedder only runs {MODEL_NAME}, not {model!r}")
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ConfigError(f"batch_size must be a positive integer, got {batch_size!r}")
@@ -277,10 +293,11 @@ class LocalEmbedder:
         self.batch_size = batch_size
         self.model_id = f"local:{MODEL_NAME}" + ("-int8" if self.quantized else "")
         self.dimension: int | None = DIMENSION
-        # Placeholder bands copied from the seed's text-embedding-3-small values.
-        # MiniLM's cosines run lower (paraphrases often 0.7-0.9), so these need
-        # measuring on this model before they are trusted.
-        self.thresholds = Thresholds(duplicate=0.93, ambiguous=0.78, forget=0.6)
+        # The recognition bands are the seed's text-embedding-3-small values until
+        # the labelled fact pairs measure MiniLM's (its cosines run lower). The
+        # forget threshold is set from hand checks: a description such as "the
+        # OAuth debugging" scores 0.54 against its memory, unrelated ones < 0.4.
+        self.thresholds = Thresholds(duplicate=0.93, ambiguous=0.78, forget=0.5)
         self._runtime: tuple[Any, Any] | None = None
 
     def _load(self) -> tuple[Any, Any]:
@@ -328,6 +345,7 @@ def _run_batch(session: Any, tokenizer: Any, texts: list[str]) -> "np.ndarray":
             "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
             "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
         }
-        return session.run(["sentence_embedding"], feeds)[0]
+        pooled: np.ndarray = session.run(["sentence_embedding"], feeds)[0]
     except Exception as exc:
         raise ProviderError(f"local embedding failed: {exc}") from exc
+    return pooled

@@ -1,110 +1,24 @@
-"""Embeddings from an Ollama server over its ``/api/embed`` endpoint.
-
-The helpers here (:func:`post_json`, :func:`as_matrix`, :func:`check_dimension`,
-:func:`check_texts`) are shared with the OpenAI-compatible provider, which
-speaks the same JSON over POST and maps failures the same way.
-"""
+"""Embeddings from an Ollama server over its ``/api/embed`` endpoint."""
 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 from urllib.parse import urlsplit
 
-from hippo.errors import ConfigError, InvalidInput, ProviderError
-from hippo.providers.base import Thresholds, normalize_rows
+from hippo.errors import ConfigError
+from hippo.providers._http import HTTPClientMixin, as_matrix, check_dimension, check_texts, post_json
+from hippo.providers.base import Thresholds
 
 if TYPE_CHECKING:
-    import httpx
     import numpy as np
 
-__all__ = ["OllamaEmbedder", "post_json", "as_matrix", "check_dimension", "check_texts"]
+__all__ = ["OllamaEmbedder"]
 
 DEFAULT_HOST = "http://localhost:11434"
 BATCH_SIZE = 64
-# Rejections that may go away if the same request is sent again later.
-_RETRYABLE_STATUS = {408, 425, 429}
 # nomic-embed-text was trained with task prefixes and ranks worse without them.
 _NOMIC_PREFIXES = ("search_document: ", "search_query: ")
-
-
-def _error_text(response: "httpx.Response") -> str:
-    """The server's own explanation: Ollama's ``error`` string or OpenAI's ``error.message``."""
-    try:
-        body = response.json()
-    except ValueError:
-        return response.text.strip()[:500] or response.reason_phrase
-    error = body.get("error") if isinstance(body, dict) else None
-    if isinstance(error, dict):
-        error = error.get("message") or error
-    return str(error if error is not None else body)[:500]
-
-
-def post_json(
-    client: "httpx.Client", url: str, payload: dict[str, Any], *, provider: str,
-    headers: dict[str, str] | None = None,
-) -> Any:
-    """POST ``payload`` and return the decoded JSON, mapping failures to ProviderError.
-
-    Transport failures, timeouts, 5xx and 429 are retryable; other 4xx are not.
-    """
-    import httpx
-
-    try:
-        response = client.post(url, json=payload, headers=headers)
-    except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
-        raise ProviderError(f"{provider}: bad URL {url!r}: {exc}", retryable=False) from exc
-    except httpx.TimeoutException as exc:
-        raise ProviderError(f"{provider}: request to {url} timed out", retryable=True) from exc
-    except httpx.TransportError as exc:
-        raise ProviderError(f"{provider}: cannot reach {url}: {exc}", retryable=True) from exc
-    status = response.status_code
-    if status >= 400:
-        retryable = status >= 500 or status in _RETRYABLE_STATUS
-        raise ProviderError(
-            f"{provider}: HTTP {status} from {url}: {_error_text(response)}", retryable=retryable
-        )
-    try:
-        return response.json()
-    except ValueError as exc:
-        raise ProviderError(f"{provider}: {url} answered with invalid JSON") from exc
-
-
-def as_matrix(rows: Any, count: int, provider: str) -> "np.ndarray":
-    """Check that ``rows`` holds ``count`` equal-length numeric vectors; return them normalised."""
-    import numpy as np
-
-    if not isinstance(rows, list) or len(rows) != count:
-        got = len(rows) if isinstance(rows, list) else type(rows).__name__
-        raise ProviderError(f"{provider}: asked for {count} embeddings, got {got}")
-    try:
-        matrix = np.asarray(rows, dtype=np.float32)
-    except (TypeError, ValueError) as exc:
-        raise ProviderError(f"{provider}: embeddings are not a numeric matrix") from exc
-    if matrix.ndim != 2 or matrix.shape[1] == 0 or not np.isfinite(matrix).all():
-        raise ProviderError(f"{provider}: embeddings are not a finite numeric matrix")
-    return normalize_rows(matrix)
-
-
-def check_dimension(expected: int | None, matrix: "np.ndarray", provider: str) -> int:
-    """The dimension of ``matrix``, which must equal ``expected`` once that is known."""
-    got = int(matrix.shape[1])
-    if expected is not None and got != expected:
-        raise ProviderError(
-            f"{provider}: expected {expected}-dimensional embeddings, got {got}", retryable=False
-        )
-    return got
-
-
-def check_texts(texts: Sequence[str]) -> list[str]:
-    """``texts`` as a list, refusing a bare string or non-string items."""
-    if isinstance(texts, str):
-        raise InvalidInput("embed_documents takes a sequence of strings, not one string")
-    texts = list(texts)
-    for text in texts:
-        if not isinstance(text, str):
-            raise InvalidInput(f"can only embed strings, got {type(text).__name__}")
-    return texts
 
 
 def _ollama_base_url(base_url: str | None) -> str:
@@ -117,7 +31,7 @@ def _ollama_base_url(base_url: str | None) -> str:
     return raw
 
 
-class OllamaEmbedder:
+class OllamaEmbedder(HTTPClientMixin):
     """Embeddings from a model served by Ollama (``ollama:nomic-embed-text``)."""
 
     def __init__(
@@ -130,6 +44,8 @@ class OllamaEmbedder:
     ) -> None:
         if not model:
             raise ConfigError("the ollama embedder needs a model, e.g. 'ollama:nomic-embed-text'")
+        if dimension is not None and (not isinstance(dimension, int) or dimension < 1):
+            raise ConfigError(f"dimension must be a positive integer, got {dimension!r}")
         self.model = model
         self.base_url = _ollama_base_url(base_url)
         self.timeout = timeout
@@ -140,20 +56,6 @@ class OllamaEmbedder:
         self._prefixes = (
             _NOMIC_PREFIXES if model.lower().startswith("nomic-embed-text") else ("", "")
         )
-        self._client: "httpx.Client | None" = None
-
-    def _http(self) -> "httpx.Client":
-        if self._client is None:
-            import httpx  # imported here so that `import hippo` stays light
-
-            self._client = httpx.Client(timeout=self.timeout)
-        return self._client
-
-    def close(self) -> None:
-        """Close the pooled HTTP connections."""
-        if self._client is not None:
-            self._client.close()
-            self._client = None
 
     def _embed(self, texts: list[str], prefix: str) -> "np.ndarray":
         import numpy as np
