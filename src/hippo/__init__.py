@@ -80,11 +80,13 @@ def open(  # noqa: A001 - hippo.open mirrors sqlite3.connect / io.open
     from hippo.clock import system_clock
     from hippo.config import load_settings
     from hippo.core.memory import Memory
+    from hippo.core.validation import check_agent_id
     from hippo.stores.sqlite import SQLiteStore
 
     embedder_spec = embedder if embedder is None or isinstance(embedder, str) else None
     config = load_settings(db=str(path) if path is not None else None, agent_id=agent_id,
                            embedder=embedder_spec, **settings)
+    check_agent_id(config.agent_id)  # before the store creates the file
     chosen = embedder if embedder is not None and not isinstance(embedder, str) else config.embedder
     model = _embedder(chosen, embedder_options or {})
     store = SQLiteStore(config.db)

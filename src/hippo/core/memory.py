@@ -101,6 +101,8 @@ class Memory:
 
     def store_memories(self, items: Iterable[MemoryInput | str]) -> list[StoreResult]:
         """Store many memories with one embedding call and one transaction."""
+        if isinstance(items, (str, bytes)) or not isinstance(items, Iterable):
+            raise InvalidInput(f"store_memories takes a list of texts or MemoryInput, got {type(items).__name__}")
         inputs = [self._check_input(item) for item in items]
         if not inputs:
             return []
@@ -197,6 +199,8 @@ class Memory:
         return Recall(hits, mode, warning=self.embedding.last_error if query_vector is None else None)
 
     def _filter(self, kind: Any, tags: Any, metadata: Any, since: Any, until: Any) -> ChunkFilter:
+        if not all(isinstance(x, (str, list, tuple, type(None))) for x in (kind, tags)):
+            raise InvalidInput("kind and tags filters must be a string or a list of strings")
         kinds = (kind,) if isinstance(kind, str) else tuple(kind or ())
         if any(k not in ("fact", "memory") for k in kinds):
             raise InvalidInput(f"kind must be 'fact' or 'memory', got {kind!r}")
@@ -294,6 +298,8 @@ class Memory:
         if char_limit is not _UNCHANGED and char_limit is not None:
             if isinstance(char_limit, bool) or not isinstance(char_limit, int) or char_limit < 1:
                 raise InvalidInput(f"char_limit must be a positive integer or None, got {char_limit!r}")
+        if char_limit is _UNCHANGED:  # blocks.py has its own sentinel: pass nothing, not ours
+            return self._blocks.set(key, value, self.now())
         return self._blocks.set(key, value, self.now(), char_limit=char_limit)
 
     # -- conversation ---------------------------------------------------------

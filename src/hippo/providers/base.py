@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Protocol, Sequence, runtime_checkable
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["Embedder", "Thresholds", "normalize_rows"]
+__all__ = ["Completion", "Embedder", "LLM", "Message", "Thresholds", "Usage", "normalize_rows"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +46,45 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> "np.ndarray":
         """The vector of one search query, shape ``(dimension,)``."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One chat turn sent to an LLM: ``role`` is ``user`` or ``assistant``."""
+
+    role: str
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """An LLM's answer: its text and the tokens it cost."""
+
+    text: str
+    usage: Usage
+    model: str
+
+
+@runtime_checkable
+class LLM(Protocol):
+    """A chat model. ``model_id`` is ``provider:model``.
+
+    ``json=True`` asks the provider for a JSON answer where it has such a mode;
+    the caller still validates what comes back. Implementations raise
+    :class:`hippo.errors.ProviderError` when the call fails.
+    """
+
+    model_id: str
+
+    def complete(
+        self, system: str, messages: Sequence[Message], *, max_tokens: int = 1024, json: bool = False
+    ) -> Completion: ...
 
 
 def normalize_rows(matrix: "np.ndarray") -> "np.ndarray":

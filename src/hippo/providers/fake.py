@@ -1,22 +1,24 @@
-"""A deterministic fake embedder for tests and offline demos.
+"""A deterministic fake embedder and a scripted fake LLM, for tests and offline demos.
 
 Vectors come from hashed word and character-trigram features, so texts that
 share words are close and the same text always gets the same vector. It can be
-told to fail, to exercise the paths where the embedder is down.
+told to fail, to exercise the paths where the embedder is down. The LLM answers
+from a script and records what it was sent.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from typing import Sequence
+from collections import deque
+from typing import Any, Callable, Sequence, Union
 
 import numpy as np
 
 from hippo.errors import ProviderError
-from hippo.providers.base import Thresholds, normalize_rows
+from hippo.providers.base import Completion, Message, Thresholds, Usage, normalize_rows
 
-__all__ = ["FakeEmbedder"]
+__all__ = ["FakeEmbedder", "FakeLLM", "ScriptItem"]
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -53,3 +55,45 @@ class FakeEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed_documents([text])[0]
+
+
+# A reply text, an exception to raise, or a function of (system, messages) giving the text.
+ScriptItem = Union[str, BaseException, Callable[[str, Sequence[Message]], str]]
+
+
+class FakeLLM:
+    """An LLM that answers from a script, one item per ``complete`` call.
+
+    Items are reply texts, exceptions (usually :class:`ProviderError`) to raise, or
+    callables ``(system, messages) -> str``. Every call is recorded in ``calls``
+    (``system``, ``messages``, ``json``, ``max_tokens``), failed ones included.
+    Tokens are counted as whitespace-separated words.
+    """
+
+    def __init__(self, model: str | None = None, *, script: Sequence[ScriptItem] | None = None) -> None:
+        self.model = model or "scripted"
+        self.model_id = f"fake:{self.model}"
+        self.script: deque[ScriptItem] = deque(script or ())
+        self.calls: list[dict[str, Any]] = []
+
+    def push(self, *items: ScriptItem) -> "FakeLLM":
+        """Append items to the script."""
+        self.script.extend(items)
+        return self
+
+    def complete(
+        self, system: str, messages: Sequence[Message], *, max_tokens: int = 1024, json: bool = False
+    ) -> Completion:
+        """The next scripted reply; raises ProviderError once the script runs out."""
+        messages = list(messages)
+        self.calls.append({"system": system, "messages": messages, "json": json, "max_tokens": max_tokens})
+        if not self.script:
+            raise ProviderError("fake LLM script exhausted")
+        item = self.script.popleft()
+        if isinstance(item, BaseException):
+            raise item
+        text = item(system, messages) if callable(item) else item
+        if not isinstance(text, str):
+            raise TypeError(f"a FakeLLM script item must give a str, got {type(text).__name__}")
+        words = len(system.split()) + sum(len(m.content.split()) for m in messages)
+        return Completion(text, Usage(words, len(text.split())), self.model)

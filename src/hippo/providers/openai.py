@@ -1,7 +1,9 @@
-"""Embeddings from OpenAI or any server speaking its ``/embeddings`` wire format.
+"""OpenAI, or any server speaking its wire format: embeddings and chat completions.
 
-Plain httpx rather than the SDK: one POST is all that is needed, and local
-OpenAI-compatible servers (llama.cpp, vLLM, LM Studio) answer the same request.
+Embeddings use plain httpx rather than the SDK: one POST is all that is needed, and
+local OpenAI-compatible servers (llama.cpp, vLLM, LM Studio) answer the same request.
+Chat goes through the official ``openai`` SDK (an optional extra), imported only when
+an :class:`OpenAILLM` is built, for its retries, timeouts and error classes.
 """
 
 from __future__ import annotations
@@ -10,14 +12,14 @@ import os
 from typing import TYPE_CHECKING, Any, Sequence
 from urllib.parse import urlsplit
 
-from hippo.errors import ConfigError, ProviderError
+from hippo.errors import ConfigError, MissingDependency, ProviderError
 from hippo.providers._http import HTTPClientMixin, as_matrix, check_dimension, check_texts, post_json
-from hippo.providers.base import Thresholds
+from hippo.providers.base import Completion, Message, Thresholds, Usage
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["OpenAIEmbedder", "KNOWN_DIMENSIONS"]
+__all__ = ["OpenAIEmbedder", "OpenAILLM", "KNOWN_DIMENSIONS"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 BATCH_SIZE = 256
@@ -109,3 +111,129 @@ class OpenAIEmbedder(HTTPClientMixin):
 
     def __repr__(self) -> str:
         return f"OpenAIEmbedder({self.model!r}, base_url={self.base_url!r})"
+
+
+# OpenAI-compatible servers other than OpenAI's own (Ollama, vLLM, LM Studio) ignore
+# the key, but the SDK refuses to start without one.
+PLACEHOLDER_API_KEY = "hippo-no-key"
+# Rejections that may go away if the same request is sent again later (5xx aside).
+_RETRYABLE_STATUS = {408, 425, 429}
+JSON_INSTRUCTION = "Answer with a single JSON object and nothing else."
+
+
+def _server_message(body: object, fallback: str) -> str:
+    """The server's own explanation: ``error.message``, or an Ollama-style ``error`` string."""
+    error = body.get("error", body) if isinstance(body, dict) else body
+    message = error.get("message") if isinstance(error, dict) else error
+    return str(message if isinstance(message, str) and message else fallback)[:500]
+
+
+class OpenAILLM:
+    """Chat completions from OpenAI or an OpenAI-compatible server (``openai:gpt-4o-mini``).
+
+    ``base_url`` (or ``$OPENAI_BASE_URL``) points it at Ollama (``http://localhost:11434/v1``),
+    vLLM, LM Studio, OpenRouter or Gemini's OpenAI-compatible endpoint. ``temperature=None``
+    sends none, for models that only accept their default (o-series, gpt-5).
+    """
+
+    def __init__(
+        self,
+        model: str | None,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 60.0,
+        max_retries: int = 2,
+        temperature: float | None = 0.0,
+    ) -> None:
+        if not model:
+            raise ConfigError("the openai LLM needs a model, e.g. 'openai:gpt-4o-mini'")
+        self.model = model
+        self.model_id = f"openai:{model}"
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).strip().rstrip("/")
+        official = urlsplit(self.base_url).hostname == "api.openai.com"
+        key = api_key or os.environ.get("OPENAI_API_KEY") or None
+        if key is None:
+            if official:
+                raise ConfigError(
+                    "OPENAI_API_KEY is not set: api.openai.com needs an API key "
+                    "(pass api_key=... or set OPENAI_API_KEY)"
+                )
+            key = PLACEHOLDER_API_KEY
+        self.temperature = temperature
+        # OpenAI deprecated max_tokens and its reasoning models reject it; compatible
+        # servers do not all know the newer max_completion_tokens.
+        self._max_tokens_param = "max_completion_tokens" if official else "max_tokens"
+        try:
+            import openai
+        except ImportError:
+            raise MissingDependency("openai", "openai") from None
+        self._sdk = openai
+        try:
+            self._client = openai.OpenAI(
+                base_url=self.base_url, api_key=key, timeout=timeout, max_retries=max_retries
+            )
+        except openai.OpenAIError as exc:
+            raise ConfigError(f"{self.model_id}: cannot build the OpenAI client: {exc}") from exc
+
+    def complete(
+        self, system: str, messages: Sequence[Message], *, max_tokens: int = 1024, json: bool = False
+    ) -> Completion:
+        """One chat completion; ``json=True`` turns on the server's JSON mode."""
+        if json and "json" not in " ".join([system, *(m.content for m in messages)]).lower():
+            # JSON mode refuses (HTTP 400) a conversation that never says "JSON".
+            system = f"{system}\n\n{JSON_INSTRUCTION}" if system else JSON_INSTRUCTION
+        chat = [{"role": "system", "content": system}] if system else []
+        chat += [{"role": m.role, "content": m.content} for m in messages]
+        params: dict[str, Any] = {"model": self.model, "messages": chat, self._max_tokens_param: max_tokens}
+        if self.temperature is not None:
+            params["temperature"] = self.temperature
+        if json:
+            params["response_format"] = {"type": "json_object"}
+        try:
+            response = self._client.chat.completions.create(**params)
+        except self._sdk.OpenAIError as exc:
+            raise self._error(exc) from exc
+        except ValueError as exc:  # a 200 whose body is not JSON (a proxy's HTML page)
+            raise ProviderError(f"{self.model_id}: {self.base_url} answered with invalid JSON") from exc
+        choices = getattr(response, "choices", None)
+        if not choices:
+            raise ProviderError(f"{self.model_id}: the response has no choices")
+        message = getattr(choices[0], "message", None)
+        text = getattr(message, "content", None)
+        if not isinstance(text, str):
+            refusal = getattr(message, "refusal", None)
+            why = f"the model refused: {refusal}" if refusal else (
+                f"the answer has no content (finish_reason {getattr(choices[0], 'finish_reason', None)!r})"
+            )
+            raise ProviderError(f"{self.model_id}: {why}")
+        usage = getattr(response, "usage", None)  # some compatible servers omit it
+        return Completion(
+            text,
+            Usage(int(getattr(usage, "prompt_tokens", 0) or 0), int(getattr(usage, "completion_tokens", 0) or 0)),
+            getattr(response, "model", None) or self.model,
+        )
+
+    def _error(self, exc: Exception) -> ProviderError:
+        """Map an SDK exception to ProviderError, retryable where a retry may succeed."""
+        sdk = self._sdk
+        if isinstance(exc, sdk.APITimeoutError):
+            return ProviderError(f"{self.model_id}: request to {self.base_url} timed out", retryable=True)
+        if isinstance(exc, sdk.APIConnectionError):
+            cause = exc.__cause__ or exc
+            return ProviderError(f"{self.model_id}: request to {self.base_url} failed: {cause}", retryable=True)
+        if isinstance(exc, sdk.APIStatusError):
+            status = exc.status_code
+            retryable = isinstance(exc, (sdk.RateLimitError, sdk.InternalServerError)) or status in _RETRYABLE_STATUS
+            return ProviderError(
+                f"{self.model_id}: HTTP {status} from {self.base_url}: {_server_message(exc.body, exc.message)}",
+                retryable=retryable,
+            )
+        return ProviderError(f"{self.model_id}: {exc}")
+
+    def close(self) -> None:
+        """Close the SDK's pooled HTTP connections."""
+        self._client.close()
+
+    def __repr__(self) -> str:
+        return f"OpenAILLM({self.model!r}, base_url={self.base_url!r})"

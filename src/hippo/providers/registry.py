@@ -2,7 +2,7 @@
 
 A spec is ``"<provider>"`` or ``"<provider>:<model>"`` (``local``,
 ``ollama:nomic-embed-text``, ``openai:text-embedding-3-small``, ``fake``).
-Third parties add providers through the ``hippo.embedders`` entry point group,
+Third parties add providers through the ``hippo.embedders`` and ``hippo.llms`` entry point groups,
 whose entries point at a class taking ``(model: str | None, **options)``.
 """
 
@@ -13,9 +13,9 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from hippo.errors import ConfigError
-from hippo.providers.base import Embedder
+from hippo.providers.base import LLM, Embedder
 
-__all__ = ["EMBEDDERS", "create_embedder", "parse_spec"]
+__all__ = ["EMBEDDERS", "LLMS", "create_embedder", "create_llm", "parse_spec"]
 
 # name -> "module:Class"; imported only when asked for.
 EMBEDDERS: dict[str, str] = {
@@ -23,6 +23,12 @@ EMBEDDERS: dict[str, str] = {
     "ollama": "hippo.providers.ollama:OllamaEmbedder",
     "openai": "hippo.providers.openai:OpenAIEmbedder",
     "fake": "hippo.providers.fake:FakeEmbedder",
+}
+
+LLMS: dict[str, str] = {
+    "openai": "hippo.providers.openai:OpenAILLM",
+    "anthropic": "hippo.providers.anthropic:AnthropicLLM",
+    "fake": "hippo.providers.fake:FakeLLM",
 }
 
 
@@ -39,19 +45,31 @@ def _load(target: str) -> type:
     return getattr(importlib.import_module(module_name), attr)
 
 
+def _create(kind: str, table: dict[str, str], group: str, spec: str, options: dict[str, Any]) -> Any:
+    provider, model = parse_spec(spec)
+    if provider in table:
+        cls = _load(table[provider])
+    else:
+        found = [ep for ep in entry_points(group=group) if ep.name == provider]
+        if not found:
+            raise ConfigError(f"unknown {kind} {provider!r}; known: {', '.join(sorted(table))}")
+        cls = found[0].load()
+    return cls(model, **options)
+
+
 def create_embedder(spec: str | Embedder, **options: Any) -> Embedder:
     """Build the embedder a spec names, or return an embedder instance unchanged."""
     if not isinstance(spec, str):
         if isinstance(spec, Embedder):
             return spec
         raise ConfigError(f"not an embedder spec or Embedder: {spec!r}")
-    provider, model = parse_spec(spec)
-    if provider in EMBEDDERS:
-        cls = _load(EMBEDDERS[provider])
-    else:
-        found = [ep for ep in entry_points(group="hippo.embedders") if ep.name == provider]
-        if not found:
-            known = ", ".join(sorted(EMBEDDERS))
-            raise ConfigError(f"unknown embedder {provider!r}; known: {known}")
-        cls = found[0].load()
-    return cls(model, **options)
+    return _create("embedder", EMBEDDERS, "hippo.embedders", spec, options)
+
+
+def create_llm(spec: str | LLM, **options: Any) -> LLM:
+    """Build the LLM a spec names (``openai:gpt-4o-mini``, ``anthropic:claude-haiku-4-5``, ``fake``)."""
+    if not isinstance(spec, str):
+        if isinstance(spec, LLM):
+            return spec
+        raise ConfigError(f"not an LLM spec or LLM: {spec!r}")
+    return _create("LLM", LLMS, "hippo.llms", spec, options)

@@ -8,12 +8,12 @@ import threading
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
 from hippo.clock import from_iso, to_iso
-from hippo.errors import StorageError
+from hippo.errors import EmbedderMismatch, StorageError
 from hippo.index.exact import decode_vector, encode_vector
 from hippo.stores.base import ChunkFilter, StoreCapabilities, StrengthUpdate
 from hippo.stores.sqlite.conversation import search_messages
@@ -164,8 +164,21 @@ class SQLiteStore:
             ).fetchall()
         return {chunk.content_hash: chunk for chunk in map(_row_to_chunk, rows)}  # type: ignore[misc]
 
+    def _check_dimension(self, vectors: Iterable[np.ndarray | None]) -> None:
+        """Inside the write: refuse vectors whose size is not the recorded model's (e.g. from a
+        Memory left open while ``hippo.reembed`` switched the database to another model)."""
+        sizes = {len(v) for v in vectors if v is not None}
+        row = self._conn.execute("SELECT model_id, dimension FROM embedding_model WHERE id = 1").fetchone()
+        if sizes and row is not None and row[1] is not None and sizes != {row[1]}:
+            raise EmbedderMismatch(
+                f"this database's vectors are made with {row[0]} (dimension {row[1]}), refusing vectors of "
+                f"dimension {', '.join(map(str, sorted(sizes)))}; reopen it with embedder={row[0]!r} "
+                "or switch models with hippo.reembed()"
+            )
+
     def insert_chunks(self, agent_id: str, chunks: Sequence[Chunk], vectors: Sequence[np.ndarray | None]) -> None:
         with self.transaction():
+            self._check_dimension(vectors)
             for chunk, vector in zip(chunks, vectors):
                 cur = self._conn.execute(
                     "INSERT INTO chunks(id, agent_id, content, content_hash, embedding, metadata, kind, "
@@ -200,6 +213,7 @@ class SQLiteStore:
 
     def set_vectors(self, agent_id: str, vectors: dict[str, np.ndarray]) -> None:
         with self.transaction():
+            self._check_dimension(vectors.values())
             for chunk_id, vector in vectors.items():
                 row = self._conn.execute(
                     "UPDATE chunks SET embedding = ? WHERE agent_id = ? AND id = ? RETURNING rowid, superseded_by",

@@ -1,0 +1,64 @@
+"""Shared fixtures: a movable clock and memories opened on real SQLite files with the fake embedder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+import hippo
+from hippo.providers.fake import FakeEmbedder
+from support import START, Clock, counts, sql  # noqa: F401  (re-exported for tests)
+
+
+@pytest.fixture(autouse=True)
+def _no_ambient_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Keep a developer's hippo.toml or HIPPO_* variables out of the tests."""
+    import os
+
+    for name in list(os.environ):
+        if name.startswith("HIPPO_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("HIPPO_CONFIG", str(tmp_path / "no-such-hippo.toml"))
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "hippo.db"
+
+
+@pytest.fixture
+def embedder() -> FakeEmbedder:
+    return FakeEmbedder()
+
+
+@pytest.fixture
+def make_mem(db_path: Path, clock: Clock, embedder: FakeEmbedder) -> Iterator[Callable[..., "hippo.Memory"]]:
+    """``make_mem("bob")`` opens the shared db file for another agent (same clock and embedder by default)."""
+    opened: list[hippo.Memory] = []
+
+    def make(agent_id: str = "alice", **kwargs: Any) -> "hippo.Memory":
+        kwargs.setdefault("embedder", embedder)
+        kwargs.setdefault("clock", clock)
+        path = kwargs.pop("path", db_path)
+        memory = hippo.open(path, agent_id=agent_id, **kwargs)
+        opened.append(memory)
+        return memory
+
+    yield make
+    for memory in opened:
+        try:
+            memory.close()
+        except Exception:
+            pass
+
+
+@pytest.fixture
+def mem(make_mem: Callable[..., "hippo.Memory"]) -> "hippo.Memory":
+    return make_mem("alice")

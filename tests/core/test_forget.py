@@ -1,0 +1,177 @@
+"""forget_memory: preview, hard delete, no trace left in the database files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import hippo
+from hippo.providers.fake import FakeEmbedder
+from support import counts, sql
+
+SECRET = "Zyzzogeton-Quibblefrump"
+NEEDLES = [SECRET, SECRET.lower(), "Zyzzogeton", "zyzzogeton", "Quibblefrump", "quibblefrump"]
+FILLER = [f"Gardening note {i}: tomatoes need sun and regular watering" for i in range(30)]
+
+
+def occurrences(db_path: Path) -> dict[str, int]:
+    """How often each needle occurs in the raw bytes of the database, its WAL and its shared memory."""
+    found = {}
+    for suffix in ("", "-wal", "-shm"):
+        path = Path(str(db_path) + suffix)
+        data = path.read_bytes() if path.exists() else b""
+        for needle in NEEDLES:
+            for encoded in (needle.encode("utf-8"), needle.encode("utf-16-le")):
+                found[f"{suffix or 'db'}:{needle}:{len(encoded)}"] = data.count(encoded)
+    return found
+
+
+def total(found: dict[str, int]) -> int:
+    return sum(found.values())
+
+
+def test_preview_deletes_nothing(mem, db_path):
+    mem.store_memories(FILLER[:3])
+    target = mem.store_memory("I like Redux for state management")
+    before = sql(db_path, "SELECT * FROM chunks ORDER BY id")
+
+    result = mem.forget_memory("that I like Redux", preview=True)
+    assert result.preview is True
+    assert [f.id for f in result.deleted] == [target.id]
+    assert result.deleted[0].content == "I like Redux for state management"
+    assert sql(db_path, "SELECT * FROM chunks ORDER BY id") == before
+    assert mem.get_memory(target.id).content == "I like Redux for state management"
+
+
+def test_forget_deletes_and_returns_what_it_deleted(mem, db_path):
+    keep = mem.store_memories(FILLER[:3])
+    target = mem.store_memory("I like Redux for state management")
+    result = mem.forget_memory("that I like Redux")
+    assert result.preview is False
+    assert result.count == 1
+    [gone] = result.deleted
+    assert (gone.id, gone.content, gone.kind) == (target.id, "I like Redux for state management", "memory")
+    with pytest.raises(hippo.NotFound):
+        mem.get_memory(target.id)
+    assert sql(db_path, "SELECT count(*) FROM chunks WHERE id = ?", (target.id,)) == [(0,)]
+    assert {r[0] for r in sql(db_path, "SELECT id FROM chunks")} == {r.id for r in keep}
+    assert all("Redux" not in h.content for h in mem.recall_memories("Redux state management"))
+    # Forgetting again finds nothing.
+    assert mem.forget_memory("that I like Redux").deleted == []
+
+
+def test_forget_leaves_no_trace_in_the_files(mem, db_path):
+    mem.store_memories(FILLER)
+    secret = mem.store_memory(f"The vault password hint is {SECRET} and nobody may know it", intensity=0.9)
+    mem.store_memory(f"The vault password hint is {SECRET} and nobody may know it")  # strengthened
+    assert mem.recall_memories(SECRET)[0].id == secret.id  # retrieval writes the row again
+    mem.set_memory_block("persona", "A helpful assistant")
+    # The premise: before forgetting, the text is in the files.
+    assert total(occurrences(db_path)) > 0
+
+    result = mem.forget_memory(SECRET)
+    assert [f.id for f in result.deleted] == [secret.id]
+
+    # Still open: nothing in the database, its WAL or its shared memory.
+    found = occurrences(db_path)
+    assert total(found) == 0, {k: v for k, v in found.items() if v}
+    # The other memories survive and are still searchable by keyword and vector.
+    assert sql(db_path, "SELECT count(*) FROM chunks")[0][0] == len(FILLER)
+    recall = mem.recall_memories("tomatoes watering", limit=5)
+    assert len(recall) == 5 and all(h.keyword is not None and h.similarity is not None for h in recall)
+    assert mem.recall_memory_block("persona") == "A helpful assistant"
+    assert all(SECRET not in h.content for h in mem.recall_memories(SECRET))
+
+    mem.close()
+    found = occurrences(db_path)
+    assert total(found) == 0, {k: v for k, v in found.items() if v}
+
+
+def test_delete_memory_by_id_leaves_no_trace(mem, db_path):
+    mem.store_memories(FILLER[:5])
+    secret = mem.store_memory(f"Remember {SECRET} as the code word")
+    assert total(occurrences(db_path)) > 0
+    gone = mem.delete_memory(secret.id)
+    assert gone.id == secret.id
+    assert total(occurrences(db_path)) == 0
+    with pytest.raises(hippo.NotFound):
+        mem.delete_memory(secret.id)
+
+
+def test_forget_keeps_other_memories(mem, db_path):
+    redux = mem.store_memory("I strongly dislike Redux")
+    others = mem.store_memories(
+        ["I enjoy hiking in the Alps", "My favourite editor is Neovim", "The cat is called Biscuit"]
+    )
+    mem.forget_memory("Redux")
+    remaining = {r[0] for r in sql(db_path, "SELECT id FROM chunks")}
+    assert remaining == {o.id for o in others}
+    assert redux.id not in remaining
+    for other in others:
+        assert mem.get_memory(other.id).content == other.chunk.content
+
+
+def test_forget_nothing_matching(mem, db_path):
+    mem.store_memories(FILLER[:5] + ["I strongly dislike Redux"])
+    before = counts(db_path)
+    result = mem.forget_memory("quantum chromodynamics lattice")
+    assert result.deleted == [] and result.count == 0
+    assert counts(db_path) == before
+    # Stop words alone match nothing either.
+    assert mem.forget_memory("that the of").deleted == []
+    assert counts(db_path) == before
+
+
+def test_forget_respects_limit(mem, db_path):
+    mem.store_memories(FILLER[:8])
+    result = mem.forget_memory("gardening tomatoes sun watering", limit=3)
+    assert result.count == 3
+    assert sql(db_path, "SELECT count(*) FROM chunks")[0][0] == 5
+
+
+def test_forget_does_not_touch_blocks(mem):
+    mem.store_memory("I like Redux")
+    mem.set_memory_block("human", "Likes Redux")
+    mem.forget_memory("Redux")
+    assert mem.recall_memory_block("human") == "Likes Redux"
+
+
+def test_forget_with_failing_embedder_requires_every_word(make_mem, db_path):
+    mem = make_mem("alice", embedder=FakeEmbedder(fail=True))
+    red_cat = mem.store_memory("The cat sat on the red mat")
+    blue_cat = mem.store_memory("The cat chased a blue ball")
+    red_car = mem.store_memory("A red car parked outside")
+    assert red_cat.vector_pending
+
+    # "cat" alone is in two memories, "dog" in none: no match, nothing deleted.
+    assert mem.forget_memory("the cat and the dog").deleted == []
+    assert sql(db_path, "SELECT count(*) FROM chunks")[0][0] == 3
+
+    result = mem.forget_memory("the red cat")
+    assert [f.id for f in result.deleted] == [red_cat.id]
+    assert result.deleted[0].similarity is None  # matched by words, not by vector
+    assert {r[0] for r in sql(db_path, "SELECT id FROM chunks")} == {blue_cat.id, red_car.id}
+
+
+def test_forget_min_similarity(mem, db_path):
+    mem.store_memory("The cat sat on the red mat")
+    assert mem.forget_memory("zebra", min_similarity=1.0).deleted == []
+    assert mem.forget_memory("cat mat red sat", min_similarity=0.0, preview=True).count == 1
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG?: forget_memory searches with the default filter, which excludes superseded chunks, so an "
+    "old superseded fact can never be forgotten by description (seed 000: 'when the user asks the agent "
+    "to forget something, it's gone')",
+)
+def test_forget_reaches_superseded_chunks(mem, db_path):
+    old = mem.store_memory("The user lives in Berlin Kreuzberg")
+    new = mem.store_memory("The user lives in Munich")
+    sql(db_path, "UPDATE chunks SET superseded_by = ? WHERE id = ?", (new.id, old.id))
+    result = mem.forget_memory("user lives Berlin Kreuzberg")
+    assert old.id in {f.id for f in result.deleted}
+    assert sql(db_path, "SELECT count(*) FROM chunks WHERE id = ?", (old.id,)) == [(0,)]
+    assert not any(b"Kreuzberg" in Path(str(db_path) + s).read_bytes()
+                   for s in ("", "-wal") if Path(str(db_path) + s).exists())
