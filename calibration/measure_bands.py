@@ -45,6 +45,7 @@ PAIRS = Path(__file__).with_name("fact_pairs.jsonl")
 LABELS = ("duplicate", "supersedes", "distinct")
 CLOSED = 1.01  # a duplicate threshold no cosine reaches
 SEED_BANDS = (0.93, 0.78)
+QUANTILES = ("min", "q1", "median", "q3", "max")
 
 
 def grid(lo: float) -> list[float]:
@@ -102,17 +103,10 @@ def evaluate(sims: np.ndarray, labels: np.ndarray, dup: float, amb: float) -> Re
     middle = ~auto_dup & ~auto_new
     fallback = np.where(auto_dup, "duplicate", "distinct")
     perfect = (auto_dup & (labels == "duplicate")) | (auto_new & (labels == "distinct")) | middle
-    return Report(
-        dup,
-        amb,
-        int(auto_dup.sum()),
-        _share(auto_dup, labels, "duplicate"),
-        int(auto_new.sum()),
-        _share(auto_new, labels, "distinct"),
-        float(middle.mean()),
-        float(np.mean(fallback == labels)),
-        float(perfect.mean()),
-    )
+    dup_n, dup_p = int(auto_dup.sum()), _share(auto_dup, labels, "duplicate")
+    new_n, new_p = int(auto_new.sum()), _share(auto_new, labels, "distinct")
+    accuracy = float(np.mean(fallback == labels))
+    return Report(dup, amb, dup_n, dup_p, new_n, new_p, float(middle.mean()), accuracy, float(perfect.mean()))
 
 
 def cross_validate(
@@ -141,16 +135,8 @@ def cross_validate(
 def distribution(sims: np.ndarray, labels: np.ndarray) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
     for label in LABELS:
-        s = sims[labels == label]
-        q1, med, q3 = np.quantile(s, [0.25, 0.5, 0.75])
-        out[label] = {
-            "n": int(s.size),
-            "min": float(s.min()),
-            "q1": float(q1),
-            "median": float(med),
-            "q3": float(q3),
-            "max": float(s.max()),
-        }
+        qs = np.quantile(sims[labels == label], [0, 0.25, 0.5, 0.75, 1])
+        out[label] = {"n": int((labels == label).sum()), **dict(zip(QUANTILES, map(float, qs)))}
     return out
 
 
@@ -204,28 +190,18 @@ def main(argv: list[str] | None = None) -> int:
         rows, sims = [r for r, k in zip(rows, keep) if k], sims[keep]
     labels = np.array([r["label"] for r in rows])
     dup, amb, dup_met, new_met = choose(sims, labels, args.dup_precision, args.new_precision, args.grid_min)
+    cv = cross_validate(sims, labels, args.dup_precision, args.new_precision, args.folds, args.seed, args.grid_min)
+    targets = {"dup_precision": args.dup_precision, "new_precision": args.new_precision, "grid_min": args.grid_min}
     summary: dict[str, Any] = {
         "embedder": args.embedder,
         "pairs": len(rows),
         "degenerate_pairs": len(degenerate),
         "degenerate_excluded": args.exclude_degenerate,
-        "targets": {
-            "dup_precision": args.dup_precision,
-            "new_precision": args.new_precision,
-            "grid": [args.grid_min, 0.99],
-            "dup_met": dup_met,
-            "new_met": new_met,
-        },
+        "targets": {**targets, "dup_met": dup_met, "new_met": new_met},
         "distribution": distribution(sims, labels),
         "chosen": asdict(evaluate(sims, labels, dup, amb)),
         "seed_bands": asdict(evaluate(sims, labels, *SEED_BANDS)),
-        "cross_validated": {
-            "folds": args.folds,
-            "seed": args.seed,
-            **cross_validate(
-                sims, labels, args.dup_precision, args.new_precision, args.folds, args.seed, args.grid_min
-            ),
-        },
+        "cross_validated": {"folds": args.folds, "seed": args.seed, **cv},
         "curve": curve(sims, labels, args.grid_min),
     }
     if args.json:
@@ -240,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     print(f"\ncosine by label    {'n':>4} {'min':>6} {'q1':>6} {'median':>6} {'q3':>6} {'max':>6}")
     for label, d in summary["distribution"].items():
-        cols = " ".join(f"{d[k]:6.3f}" for k in ("min", "q1", "median", "q3", "max"))
+        cols = " ".join(f"{d[k]:6.3f}" for k in QUANTILES)
         print(f"  {label:<16} {d['n']:4d} {cols}")
     print("\n   t   n>=t  dup share   n<t  distinct share")
     for c in summary["curve"]:
@@ -251,11 +227,10 @@ def main(argv: list[str] | None = None) -> int:
     met = f"duplicate target {'met' if dup_met else 'NOT met'}, NEW target {'met' if new_met else 'NOT met'}"
     print_report(f"chosen (targets {args.dup_precision:.2f}/{args.new_precision:.2f}; {met})", summary["chosen"])
     print_report("seed bands (0.93/0.78)", summary["seed_bands"])
-    cv = summary["cross_validated"]
     print_report(
         f"{args.folds}-fold cross-validated (means over held-out folds; counts are per fold; targets met "
         f"on {cv['folds_dup_met']}/{args.folds} and {cv['folds_new_met']}/{args.folds} training sets)",
-        cv,
+        summary["cross_validated"],
     )
     return 0
 

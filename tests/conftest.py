@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
+from support import START, Clock, counts, sql  # noqa: F401  (re-exported for tests)
 
 import hippo
 from hippo.providers.fake import FakeEmbedder
-from support import START, Clock, counts, sql  # noqa: F401  (re-exported for tests)
 
 
 @pytest.fixture(autouse=True)

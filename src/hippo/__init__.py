@@ -83,6 +83,8 @@ def open(  # noqa: A001 - hippo.open mirrors sqlite3.connect / io.open
     from hippo.core.validation import check_agent_id
     from hippo.stores.sqlite import SQLiteStore
 
+    if "messages_table" in settings and settings["messages_table"] is None:
+        settings["messages_table"] = "none"  # an explicit None turns conversation search off
     embedder_spec = embedder if embedder is None or isinstance(embedder, str) else None
     config = load_settings(db=str(path) if path is not None else None, agent_id=agent_id,
                            embedder=embedder_spec, **settings)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 import pytest
+from support import counts, sql
 
 import hippo
 from hippo import MemoryInput
-from support import counts, sql
 
 NAN = float("nan")
 INF = float("inf")

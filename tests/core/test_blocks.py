@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from support import sql
 
 import hippo
-from support import sql
 
 
 def block_rows(db_path):

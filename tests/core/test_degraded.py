@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from support import sql
 
 import hippo
 from hippo.providers.fake import FakeEmbedder
-from support import sql
 
 
 @pytest.fixture

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support import counts, sql
 
 import hippo
 from hippo.providers.fake import FakeEmbedder
-from support import counts, sql
 
 SECRET = "Zyzzogeton-Quibblefrump"
 NEEDLES = [SECRET, SECRET.lower(), "Zyzzogeton", "zyzzogeton", "Quibblefrump", "quibblefrump"]
@@ -160,12 +160,6 @@ def test_forget_min_similarity(mem, db_path):
     assert mem.forget_memory("cat mat red sat", min_similarity=0.0, preview=True).count == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG?: forget_memory searches with the default filter, which excludes superseded chunks, so an "
-    "old superseded fact can never be forgotten by description (seed 000: 'when the user asks the agent "
-    "to forget something, it's gone')",
-)
 def test_forget_reaches_superseded_chunks(mem, db_path):
     old = mem.store_memory("The user lives in Berlin Kreuzberg")
     new = mem.store_memory("The user lives in Munich")

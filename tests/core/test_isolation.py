@@ -5,10 +5,10 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from support import sql
 
 import hippo
 from hippo.providers.fake import FakeEmbedder
-from support import sql
 
 SHARED = [
     "The launch code is Tango-Foxtrot-Nine",

@@ -6,13 +6,13 @@ import itertools
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from support import sql
 from ulid import ULID
 
 import hippo
 from hippo import MemoryInput
 from hippo.stores.base import ChunkFilter
 from hippo.types import Chunk
-from support import sql
 
 
 def add_fact(mem, content: str, **fields) -> str:
@@ -182,7 +182,8 @@ def assert_score_parts(hit, *, vector_weight=0.5):
     assert 0.0 <= hit.recency <= 1.0
 
 
-def test_hits_carry_score_parts(mem, clock):
+def test_hits_carry_score_parts(make_mem, clock):
+    mem = make_mem("alice", min_relevance=0.0)  # keep the unrelated memory in view
     mem.store_memory("The team decided to use SQLite instead of PostgreSQL", intensity=0.8)
     mem.store_memory("SQLite handles the prototype load fine", intensity=0.4)
     mem.store_memory("Lunch is at noon on Fridays", intensity=0.6)
@@ -248,11 +249,21 @@ def test_recall_on_empty_memory(mem):
     assert recall.mode == "hybrid"
 
 
-def test_query_of_only_punctuation_uses_vectors(mem):
+def test_query_of_only_punctuation_uses_vectors(make_mem):
+    mem = make_mem("alice", min_relevance=0.0)
     stored = mem.store_memory("Some memory")
     recall = mem.recall_memories("?!", touch=False)
     assert recall.mode == "vector"
     assert [h.id for h in recall] == [stored.id]
+
+
+def test_irrelevant_candidates_are_left_out(mem):
+    mem.store_memory("The team decided to use SQLite instead of PostgreSQL")
+    lunch = mem.store_memory("Lunch is at noon on Fridays")
+    recall = mem.recall_memories("SQLite database decision")
+    assert recall and all(h.relevance >= mem.settings.min_relevance for h in recall)
+    assert lunch.id not in {h.id for h in recall}
+    assert mem.get_memory(lunch.id).access_count == 0  # no retrieval event for what was not returned
 
 
 # -- another connection writes -------------------------------------------------

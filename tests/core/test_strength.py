@@ -6,6 +6,7 @@ import math
 from datetime import timedelta
 
 import pytest
+from support import START, sql
 
 from hippo import MemoryInput
 from hippo.clock import to_iso
@@ -21,7 +22,6 @@ from hippo.core.strength import (
     retrieval_boost,
 )
 from hippo.stores.base import ChunkFilter
-from support import START, sql
 
 # Seed 000's table: access count -> (decay resistance, half-life in days).
 HALF_LIFE_TABLE = [(0, 1.0, 29), (5, 1.54, 44), (20, 1.91, 55), (100, 2.38, 69)]
@@ -236,11 +236,6 @@ def test_superseded_chunk_never_recalled(mem, db_path):
     assert sql(db_path, "SELECT access_count FROM chunks WHERE id = ?", (old.id,)) == [(0,)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: recall drops decayed chunks only after picking the top-50 vector and top-50 keyword "
-    "candidates, so enough decayed look-alikes crowd a live, matching memory out of the pool entirely",
-)
 def test_decayed_chunks_do_not_crowd_out_a_live_memory(mem, clock):
     mem.store_memories(
         [MemoryInput(f"Deploy checklist for the staging cluster, revision {i}", intensity=0.1) for i in range(60)]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from hippo.stores.base import UNCHANGED
 from hippo.types import Block, BlockResult, ErrorInfo
 
 if TYPE_CHECKING:
@@ -16,7 +17,6 @@ if TYPE_CHECKING:
 
 __all__ = ["BlockEditor"]
 
-_UNCHANGED: Any = object()
 
 
 def _failure(key: str, code: str, message: str) -> BlockResult:
@@ -46,17 +46,17 @@ class BlockEditor:
                 f"block '{key}' would be {len(value)} characters; its limit is {limit}. "
                 "Shorten it with replace_memory_block first.",
             )
-        char_limit = extra.pop("char_limit", _UNCHANGED)
-        if char_limit is _UNCHANGED:
+        char_limit = extra.pop("char_limit", UNCHANGED)
+        if char_limit is UNCHANGED:
             block = self._store.put_block(self._agent_id, key, value, now)
         else:
             block = self._store.put_block(self._agent_id, key, value, now, char_limit=char_limit)
         return BlockResult(ok=True, key=key, value=block.value, **extra)
 
-    def set(self, key: str, value: str, now: datetime, *, char_limit: Any = _UNCHANGED) -> BlockResult:
+    def set(self, key: str, value: str, now: datetime, *, char_limit: Any = UNCHANGED) -> BlockResult:
         with self._store.transaction():
             existing = self.get(key)
-            limit = self._limit(existing) if char_limit is _UNCHANGED else (char_limit or self._default_limit)
+            limit = self._limit(existing) if char_limit is UNCHANGED else (char_limit or self._default_limit)
             return self._write(key, value, now, limit, created=existing is None, char_limit=char_limit)
 
     def replace(self, key: str, old: str, new: str, now: datetime) -> BlockResult:

@@ -16,12 +16,12 @@ from hippo.core.blocks import BlockEditor
 from hippo.core.embedding import EmbeddingService
 from hippo.core.fusion import Fusion
 from hippo.core.keywords import ENGLISH_STOPWORDS, fts_query
-from hippo.core.recall import find_candidates, rank, retrieval_updates
+from hippo.core.recall import find_candidates, rank, touched
 from hippo.core.reembed import Progress, fill_pending
-from hippo.core.strength import ScoreWeights, reinforced_intensity
+from hippo.core.strength import RETRIEVAL_BOOST, ScoreWeights, reinforced_intensity
 from hippo.errors import ConfigError, InvalidInput, NotFound
 from hippo.providers.base import Embedder
-from hippo.stores.base import ChunkFilter, Store, StrengthUpdate
+from hippo.stores.base import UNCHANGED, ChunkFilter, Store, StrengthUpdate
 from hippo.types import (
     Block,
     BlockResult,
@@ -36,7 +36,8 @@ from hippo.types import (
 
 __all__ = ["Memory", "MemoryInput"]
 
-_UNCHANGED: Any = object()
+_MAX_POOL = 10_000  # candidates per side at most, when decayed ones crowd the first pool
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,13 +186,19 @@ class Memory:
         limit = v.check_limit(limit)
         where = self._filter(kind, tags, metadata, since, until)
         query_vector = self.embedding.query(query)
-        found = find_candidates(self.store, self.agent_id, query, query_vector, max(50, limit * 5), where)
         now = self.now()
-        hits = rank(found, now, limit=limit, fusion=self._fusion, weights=self._weights,
-                    decay_lambda=self.settings.decay_lambda)
+        pool = max(50, limit * 5)
+        while True:
+            found = find_candidates(self.store, self.agent_id, query, query_vector, pool, where)
+            hits = rank(found, now, limit=limit, fusion=self._fusion, weights=self._weights,
+                        decay_lambda=self.settings.decay_lambda, min_relevance=self.settings.min_relevance)
+            # Decayed or irrelevant candidates may have crowded live ones out of the pool.
+            if len(hits) >= limit or found.exhausted or pool >= _MAX_POOL:
+                break
+            pool *= 4
         if touch and hits:
-            updates, hits = retrieval_updates(hits, now)
-            self.store.update_strength(self.agent_id, updates)
+            hits = touched(hits, now)
+            self.store.record_retrievals(self.agent_id, [h.id for h in hits], now, boost=RETRIEVAL_BOOST)
         if query_vector is None:
             mode = "keyword"
         else:
@@ -231,15 +238,16 @@ class Memory:
         threshold = self.embedding.thresholds.forget
         if min_similarity is not None:
             threshold = v.check_intensity(min_similarity, "min_similarity")
+        where = ChunkFilter(include_superseded=True)  # forgetting reaches a fact's history too
         matches: dict[str, float | None] = {}
         query_vector = self.embedding.query(description)
         if query_vector is not None:
-            for chunk_id, sim in self.store.vector_search(self.agent_id, query_vector, limit, ChunkFilter()):
+            for chunk_id, sim in self.store.vector_search(self.agent_id, query_vector, limit, where):
                 if sim >= threshold:
                     matches[chunk_id] = sim
         every_word = fts_query(description, stopwords=ENGLISH_STOPWORDS, operator="AND")
         if every_word is not None:
-            for chunk_id, _ in self.store.keyword_search(self.agent_id, every_word, limit, ChunkFilter()):
+            for chunk_id, _ in self.store.keyword_search(self.agent_id, every_word, limit, where):
                 if len(matches) < limit:
                     matches.setdefault(chunk_id, None)
         chunks = self.store.get_chunks(self.agent_id, list(matches))
@@ -291,15 +299,14 @@ class Memory:
         text = v.check_text(text, "text", max_chars=self.settings.max_content_chars)
         return self._blocks.append(key, text, self.now())
 
-    def set_memory_block(self, key: str, value: str, *, char_limit: int | None = _UNCHANGED) -> BlockResult:
-        """Write the whole block; ``char_limit`` (``None`` for none) caps every later write."""
+    def set_memory_block(self, key: str, value: str, *, char_limit: int | None = UNCHANGED) -> BlockResult:
+        """Write the whole block. ``char_limit`` caps this block's every later write;
+        ``None`` removes its own cap (the ``block_char_limit`` setting then applies)."""
         key = v.check_block_key(key)
         value = v.check_text(value, "value", max_chars=self.settings.max_content_chars, allow_empty=True)
-        if char_limit is not _UNCHANGED and char_limit is not None:
+        if char_limit is not UNCHANGED and char_limit is not None:
             if isinstance(char_limit, bool) or not isinstance(char_limit, int) or char_limit < 1:
                 raise InvalidInput(f"char_limit must be a positive integer or None, got {char_limit!r}")
-        if char_limit is _UNCHANGED:  # blocks.py has its own sentinel: pass nothing, not ours
-            return self._blocks.set(key, value, self.now())
         return self._blocks.set(key, value, self.now(), char_limit=char_limit)
 
     # -- conversation ---------------------------------------------------------

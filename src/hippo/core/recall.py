@@ -18,13 +18,13 @@ from hippo.core.strength import (
     recency_score,
     retrieval_boost,
 )
-from hippo.stores.base import ChunkFilter, StrengthUpdate
+from hippo.stores.base import ChunkFilter
 from hippo.types import Chunk, Hit
 
 if TYPE_CHECKING:
     from hippo.stores.base import Store
 
-__all__ = ["Candidates", "find_candidates", "rank", "retrieval_updates"]
+__all__ = ["Candidates", "find_candidates", "rank", "touched"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +34,7 @@ class Candidates:
     chunks: list[Chunk]
     similarity: dict[str, float]
     bm25: dict[str, float]
+    exhausted: bool  # neither side had more than it returned
 
 
 def keyword_match(query: str) -> str | None:
@@ -56,6 +57,7 @@ def find_candidates(
     match = keyword_match(query)
     if match is not None:
         bm25 = dict(store.keyword_search(agent_id, match, pool, where))
+    exhausted = len(similarity) < pool and len(bm25) < pool
     ids = list(dict.fromkeys([*similarity, *bm25]))
     chunks = store.get_chunks(agent_id, ids)
     if query_vector is not None:
@@ -64,7 +66,7 @@ def find_candidates(
         for chunk_id, vector in store.get_vectors(agent_id, unscored).items():
             if len(vector) == len(query_vector):
                 similarity[chunk_id] = float(np.dot(vector, query_vector))
-    return Candidates(chunks, similarity, bm25)
+    return Candidates(chunks, similarity, bm25, exhausted)
 
 
 def rank(
@@ -75,8 +77,9 @@ def rank(
     fusion: Fusion,
     weights: ScoreWeights,
     decay_lambda: float,
+    min_relevance: float = 0.0,
 ) -> list[Hit]:
-    """Score every live candidate, drop the decayed (< 0.05) and keep the best ``limit``."""
+    """Score every live candidate, drop the decayed (< 0.05) and the irrelevant, keep the best ``limit``."""
     keyword = keyword_scores(found.bm25)
     hits = []
     for chunk in found.chunks:
@@ -90,6 +93,8 @@ def rank(
         similarity = found.similarity.get(chunk.id)
         kw = keyword.get(chunk.id)
         relevance = fusion.relevance(similarity, kw)
+        if relevance < min_relevance:
+            continue
         recency = recency_score(chunk.created_at, now)
         score = final_score(relevance, strength, recency, weights)
         hits.append(Hit(chunk, score, relevance, similarity, kw, strength, recency))
@@ -97,15 +102,14 @@ def rank(
     return hits[:limit]
 
 
-def retrieval_updates(hits: list[Hit], now: datetime) -> tuple[list[StrengthUpdate], list[Hit]]:
-    """Seed 000's retrieval event for each hit, and the hits carrying their new state."""
-    updates, touched = [], []
+def touched(hits: list[Hit], now: datetime) -> list[Hit]:
+    """The hits as they stand after seed 000's retrieval event (the store applies it)."""
+    out = []
     for hit in hits:
         c = hit.chunk
-        update = StrengthUpdate(c.id, retrieval_boost(c.running_intensity), c.encounter_count, c.access_count + 1, now)
-        updates.append(update)
         chunk = replace(
-            c, running_intensity=update.running_intensity, access_count=update.access_count, last_accessed_at=now
+            c, running_intensity=retrieval_boost(c.running_intensity), access_count=c.access_count + 1,
+            last_accessed_at=now,
         )
-        touched.append(replace(hit, chunk=chunk))
-    return updates, touched
+        out.append(replace(hit, chunk=chunk))
+    return out

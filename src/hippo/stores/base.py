@@ -16,7 +16,10 @@ from hippo.types import Block, Chunk, ConversationHit
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["ChunkFilter", "Store", "StoreCapabilities", "StrengthUpdate"]
+__all__ = ["UNCHANGED", "ChunkFilter", "Store", "StoreCapabilities", "StrengthUpdate"]
+
+UNCHANGED: Any = type("Unchanged", (), {"__repr__": lambda self: "UNCHANGED"})()
+"""Marks an optional argument the caller did not give (where ``None`` is a value)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +85,11 @@ class Store(Protocol):
 
     def update_strength(self, agent_id: str, updates: Sequence[StrengthUpdate]) -> None: ...
 
+    def record_retrievals(self, agent_id: str, ids: Sequence[str], now: datetime, *, boost: float) -> None:
+        """Seed 000's retrieval event, applied relative to the stored values so that
+        concurrent recalls add up: access count + 1, last access now, intensity + boost (max 1)."""
+        ...
+
     def set_vectors(self, agent_id: str, vectors: dict[str, "np.ndarray"]) -> None: ...
 
     def get_chunks(self, agent_id: str, ids: Sequence[str]) -> list[Chunk]: ...
@@ -118,7 +126,7 @@ class Store(Protocol):
     def get_block(self, agent_id: str, key: str) -> Block | None: ...
 
     def put_block(
-        self, agent_id: str, key: str, value: str, now: datetime, *, char_limit: int | None = ...
+        self, agent_id: str, key: str, value: str, now: datetime, *, char_limit: Any = UNCHANGED
     ) -> Block: ...
 
     # The application's conversation log.

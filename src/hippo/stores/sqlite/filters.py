@@ -30,6 +30,10 @@ def filter_sql(where: ChunkFilter) -> tuple[str, list[Any]]:
         elif isinstance(value, bool):
             clauses.append("json_type(c.metadata, ?) = ?")
             params.extend([path, "true" if value else "false"])
+        elif isinstance(value, (int, float)):
+            # JSON true/false come back from json_extract as 1/0: compare numbers only.
+            clauses.append("json_type(c.metadata, ?) IN ('integer', 'real') AND json_extract(c.metadata, ?) = ?")
+            params.extend([path, path, value])
         else:
             clauses.append("json_extract(c.metadata, ?) = ?")
             params.extend([path, value])

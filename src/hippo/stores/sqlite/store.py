@@ -15,7 +15,7 @@ import numpy as np
 from hippo.clock import from_iso, to_iso
 from hippo.errors import EmbedderMismatch, StorageError
 from hippo.index.exact import decode_vector, encode_vector
-from hippo.stores.base import ChunkFilter, StoreCapabilities, StrengthUpdate
+from hippo.stores.base import UNCHANGED, ChunkFilter, StoreCapabilities, StrengthUpdate
 from hippo.stores.sqlite.conversation import search_messages
 from hippo.stores.sqlite.filters import filter_sql
 from hippo.stores.sqlite.schema import migrate
@@ -28,7 +28,6 @@ _CHUNK_COLUMNS = (
     "id, agent_id, content, content_hash, metadata, kind, running_intensity, encounter_count, "
     "access_count, last_accessed_at, superseded_by, created_at, observed_at, embedding IS NOT NULL"
 )
-_UNCHANGED: Any = object()
 
 
 def _row_to_chunk(row: tuple) -> Chunk:
@@ -211,6 +210,16 @@ class SQLiteStore:
                 ],
             )
 
+    def record_retrievals(self, agent_id: str, ids: Sequence[str], now: datetime, *, boost: float) -> None:
+        if not ids:
+            return
+        with self.transaction():
+            self._conn.execute(
+                "UPDATE chunks SET access_count = access_count + 1, last_accessed_at = ?, "
+                f"running_intensity = min(1.0, running_intensity + ?) WHERE agent_id = ? AND id IN ({_marks(len(ids))})",
+                (to_iso(now), boost, agent_id, *ids),
+            )
+
     def set_vectors(self, agent_id: str, vectors: dict[str, np.ndarray]) -> None:
         with self.transaction():
             self._check_dimension(vectors.values())
@@ -254,7 +263,21 @@ class SQLiteStore:
                     dtype=np.int64,
                 )
             found = self._vectors.search(agent_id, query, limit, allowed)
+            if where.include_superseded:
+                found = self._merge_superseded(conn, agent_id, query, limit, found, allowed)
             return self._ids_for_rowids(found)
+
+    def _merge_superseded(self, conn: sqlite3.Connection, agent_id: str, query: np.ndarray, limit: int,
+                          found: list[tuple[int, float]], allowed: np.ndarray | None) -> list[tuple[int, float]]:
+        """The matrix holds live chunks only; superseded ones (a fact's history, few) are scored here."""
+        for rowid, blob in conn.execute(
+            "SELECT rowid, embedding FROM chunks WHERE agent_id = ? AND superseded_by IS NOT NULL "
+            "AND embedding IS NOT NULL", (agent_id,),
+        ):
+            vector = decode_vector(blob)
+            if len(vector) == len(query) and (allowed is None or rowid in allowed):
+                found.append((rowid, float(vector @ query)))
+        return sorted(found, key=lambda item: -item[1])[:limit]
 
     def _ids_for_rowids(self, found: list[tuple[int, float]]) -> list[tuple[str, float]]:
         if not found:
@@ -332,9 +355,9 @@ class SQLiteStore:
             ).fetchone()
         return Block(row[0], row[1], from_iso(row[2]), row[3]) if row else None
 
-    def put_block(self, agent_id: str, key: str, value: str, now: datetime, *, char_limit: Any = _UNCHANGED) -> Block:
+    def put_block(self, agent_id: str, key: str, value: str, now: datetime, *, char_limit: Any = UNCHANGED) -> Block:
         with self.transaction():
-            if char_limit is _UNCHANGED:
+            if char_limit is UNCHANGED:
                 self._conn.execute(
                     "INSERT INTO memory_blocks(agent_id, key, value, updated_at) VALUES (?,?,?,?) "
                     "ON CONFLICT(agent_id, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
