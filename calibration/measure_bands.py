@@ -39,6 +39,8 @@ from typing import Any
 
 import numpy as np
 
+from hippo.core.offline import relation
+from hippo.core.recognition import same_words
 from hippo.providers.registry import create_embedder
 
 PAIRS = Path(__file__).with_name("fact_pairs.jsonl")
@@ -74,8 +76,7 @@ def load_pairs(path: Path) -> list[dict[str, str]]:
     return rows
 
 
-def cosines(spec: str, rows: list[dict[str, str]]) -> np.ndarray:
-    embedder = create_embedder(spec)
+def cosines(embedder: Any, rows: list[dict[str, str]]) -> np.ndarray:
     texts = sorted({r["existing"] for r in rows} | {r["new"] for r in rows})
     vecs = np.asarray(embedder.embed_documents(texts), dtype=np.float64)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
@@ -107,6 +108,59 @@ def evaluate(sims: np.ndarray, labels: np.ndarray, dup: float, amb: float) -> Re
     new_n, new_p = int(auto_new.sum()), _share(auto_new, labels, "distinct")
     accuracy = float(np.mean(fallback == labels))
     return Report(dup, amb, dup_n, dup_p, new_n, new_p, float(middle.mean()), accuracy, float(perfect.mean()))
+
+
+DEGENERATE = 0.9999  # different texts, one vector: never auto-DUPLICATE (hippo.core.recognition)
+
+
+def as_hippo_runs(rows: list[dict[str, str]], sims: np.ndarray, dup: float, amb: float) -> dict[str, Any]:
+    """Decide every pair the way ``remember_facts`` does without an LLM, and score it.
+
+    Same words -> duplicate; cosine >= dup (and not a degenerate 1.0) -> duplicate;
+    cosine < amb -> new (a distinct insert); in between the offline rule
+    (``hippo.core.offline.relation``), distinct when it cannot read the pair.
+    """
+    decided: list[str] = []
+    how: list[str] = []
+    for row, sim in zip(rows, sims):
+        if same_words(row["existing"], row["new"]):
+            decided.append("duplicate"), how.append("text")
+        elif dup <= sim < DEGENERATE:
+            decided.append("duplicate"), how.append("band")
+        elif sim < amb:
+            decided.append("distinct"), how.append("band")
+        else:
+            decided.append(relation(row["existing"], row["new"]) or "distinct"), how.append("offline")
+    got, want = np.array(decided), np.array([r["label"] for r in rows])
+    confusion = {w: {g: int(((want == w) & (got == g)).sum()) for g in LABELS} for w in LABELS}
+    lost = int(((got == "duplicate") & (want != "duplicate")).sum())
+    in_band = np.array(how) == "offline"
+    return {
+        "duplicate": dup,
+        "ambiguous": amb,
+        "accuracy": float(np.mean(got == want)),
+        "recall": {w: float(np.mean(got[want == w] == w)) for w in LABELS},
+        "confusion": confusion,
+        "lost_by_merge": lost,  # a change or a different fact merged into an old one
+        "offline_share": float(in_band.mean()),
+        "offline_accuracy": float(np.mean(got[in_band] == want[in_band])) if in_band.any() else None,
+        # the same bands with a perfect LLM instead of the offline rule in between
+        "perfect_llm_accuracy": float(np.mean((got == want) | in_band)),
+    }
+
+
+def print_hippo(title: str, d: dict[str, Any]) -> None:
+    print(f"\n{title}: DUPLICATE at cosine >= {d['duplicate']:.3f}, NEW below {d['ambiguous']:.3f}, "
+          "offline rule in between")
+    print(f"  accuracy {_pct(d['accuracy'])}; recall " + ", ".join(
+        f"{k} {_pct(v).strip()}" for k, v in d["recall"].items()))
+    print(f"  ambiguous band decided by the offline rule: {_pct(d['offline_share'])} of pairs, "
+          f"accuracy there {_pct(d['offline_accuracy'])}")
+    print(f"  with a perfect LLM instead of the offline rule: accuracy {_pct(d['perfect_llm_accuracy'])}")
+    print(f"  facts lost by a wrong merge (labelled supersedes/distinct, decided duplicate): {d['lost_by_merge']}")
+    print("  confusion (rows: label, columns: decision)   " + "  ".join(f"{g:>10}" for g in LABELS))
+    for w, row in d["confusion"].items():
+        print(f"    {w:<41}" + "  ".join(f"{row[g]:10d}" for g in LABELS))
 
 
 def cross_validate(
@@ -180,10 +234,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--exclude-degenerate", action="store_true", help="drop pairs whose texts embed identically")
     ap.add_argument("--json", action="store_true", help="print a machine-readable summary")
+    ap.add_argument("--bands", type=float, nargs=2, metavar=("DUPLICATE", "AMBIGUOUS"),
+                    help="score these bands as hippo runs them (default: the embedder's own thresholds)")
     args = ap.parse_args(argv)
 
     rows = load_pairs(args.pairs)
-    sims = cosines(args.embedder, rows)
+    embedder = create_embedder(args.embedder)
+    sims = cosines(embedder, rows)
+    bands = tuple(args.bands) if args.bands else (embedder.thresholds.duplicate, embedder.thresholds.ambiguous)
     degenerate = [r for r, c in zip(rows, sims) if c >= 0.9999 and r["existing"] != r["new"]]
     if args.exclude_degenerate:
         keep = sims < 0.9999
@@ -203,6 +261,7 @@ def main(argv: list[str] | None = None) -> int:
         "seed_bands": asdict(evaluate(sims, labels, *SEED_BANDS)),
         "cross_validated": {"folds": args.folds, "seed": args.seed, **cv},
         "curve": curve(sims, labels, args.grid_min),
+        "hippo": as_hippo_runs(rows, sims, *bands),
     }
     if args.json:
         print(json.dumps(summary, indent=2, ensure_ascii=False))
@@ -232,6 +291,8 @@ def main(argv: list[str] | None = None) -> int:
         f"on {cv['folds_dup_met']}/{args.folds} and {cv['folds_new_met']}/{args.folds} training sets)",
         summary["cross_validated"],
     )
+    source = "--bands" if args.bands else f"{args.embedder}'s thresholds"
+    print_hippo(f"as remember_facts runs without an LLM ({source})", summary["hippo"])
     return 0
 
 

@@ -62,3 +62,12 @@ def make_mem(db_path: Path, clock: Clock, embedder: FakeEmbedder) -> Iterator[Ca
 @pytest.fixture
 def mem(make_mem: Callable[..., "hippo.Memory"]) -> "hippo.Memory":
     return make_mem("alice")
+
+
+@pytest.fixture(scope="session")
+def local_embedder():
+    """The real all-MiniLM-L6-v2, loaded once for the session."""
+    pytest.importorskip("onnxruntime")
+    from hippo.providers.local import LocalEmbedder
+
+    return LocalEmbedder()

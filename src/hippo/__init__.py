@@ -31,26 +31,30 @@ from hippo.types import (
     BlockResult,
     Chunk,
     ConversationHit,
+    FactHistory,
+    FactOutcome,
     ForgetResult,
     Forgotten,
     Hit,
+    LLMCall,
     Recall,
     ReembedResult,
+    RememberResult,
     StoreResult,
 )
 
 if TYPE_CHECKING:
     from hippo.core.memory import Memory, MemoryInput
     from hippo.core.reembed import Progress
-    from hippo.providers.base import Embedder
+    from hippo.providers.base import LLM, Embedder
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Block", "BlockResult", "Chunk", "Conflict", "ConfigError", "ConversationHit", "EmbedderMismatch",
-    "ForgetResult", "Forgotten", "HippoError", "Hit", "InvalidInput", "Memory", "MemoryInput",
-    "MissingDependency", "NotFound", "ProviderError", "Recall", "ReembedResult", "StorageError",
-    "StoreResult", "create_messages_table", "open", "reembed",
+    "FactHistory", "FactOutcome", "ForgetResult", "Forgotten", "HippoError", "Hit", "InvalidInput", "LLMCall",
+    "Memory", "MemoryInput", "MissingDependency", "NotFound", "ProviderError", "Recall", "ReembedResult",
+    "RememberResult", "StorageError", "StoreResult", "create_messages_table", "open", "reembed",
 ]
 
 
@@ -62,20 +66,31 @@ def _embedder(spec: "str | Embedder | None", options: dict[str, Any]) -> "Embedd
     return create_embedder(spec, **options)
 
 
+def _llm(spec: "str | LLM | None", options: dict[str, Any]) -> "LLM | None":
+    from hippo.providers.registry import create_llm
+
+    if spec is None or (isinstance(spec, str) and spec.strip().lower() in {"none", "off", ""}):
+        return None
+    return create_llm(spec, **options)
+
+
 def open(  # noqa: A001 - hippo.open mirrors sqlite3.connect / io.open
     path: str | Path | None = None,
     *,
     agent_id: str | None = None,
     embedder: "str | Embedder | None" = None,
     embedder_options: dict[str, Any] | None = None,
+    llm: "str | LLM | None" = None,
+    llm_options: dict[str, Any] | None = None,
     clock: Clock | None = None,
     **settings: Any,
 ) -> "Memory":
     """Open (creating if needed) a memory database for one agent.
 
     Unset arguments come from ``HIPPO_*`` variables, then ``hippo.toml``, then the
-    defaults: ``hippo.db``, agent ``default``, the ``local`` embedder. Pass
-    ``embedder="none"`` for keyword-only memory.
+    defaults: ``hippo.db``, agent ``default``, the ``local`` embedder and no LLM
+    (facts are extracted by offline rules). Pass ``embedder="none"`` for
+    keyword-only memory, ``llm="openai:gpt-4o-mini"`` (or any LLM) for extraction.
     """
     from hippo.clock import system_clock
     from hippo.config import load_settings
@@ -86,14 +101,17 @@ def open(  # noqa: A001 - hippo.open mirrors sqlite3.connect / io.open
     if "messages_table" in settings and settings["messages_table"] is None:
         settings["messages_table"] = "none"  # an explicit None turns conversation search off
     embedder_spec = embedder if embedder is None or isinstance(embedder, str) else None
+    llm_spec = llm if llm is None or isinstance(llm, str) else None
     config = load_settings(db=str(path) if path is not None else None, agent_id=agent_id,
-                           embedder=embedder_spec, **settings)
+                           embedder=embedder_spec, llm=llm_spec, **settings)
     check_agent_id(config.agent_id)  # before the store creates the file
     chosen = embedder if embedder is not None and not isinstance(embedder, str) else config.embedder
     model = _embedder(chosen, embedder_options or {})
+    chat = _llm(llm if llm is not None and not isinstance(llm, str) else config.llm, llm_options or {})
     store = SQLiteStore(config.db)
     try:
-        return Memory(store, agent_id=config.agent_id, embedder=model, settings=config, clock=clock or system_clock)
+        return Memory(store, agent_id=config.agent_id, embedder=model, settings=config, llm=chat,
+                      clock=clock or system_clock)
     except BaseException:
         store.close()
         raise

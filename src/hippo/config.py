@@ -19,12 +19,15 @@ class Settings:
 
     ``embedder`` is a registry spec (``local``, ``ollama:nomic-embed-text``,
     ``openai:text-embedding-3-small``, ``fake``) or ``none`` for keyword-only.
+    ``llm`` is an LLM spec (``openai:gpt-4o-mini``, ``anthropic:claude-haiku-4-5``) for fact
+    extraction; ``None`` uses the offline rule-based extractor.
     ``messages_table`` is the application's conversation table (``none`` to omit).
     """
 
     db: str = "hippo.db"
     agent_id: str = "default"
     embedder: str = "local"
+    llm: str | None = None
     messages_table: str | None = "messages"
     max_content_chars: int = 32_000
     max_query_chars: int = 4_000
@@ -56,7 +59,7 @@ def _coerce(name: str, raw: Any, default: Any) -> Any:
     return str(raw)
 
 
-_NULLABLE = {"messages_table", "block_char_limit"}
+_NULLABLE = {"messages_table", "block_char_limit", "llm"}
 _INTS = {"block_char_limit"}
 
 

@@ -12,10 +12,14 @@ __all__ = [
     "Chunk",
     "ConversationHit",
     "ErrorInfo",
+    "FactHistory",
+    "FactOutcome",
     "ForgetResult",
     "Forgotten",
     "Hit",
+    "LLMCall",
     "Recall",
+    "RememberResult",
     "ReembedResult",
     "StoreResult",
 ]
@@ -183,3 +187,70 @@ class ReembedResult(_Dictable):
     pending: int
     model_id: str
     dimension: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class LLMCall(_Dictable):
+    """One request to an LLM during ``remember_facts``: what for, and what it cost."""
+
+    purpose: Literal["extract", "classify"]
+    model: str
+    input_tokens: int
+    output_tokens: int
+    attempt: int = 1  # 2 when a malformed answer was retried
+
+
+@dataclass(frozen=True, slots=True)
+class FactOutcome(_Dictable):
+    """What ``remember_facts`` did with one extracted fact, and why.
+
+    ``action``: ``new`` (nothing similar stored), ``distinct`` (similar facts
+    exist but both are true), ``duplicate`` (strengthened ``id``, an existing
+    fact) or ``supersedes`` (inserted ``id``, marking ``superseded`` as replaced).
+    ``band`` is where the best similarity fell; ``decided_by`` is ``band``,
+    ``llm``, ``offline`` (the offline rule) or ``text`` (same words).
+    """
+
+    fact: str
+    intensity: float
+    action: Literal["new", "distinct", "duplicate", "supersedes"]
+    id: str
+    similarity: float | None
+    band: Literal["duplicate", "ambiguous", "new"]
+    decided_by: Literal["band", "llm", "offline", "text"]
+    reason: str
+    matched_id: str | None = None
+    matched_content: str | None = None
+    superseded: list[str] = field(default_factory=list)
+    intensity_before: float | None = None
+    intensity_after: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RememberResult(_Dictable):
+    """Per-fact outcomes, the seed's summary sentence, and the LLM calls made."""
+
+    facts: list[FactOutcome]
+    summary: str
+    llm_calls: list[LLMCall]
+    extractor: Literal["llm", "offline"]
+
+    @property
+    def input_tokens(self) -> int:
+        return sum(call.input_tokens for call in self.llm_calls)
+
+    @property
+    def output_tokens(self) -> int:
+        return sum(call.output_tokens for call in self.llm_calls)
+
+
+@dataclass(frozen=True, slots=True)
+class FactHistory(_Dictable):
+    """A fact's versions, oldest first; each replaced version names its successor.
+
+    A version was superseded at its successor's ``created_at``. ``current`` is
+    the live version, or ``None`` when the newest one was forgotten.
+    """
+
+    versions: list[Chunk]
+    current: Chunk | None

@@ -240,3 +240,23 @@ def test_errors_serialise(seeded):
         seeded.store_memory("")
     assert info.value.to_dict() == {"code": "invalid_input", "message": info.value.message}
     assert isinstance(info.value, ValueError)  # also a plain ValueError for callers that catch that
+
+
+@pytest.mark.parametrize("text", list(BAD_TEXT.values()), ids=list(BAD_TEXT))
+def test_remember_facts_bad_text(seeded, db_path, text):
+    assert_rejected(db_path, lambda: seeded.remember_facts(text))
+
+
+@pytest.mark.parametrize("observed_at", ["yesterday", "2026-13-01", 12345, ["2026-01-01"]])
+def test_remember_facts_bad_observed_at(seeded, db_path, observed_at):
+    assert_rejected(db_path, lambda: seeded.remember_facts("I live in Berlin.", observed_at=observed_at))
+
+
+@pytest.mark.parametrize("metadata", [{"a": object()}, "not a mapping", {1: "int key"}])
+def test_remember_facts_bad_metadata(seeded, db_path, metadata):
+    assert_rejected(db_path, lambda: seeded.remember_facts("I live in Berlin.", metadata=metadata))
+
+
+def test_fact_history_unknown_or_bad_id(seeded, db_path):
+    assert_rejected(db_path, lambda: seeded.fact_history("01ARZ3NDEKTSV4RRFFQ69G5FAV"), hippo.NotFound)
+    assert_rejected(db_path, lambda: seeded.fact_history("not an id"))

@@ -12,13 +12,6 @@ from hippo.stores.base import ChunkFilter
 pytest.importorskip("onnxruntime")
 
 
-@pytest.fixture(scope="module")
-def local_embedder():
-    from hippo.providers.local import LocalEmbedder
-
-    return LocalEmbedder()
-
-
 @pytest.fixture
 def local_mem(tmp_path, local_embedder):
     with hippo.open(tmp_path / "hippo.db", agent_id="alice", embedder=local_embedder) as mem:

@@ -18,19 +18,22 @@ from hippo.core.fusion import Fusion
 from hippo.core.keywords import ENGLISH_STOPWORDS, fts_query
 from hippo.core.recall import find_candidates, rank, touched
 from hippo.core.reembed import Progress, fill_pending
+from hippo.core.remember import remember
 from hippo.core.strength import RETRIEVAL_BOOST, ScoreWeights, reinforced_intensity
 from hippo.errors import ConfigError, InvalidInput, NotFound
-from hippo.providers.base import Embedder
+from hippo.providers.base import LLM, Embedder
 from hippo.stores.base import UNCHANGED, ChunkFilter, Store, StrengthUpdate
 from hippo.types import (
     Block,
     BlockResult,
     Chunk,
     ConversationHit,
+    FactHistory,
     ForgetResult,
     Forgotten,
     Recall,
     ReembedResult,
+    RememberResult,
     StoreResult,
 )
 
@@ -64,11 +67,13 @@ class Memory:
         agent_id: str,
         embedder: Embedder | None,
         settings: Settings,
+        llm: LLM | None = None,
         clock: Clock = system_clock,
     ) -> None:
         self.agent_id = v.check_agent_id(agent_id)
         self.settings = settings
         self.store = store
+        self.llm = llm
         self._clock = clock
         self.embedding = EmbeddingService(embedder, store)
         self._blocks = BlockEditor(store, self.agent_id, settings.block_char_limit)
@@ -162,6 +167,46 @@ class Memory:
         self.store.insert_chunks(self.agent_id, [chunk], [vector])
         known[digest] = chunk
         return StoreResult(chunk.id, "inserted", chunk, vector_pending=vector is None)
+
+    # -- facts ----------------------------------------------------------------
+
+    def remember_facts(
+        self,
+        text: str,
+        *,
+        observed_at: datetime | str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> RememberResult:
+        """Learn the facts in what the user said, reconciled with what is known.
+
+        Extraction uses the configured LLM, or offline rules when there is none;
+        each fact is then new, a duplicate (strengthened), a replacement
+        (supersedes the old fact) or distinct. All actions commit together.
+        """
+        text = v.check_text(text, "text", max_chars=self.settings.max_content_chars)
+        return remember(
+            store=self.store, embedding=self.embedding, llm=self.llm, agent_id=self.agent_id, text=text,
+            now=self.now(), observed_at=v.check_datetime(observed_at, "observed_at"),
+            metadata=v.check_metadata(metadata),
+        )
+
+    def fact_history(self, chunk_id: str) -> FactHistory:
+        """Every version of a fact, oldest first: what it superseded, what superseded it."""
+        chunk = self.get_memory(chunk_id)
+        older: list[Chunk] = []
+        frontier = [chunk]
+        while frontier:  # walk back; a fact may have replaced several
+            frontier = [p for c in frontier for p in self.store.superseded_by(self.agent_id, c.id)]
+            older.extend(frontier)
+        newer: list[Chunk] = []
+        current: Chunk | None = chunk
+        while current is not None and current.superseded_by is not None:
+            found = self.store.get_chunks(self.agent_id, [current.superseded_by])
+            current = found[0] if found else None
+            if current is not None:
+                newer.append(current)
+        versions = sorted([*older, chunk, *newer], key=lambda c: (c.created_at, c.id))
+        return FactHistory(versions, current)
 
     # -- recall ---------------------------------------------------------------
 

@@ -293,11 +293,13 @@ class LocalEmbedder:
         self.batch_size = batch_size
         self.model_id = f"local:{MODEL_NAME}" + ("-int8" if self.quantized else "")
         self.dimension: int | None = DIMENSION
-        # The recognition bands are the seed's text-embedding-3-small values until
-        # the labelled fact pairs measure MiniLM's (its cosines run lower). The
-        # forget threshold is set from hand checks: a description such as "the
-        # OAuth debugging" scores 0.54 against its memory, unrelated ones < 0.4.
-        self.thresholds = Thresholds(duplicate=0.93, ambiguous=0.78, forget=0.5)
+        # Recognition bands measured on calibration/fact_pairs.jsonl (see its
+        # README): MiniLM cannot separate "same fact" from "same slot, new value"
+        # by cosine, so only near-identical wording is merged without a judge
+        # (0.97), and everything from 0.45 up goes to the LLM or the offline rule.
+        # The forget threshold is from hand checks: "the OAuth debugging" scores
+        # 0.54 against its memory, unrelated memories stay under 0.4.
+        self.thresholds = Thresholds(duplicate=0.97, ambiguous=0.45, forget=0.5)
         self._runtime: tuple[Any, Any] | None = None
 
     def _load(self) -> tuple[Any, Any]:

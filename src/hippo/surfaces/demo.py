@@ -1,4 +1,4 @@
-"""A short scripted run of hippo on its embedded defaults: store, recall, forget.
+"""A short scripted run of hippo on its embedded defaults: store, recall, learn facts, forget.
 
 ``python -m hippo`` runs it against ./hippo.db (or ``--db``) and prints each step.
 """
@@ -18,6 +18,11 @@ _MEMORIES = [
     ("Krz prefers tea over coffee in the morning.", ["preference"]),
 ]
 _QUERIES = ["WiFi issue", "which database did we pick?", "XR-7731"]
+_SAID = [
+    "I live in Berlin.",
+    "I NEVER want to use Redux again, it was a nightmare. Oh and I tried that new café on Sukhumvit.",
+    "I moved to Lisbon.",
+]
 
 
 def run(db: str, agent_id: str, embedder: str | None, out=print) -> None:
@@ -32,6 +37,10 @@ def run(db: str, agent_id: str, embedder: str | None, out=print) -> None:
             out(f"  recall  {query!r} ({recall.mode})")
             for hit in recall:
                 out(f"            {hit.score:.3f}  {hit.content}")
+        for said in _SAID:
+            learned = mem.remember_facts(said)
+            out(f"  learn   {said!r}")
+            out(f"            {learned.summary}")
         mem.append_memory_block("human", "Prefers tea in the morning.")
         out(f"  block   human = {mem.recall_memory_block('human')!r}")
         forgotten = mem.forget_memory("Krz prefers tea over coffee")

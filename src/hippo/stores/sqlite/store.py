@@ -220,6 +220,26 @@ class SQLiteStore:
                 (to_iso(now), boost, agent_id, *ids),
             )
 
+    def supersede(self, agent_id: str, old_ids: Sequence[str], new_id: str) -> list[str]:
+        if not old_ids:
+            return []
+        with self.transaction():
+            rows = self._conn.execute(
+                f"UPDATE chunks SET superseded_by = ? WHERE agent_id = ? AND superseded_by IS NULL "
+                f"AND id IN ({_marks(len(old_ids))}) RETURNING rowid, id",
+                (new_id, agent_id, *old_ids),
+            ).fetchall()
+            self._vectors.stage_remove(agent_id, [r[0] for r in rows])
+        return [r[1] for r in rows]
+
+    def superseded_by(self, agent_id: str, chunk_id: str) -> list[Chunk]:
+        with self._reading() as conn:
+            rows = conn.execute(
+                f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE agent_id = ? AND superseded_by = ? ORDER BY created_at",
+                (agent_id, chunk_id),
+            ).fetchall()
+        return [_row_to_chunk(r) for r in rows]
+
     def set_vectors(self, agent_id: str, vectors: dict[str, np.ndarray]) -> None:
         with self.transaction():
             self._check_dimension(vectors.values())

@@ -1,0 +1,127 @@
+"""The ``remember_facts`` pipeline of seed 000.
+
+extract (LLM call 1, or offline rules) → embed all facts in one batch → top 5
+live facts each → bands → one classification call for every ambiguous pair
+(LLM call 2, or the offline rule) → all actions in one transaction.
+
+Nothing is written until every decision is made, so a provider failure at any
+step leaves the database as it was; the actions commit together or not at all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from ulid import ULID
+
+from hippo.core import offline
+from hippo.core.extraction import classify_pairs, extract_with_llm
+from hippo.core.recognition import Plan, decide, find_candidates, pending_pairs, resolve, resolve_offline
+from hippo.core.strength import reinforced_intensity
+from hippo.stores.base import StrengthUpdate
+from hippo.types import Chunk, FactOutcome, LLMCall, RememberResult
+
+if TYPE_CHECKING:
+    from hippo.core.embedding import EmbeddingService
+    from hippo.providers.base import LLM
+    from hippo.stores.base import Store
+
+__all__ = ["remember", "summarize"]
+
+
+def _dedupe(facts: list[offline.ExtractedFact]) -> list[offline.ExtractedFact]:
+    """One entry per distinct wording; a restated fact keeps its strongest reading."""
+    kept: dict[str, offline.ExtractedFact] = {}
+    for fact in facts:
+        key = " ".join(fact.fact.casefold().split()).rstrip(".!")
+        if key not in kept or fact.intensity > kept[key].intensity:
+            kept[key] = fact
+    return list(kept.values())
+
+
+def remember(
+    *,
+    store: "Store",
+    embedding: "EmbeddingService",
+    llm: "LLM | None",
+    agent_id: str,
+    text: str,
+    now: datetime,
+    observed_at: datetime | None,
+    metadata: dict[str, Any],
+) -> RememberResult:
+    calls: list[LLMCall] = []
+    if llm is not None:
+        facts = extract_with_llm(llm, text, observed_at, calls)
+    else:
+        facts = offline.extract_facts(text)
+    facts = _dedupe(facts)
+    vectors = embedding.documents([f.fact for f in facts])
+    plans = [Plan(fact, cands) for fact, cands in zip(facts, find_candidates(store, agent_id, facts, vectors))]
+    for plan in plans:
+        decide(plan, embedding.thresholds)
+    pairs = pending_pairs(plans)
+    if pairs and llm is not None:
+        labels = classify_pairs(llm, [(cand.chunk.content, plan.fact.fact) for plan, cand in pairs], calls)
+        resolve(plans, labels, "llm")  # type: ignore[arg-type]
+    elif pairs:
+        resolve_offline(plans, offline.relation)
+    with store.transaction():
+        outcomes = [_apply(store, agent_id, plan, vector, now, observed_at, metadata)
+                    for plan, vector in zip(plans, vectors)]
+    return RememberResult(outcomes, summarize(outcomes), calls, "llm" if llm is not None else "offline")
+
+
+def _apply(store: "Store", agent_id: str, plan: Plan, vector: Any, now: datetime,
+           observed_at: datetime | None, metadata: dict[str, Any]) -> FactOutcome:
+    fact = plan.fact
+    base = dict(fact=fact.fact, intensity=fact.intensity, similarity=plan.best_similarity, band=plan.band,
+                decided_by=plan.decided_by, reason=plan.reason)
+    if plan.action == "duplicate" and plan.target is not None:
+        # Read the target again inside the transaction: another writer may have changed it.
+        current = store.get_chunks(agent_id, [plan.target.chunk.id])
+        if current and current[0].superseded_by is None:
+            old = current[0]
+            update = StrengthUpdate(old.id, reinforced_intensity(old.running_intensity, old.encounter_count,
+                                                                 fact.intensity),
+                                    old.encounter_count + 1, old.access_count + 1, now)
+            store.update_strength(agent_id, [update])
+            return FactOutcome(**base, action="duplicate", id=old.id, matched_id=old.id,  # type: ignore[arg-type]
+                               matched_content=old.content, intensity_before=old.running_intensity,
+                               intensity_after=update.running_intensity)
+        plan = replace(plan, action="new", reason=plan.reason + "; it changed meanwhile, so stored as new")
+    chunk = Chunk(
+        id=str(ULID()), agent_id=agent_id, content=fact.fact, kind="fact", metadata=metadata,
+        running_intensity=fact.intensity, encounter_count=1, access_count=0, last_accessed_at=now,
+        created_at=now, observed_at=observed_at,
+        content_hash=hashlib.sha256(fact.fact.encode("utf-8")).hexdigest(), has_vector=vector is not None,
+    )
+    store.insert_chunks(agent_id, [chunk], [vector])
+    superseded: list[str] = []
+    if plan.action == "supersedes":
+        superseded = store.supersede(agent_id, [c.chunk.id for c in plan.superseded], chunk.id)
+    matched = plan.superseded[0] if plan.superseded else (plan.ambiguous[0] if plan.ambiguous else None)
+    return FactOutcome(**base, action=plan.action, id=chunk.id,  # type: ignore[arg-type]
+                       matched_id=matched.chunk.id if matched else None,
+                       matched_content=matched.chunk.content if matched else None,
+                       superseded=superseded, intensity_after=fact.intensity)
+
+
+def summarize(outcomes: list[FactOutcome]) -> str:
+    """Seed 000's sentence: "Learned 2 facts: 1 new (café on Sukhumvit), 1 updated (Redux — ...)"."""
+    if not outcomes:
+        return "Learned nothing: no facts found."
+    label = offline.summary_label
+    new = [label(o.fact) for o in outcomes if o.action in ("new", "distinct")]
+    updated = [
+        f"{label(o.fact)} — reinforced, intensity {o.intensity:.2f} → running avg {o.intensity_after:.2f}"
+        for o in outcomes if o.action == "duplicate"
+    ]
+    replaced = [f"{label(o.matched_content or '')} → {label(o.fact)}" for o in outcomes if o.action == "supersedes"]
+    parts = [f"{len(items)} {word} ({'; '.join(items)})"
+             for word, items in (("new", new), ("updated", updated), ("replaced", replaced)) if items]
+    count = len(outcomes)
+    return f"Learned {count} fact{'s' if count != 1 else ''}: " + ", ".join(parts)
