@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from hippo.core.memory import Memory, MemoryInput
     from hippo.core.reembed import Progress
     from hippo.providers.base import LLM, Embedder
+    from hippo.surfaces.tools import Tool, Toolset
 
 __version__ = "0.1.0"
 
@@ -54,7 +55,7 @@ __all__ = [
     "Block", "BlockResult", "Chunk", "Conflict", "ConfigError", "ConversationHit", "EmbedderMismatch",
     "FactHistory", "FactOutcome", "ForgetResult", "Forgotten", "HippoError", "Hit", "InvalidInput", "LLMCall",
     "Memory", "MemoryInput", "MissingDependency", "NotFound", "ProviderError", "Recall", "ReembedResult",
-    "RememberResult", "StorageError", "StoreResult", "create_messages_table", "open", "reembed",
+    "RememberResult", "StorageError", "StoreResult", "Tool", "Toolset", "create_messages_table", "open", "reembed",
 ]
 
 
@@ -156,4 +157,8 @@ def __getattr__(name: str) -> Any:
         from hippo.core import memory
 
         return getattr(memory, name)
+    if name in ("Tool", "Toolset"):
+        from hippo.surfaces import tools
+
+        return getattr(tools, name)
     raise AttributeError(f"module 'hippo' has no attribute {name!r}")

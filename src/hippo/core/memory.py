@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from ulid import ULID
 
@@ -36,6 +36,9 @@ from hippo.types import (
     RememberResult,
     StoreResult,
 )
+
+if TYPE_CHECKING:
+    from hippo.surfaces.tools import Toolset
 
 __all__ = ["Memory", "MemoryInput"]
 
@@ -366,6 +369,24 @@ class Memory:
         if match is None:
             return []
         return self.store.search_messages(self.agent_id, self.settings.messages_table, match, limit)
+
+    def has_conversation(self) -> bool:
+        """Whether ``recall_conversation`` can search: a messages table is configured and exists."""
+        table = self.settings.messages_table
+        return table is not None and self.store.has_messages_table(table)
+
+    # -- surfaces -------------------------------------------------------------
+
+    def tools(self, *, recall_max_tokens: int = 1500) -> "Toolset":
+        """The agent tools over this memory: name, description, JSON Schema, call.
+
+        Also as OpenAI and Anthropic tool definitions, with a dispatcher for
+        either format's tool calls. ``recall_conversation`` is offered only when
+        the messages table exists (:meth:`has_conversation`).
+        """
+        from hippo.surfaces.tools import Toolset
+
+        return Toolset(self, recall_max_tokens=recall_max_tokens)
 
     # -- maintenance ----------------------------------------------------------
 

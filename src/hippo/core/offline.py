@@ -167,6 +167,7 @@ _CONJ = r"(?:(?:oh\s+)?and(?:\s+also|\s+so)?|but(?:\s+also)?|plus|also|so|btw|by
 _BREAK = re.compile(rf",\s*(?=(?:{_CONJ},?\s+)?{_I})|\s+(?={_CONJ}\s+{_I})|,\s*(?=(?:(?:oh\s+)?and|but|plus|also)"
                     rf"\s+my\b)|\s+(?=(?:plus|also)\s+my\b)|\s+[-–—]+\s+(?=(?:{_CONJ}\s+)?(?:{_I}|my\b))",
                     re.IGNORECASE)
+_I_START = re.compile(_I, re.IGNORECASE)
 _SUBORDINATE = _lex("if|when|whenever|because|since|although|though|while|unless|once|before|after|until|whether|"
                     "even if|as soon as", start=True)
 
@@ -176,7 +177,9 @@ def _clauses(sentence: str) -> list[str]:
     parts, start = [], 0
     for m in _BREAK.finditer(sentence):
         left = sentence[start:m.start()].strip()
-        if len(left.split()) >= 3 and not _SUBORDINATE.match(left):  # not "My wife and I", "If I can, I ..."
+        words = len(left.split())
+        # not "My wife and I", "If I can, I ..."; but "I'm Kris, I live ..." is two clauses
+        if (words >= 3 or (words == 2 and _I_START.match(left))) and not _SUBORDINATE.match(left):
             parts.append(left)
             start = m.end()
     return parts + [sentence[start:].strip()]

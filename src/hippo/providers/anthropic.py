@@ -8,7 +8,7 @@ from typing import Any, Sequence
 from urllib.parse import urlsplit
 
 from hippo.errors import ConfigError, MissingDependency, ProviderError
-from hippo.providers.base import Completion, Message, Usage
+from hippo.providers.base import ChatTurn, Completion, Message, ToolCall, ToolSpec, Usage
 
 __all__ = ["AnthropicLLM", "JSON_INSTRUCTION"]
 
@@ -88,6 +88,35 @@ class AnthropicLLM:
             "max_tokens": max_tokens,
             "messages": [{"role": m.role, "content": m.content} for m in messages],
         }
+        response = self._create(params, system)
+        texts = [b.text for b in response.content if getattr(b, "type", None) == "text" and isinstance(b.text, str)]
+        if not texts:
+            reason = getattr(response, "stop_reason", None)
+            raise ProviderError(f"{self.model_id}: the answer has no text (stop_reason {reason!r})")
+        return Completion("".join(texts), _usage(response), getattr(response, "model", None) or self.model)
+
+    def chat(
+        self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec], *, max_tokens: int = 1024
+    ) -> ChatTurn:
+        """One tool-calling turn over the Messages API (tool_use / tool_result blocks)."""
+        params: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens, "messages": _wire_messages(messages)}
+        if tools:
+            params["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": dict(t.parameters)} for t in tools
+            ]
+        response = self._create(params, system)
+        text = "".join(b.text for b in response.content if getattr(b, "type", None) == "text")
+        calls = tuple(
+            ToolCall(b.id, b.name, b.input if isinstance(b.input, dict) else str(b.input))
+            for b in response.content if getattr(b, "type", None) == "tool_use"
+        )
+        if not text and not calls:
+            reason = getattr(response, "stop_reason", None)
+            raise ProviderError(f"{self.model_id}: the answer has no text and no tool call (stop_reason {reason!r})")
+        return ChatTurn(text, calls, _usage(response), getattr(response, "model", None) or self.model)
+
+    def _create(self, params: dict[str, Any], system: str) -> Any:
+        """Send one request; returns the response with a content list, or raises ProviderError."""
         if system:
             params["system"] = system
         if self.temperature is not None:
@@ -98,19 +127,9 @@ class AnthropicLLM:
             raise self._error(exc) from exc
         except ValueError as exc:  # a 200 whose body is not JSON (a proxy's HTML page)
             raise ProviderError(f"{self.model_id}: {self.base_url} answered with invalid JSON") from exc
-        blocks = getattr(response, "content", None)
-        if not isinstance(blocks, list):
+        if not isinstance(getattr(response, "content", None), list):
             raise ProviderError(f"{self.model_id}: the response has no content list")
-        texts = [b.text for b in blocks if getattr(b, "type", None) == "text" and isinstance(b.text, str)]
-        if not texts:
-            reason = getattr(response, "stop_reason", None)
-            raise ProviderError(f"{self.model_id}: the answer has no text (stop_reason {reason!r})")
-        usage = getattr(response, "usage", None)
-        return Completion(
-            "".join(texts),
-            Usage(int(getattr(usage, "input_tokens", 0) or 0), int(getattr(usage, "output_tokens", 0) or 0)),
-            getattr(response, "model", None) or self.model,
-        )
+        return response
 
     def _error(self, exc: Exception) -> ProviderError:
         """Map an SDK exception to ProviderError, retryable where a retry may succeed."""
@@ -136,3 +155,29 @@ class AnthropicLLM:
 
     def __repr__(self) -> str:
         return f"AnthropicLLM({self.model!r}, base_url={self.base_url!r})"
+
+
+def _usage(response: Any) -> Usage:
+    usage = getattr(response, "usage", None)
+    return Usage(int(getattr(usage, "input_tokens", 0) or 0), int(getattr(usage, "output_tokens", 0) or 0))
+
+
+def _wire_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """History in Messages API form: tool calls as ``tool_use`` blocks, consecutive tool results
+    as ``tool_result`` blocks of one user message."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "tool":
+            block = {"type": "tool_result", "tool_use_id": m.tool_call_id, "content": m.content}
+            if out and out[-1]["role"] == "user" and isinstance(out[-1]["content"], list):
+                out[-1]["content"].append(block)
+            else:
+                out.append({"role": "user", "content": [block]})
+        elif m.tool_calls:
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": m.content}] if m.content else []
+            blocks += [{"type": "tool_use", "id": c.id, "name": c.name,
+                        "input": c.arguments if isinstance(c.arguments, dict) else {}} for c in m.tool_calls]
+            out.append({"role": m.role, "content": blocks})
+        else:
+            out.append({"role": m.role, "content": m.content})
+    return out

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence, runtime_checkable
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["Completion", "Embedder", "LLM", "Message", "Thresholds", "Usage", "normalize_rows"]
+__all__ = [
+    "ChatTurn", "Completion", "Embedder", "LLM", "Message", "Thresholds", "ToolCall", "ToolCallingLLM", "ToolSpec",
+    "Usage",
+    "normalize_rows",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,11 +53,37 @@ class Embedder(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A model's request to run a tool. ``arguments`` is the decoded JSON object,
+    or the raw text when the model wrote invalid JSON (the tool then says so)."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] | str
+
+
+@dataclass(frozen=True, slots=True)
 class Message:
-    """One chat turn sent to an LLM: ``role`` is ``user`` or ``assistant``."""
+    """One chat turn: ``role`` is ``user``, ``assistant`` or ``tool``.
+
+    An assistant turn may carry ``tool_calls``; a ``tool`` turn answers the call
+    ``tool_call_id`` with ``content`` (the tool's JSON result).
+    """
 
     role: str
     content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+
+
+class ToolSpec(Protocol):
+    """What a provider needs to offer a tool to its model (``hippo.surfaces.tools.Tool`` is one)."""
+
+    name: str
+    description: str
+
+    @property
+    def parameters(self) -> Mapping[str, Any]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +101,20 @@ class Completion:
     model: str
 
 
+@dataclass(frozen=True, slots=True)
+class ChatTurn:
+    """A model's turn in a tool-calling chat: its text, the tools it wants run, and the cost."""
+
+    text: str
+    tool_calls: tuple[ToolCall, ...]
+    usage: Usage
+    model: str
+
+    def as_message(self) -> Message:
+        """This turn as history, to send back with the tool results."""
+        return Message("assistant", self.text, self.tool_calls)
+
+
 @runtime_checkable
 class LLM(Protocol):
     """A chat model. ``model_id`` is ``provider:model``.
@@ -85,6 +129,15 @@ class LLM(Protocol):
     def complete(
         self, system: str, messages: Sequence[Message], *, max_tokens: int = 1024, json: bool = False
     ) -> Completion: ...
+
+
+@runtime_checkable
+class ToolCallingLLM(LLM, Protocol):
+    """An LLM that can also run a tool-calling chat (agent loops; hippo's own pipeline needs only ``complete``)."""
+
+    def chat(
+        self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec], *, max_tokens: int = 1024
+    ) -> ChatTurn: ...
 
 
 def normalize_rows(matrix: "np.ndarray") -> "np.ndarray":

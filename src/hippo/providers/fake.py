@@ -16,7 +16,16 @@ from typing import Any, Callable, Sequence, Union
 import numpy as np
 
 from hippo.errors import ProviderError
-from hippo.providers.base import Completion, Message, Thresholds, Usage, normalize_rows
+from hippo.providers.base import (
+    ChatTurn,
+    Completion,
+    Message,
+    Thresholds,
+    ToolCall,
+    ToolSpec,
+    Usage,
+    normalize_rows,
+)
 
 __all__ = ["FakeEmbedder", "FakeLLM", "ScriptItem"]
 
@@ -58,7 +67,8 @@ class FakeEmbedder:
 
 
 # A reply text, an exception to raise, or a function of (system, messages) giving the text.
-ScriptItem = Union[str, BaseException, Callable[[str, Sequence[Message]], str]]
+# For ``chat`` also a ToolCall, a list of them, or a whole ChatTurn (or a function giving one).
+ScriptItem = Union[str, BaseException, ToolCall, Sequence[ToolCall], ChatTurn, Callable[[str, Sequence[Message]], Any]]
 
 
 class FakeLLM:
@@ -87,13 +97,41 @@ class FakeLLM:
         """The next scripted reply; raises ProviderError once the script runs out."""
         messages = list(messages)
         self.calls.append({"system": system, "messages": messages, "json": json, "max_tokens": max_tokens})
+        text = self._next(system, messages)
+        if not isinstance(text, str):
+            raise TypeError(f"a FakeLLM script item must give a str, got {type(text).__name__}")
+        words = _words(system, messages)
+        return Completion(text, Usage(words, len(text.split())), self.model)
+
+    def chat(
+        self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec], *, max_tokens: int = 1024
+    ) -> ChatTurn:
+        """The next scripted turn: text, tool call(s) or a ChatTurn; records the tools offered."""
+        messages = list(messages)
+        self.calls.append({"system": system, "messages": messages, "tools": [t.name for t in tools],
+                           "max_tokens": max_tokens})
+        item = self._next(system, messages)
+        if isinstance(item, ChatTurn):
+            return item
+        if isinstance(item, ToolCall):
+            item = [item]
+        if isinstance(item, str):
+            text, calls = item, ()
+        elif isinstance(item, (list, tuple)) and all(isinstance(c, ToolCall) for c in item):
+            text, calls = "", tuple(item)
+        else:
+            raise TypeError(f"a FakeLLM chat item must be text, ToolCall(s) or a ChatTurn, got {item!r}")
+        spoken = text + " ".join(f"{c.name} {c.arguments}" for c in calls)
+        return ChatTurn(text, calls, Usage(_words(system, messages), len(spoken.split())), self.model)
+
+    def _next(self, system: str, messages: list[Message]) -> Any:
         if not self.script:
             raise ProviderError("fake LLM script exhausted")
         item = self.script.popleft()
         if isinstance(item, BaseException):
             raise item
-        text = item(system, messages) if callable(item) else item
-        if not isinstance(text, str):
-            raise TypeError(f"a FakeLLM script item must give a str, got {type(text).__name__}")
-        words = len(system.split()) + sum(len(m.content.split()) for m in messages)
-        return Completion(text, Usage(words, len(text.split())), self.model)
+        return item(system, messages) if callable(item) else item
+
+
+def _words(system: str, messages: Sequence[Message]) -> int:
+    return len(system.split()) + sum(len(m.content.split()) for m in messages)

@@ -8,13 +8,14 @@ an :class:`OpenAILLM` is built, for its retries, timeouts and error classes.
 
 from __future__ import annotations
 
+import json
 import os
 from typing import TYPE_CHECKING, Any, Sequence
 from urllib.parse import urlsplit
 
 from hippo.errors import ConfigError, MissingDependency, ProviderError
 from hippo.providers._http import HTTPClientMixin, as_matrix, check_dimension, check_texts, post_json
-from hippo.providers.base import Completion, Message, Thresholds, Usage
+from hippo.providers.base import ChatTurn, Completion, Message, Thresholds, ToolCall, ToolSpec, Usage
 
 if TYPE_CHECKING:
     import numpy as np
@@ -190,6 +191,39 @@ class OpenAILLM:
             params["temperature"] = self.temperature
         if json:
             params["response_format"] = {"type": "json_object"}
+        message, response = self._create(params)
+        text = getattr(message, "content", None)
+        if not isinstance(text, str):
+            raise ProviderError(f"{self.model_id}: {_why_empty(message, response)}")
+        return Completion(text, _usage(response), getattr(response, "model", None) or self.model)
+
+    def chat(
+        self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec], *, max_tokens: int = 1024
+    ) -> ChatTurn:
+        """One tool-calling turn over Chat Completions (``tools`` as function definitions)."""
+        chat = [{"role": "system", "content": system}] if system else []
+        chat += [_wire_message(m) for m in messages]
+        params: dict[str, Any] = {"model": self.model, "messages": chat, self._max_tokens_param: max_tokens}
+        if tools:
+            params["tools"] = [
+                {"type": "function",
+                 "function": {"name": t.name, "description": t.description, "parameters": dict(t.parameters)}}
+                for t in tools
+            ]
+        if self.temperature is not None:
+            params["temperature"] = self.temperature
+        message, response = self._create(params)
+        calls = tuple(
+            ToolCall(c.id, c.function.name, _arguments(c.function.arguments))
+            for c in getattr(message, "tool_calls", None) or [] if getattr(c, "type", "function") == "function"
+        )
+        text = getattr(message, "content", None) or ""
+        if not text and not calls:
+            raise ProviderError(f"{self.model_id}: {_why_empty(message, response)}")
+        return ChatTurn(text, calls, _usage(response), getattr(response, "model", None) or self.model)
+
+    def _create(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        """Send one request; returns (first choice's message, response) or raises ProviderError."""
         try:
             response = self._client.chat.completions.create(**params)
         except self._sdk.OpenAIError as exc:
@@ -199,20 +233,7 @@ class OpenAILLM:
         choices = getattr(response, "choices", None)
         if not choices:
             raise ProviderError(f"{self.model_id}: the response has no choices")
-        message = getattr(choices[0], "message", None)
-        text = getattr(message, "content", None)
-        if not isinstance(text, str):
-            refusal = getattr(message, "refusal", None)
-            why = f"the model refused: {refusal}" if refusal else (
-                f"the answer has no content (finish_reason {getattr(choices[0], 'finish_reason', None)!r})"
-            )
-            raise ProviderError(f"{self.model_id}: {why}")
-        usage = getattr(response, "usage", None)  # some compatible servers omit it
-        return Completion(
-            text,
-            Usage(int(getattr(usage, "prompt_tokens", 0) or 0), int(getattr(usage, "completion_tokens", 0) or 0)),
-            getattr(response, "model", None) or self.model,
-        )
+        return getattr(choices[0], "message", None), response
 
     def _error(self, exc: Exception) -> ProviderError:
         """Map an SDK exception to ProviderError, retryable where a retry may succeed."""
@@ -237,3 +258,44 @@ class OpenAILLM:
 
     def __repr__(self) -> str:
         return f"OpenAILLM({self.model!r}, base_url={self.base_url!r})"
+
+
+def _why_empty(message: Any, response: Any) -> str:
+    refusal = getattr(message, "refusal", None)
+    if refusal:
+        return f"the model refused: {refusal}"
+    choice = response.choices[0]
+    return f"the answer has no content (finish_reason {getattr(choice, 'finish_reason', None)!r})"
+
+
+def _usage(response: Any) -> Usage:
+    usage = getattr(response, "usage", None)  # some compatible servers omit it
+    return Usage(int(getattr(usage, "prompt_tokens", 0) or 0), int(getattr(usage, "completion_tokens", 0) or 0))
+
+
+def _arguments(raw: Any) -> dict[str, Any] | str:
+    """A tool call's arguments as a dict, or the raw text when the model wrote invalid JSON."""
+    if isinstance(raw, dict):
+        return raw
+    try:
+        value = json.loads(raw or "{}")
+    except (TypeError, ValueError):
+        return str(raw)
+    return value if isinstance(value, dict) else str(raw)
+
+
+def _wire_message(m: Message) -> dict[str, Any]:
+    """One history message in Chat Completions form, tool calls and tool results included."""
+    if m.role == "tool":
+        return {"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content}
+    out: dict[str, Any] = {"role": m.role, "content": m.content}
+    if m.tool_calls:
+        out["content"] = m.content or None
+        out["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {
+                "name": c.name,
+                "arguments": c.arguments if isinstance(c.arguments, str) else json.dumps(c.arguments),
+            }}
+            for c in m.tool_calls
+        ]
+    return out

@@ -138,6 +138,10 @@ class Store(Protocol):
     ) -> Block: ...
 
     # The application's conversation log.
+    def has_messages_table(self, table: str) -> bool:
+        """Whether the application's messages table and its FTS table exist."""
+        ...
+
     def search_messages(
         self, agent_id: str, table: str, match: str, limit: int
     ) -> list[ConversationHit]: ...

@@ -14,7 +14,7 @@ from pathlib import Path
 from hippo.errors import InvalidInput, NotFound
 from hippo.types import ConversationHit
 
-__all__ = ["create_messages_table", "search_messages", "validate_table_name"]
+__all__ = ["create_messages_table", "has_messages_table", "search_messages", "validate_table_name"]
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 
@@ -67,11 +67,17 @@ def create_messages_table(target: str | Path | sqlite3.Connection, name: str = "
             conn.close()
 
 
-def search_messages(conn: sqlite3.Connection, agent_id: str, table: str, match: str, limit: int) -> list[ConversationHit]:
+def has_messages_table(conn: sqlite3.Connection, table: str) -> bool:
     table = validate_table_name(table)
     fts = f"{table}_fts"
     existing = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE name IN (?, ?)", (table, fts))}
-    if existing != {table, fts}:
+    return existing == {table, fts}
+
+
+def search_messages(conn: sqlite3.Connection, agent_id: str, table: str, match: str, limit: int) -> list[ConversationHit]:
+    table = validate_table_name(table)
+    fts = f"{table}_fts"
+    if not has_messages_table(conn, table):
         raise NotFound(
             f"no messages table {table!r} with its FTS table {fts!r} in this database; "
             "create them with hippo.create_messages_table()"

@@ -16,7 +16,7 @@ from hippo.clock import from_iso, to_iso
 from hippo.errors import EmbedderMismatch, StorageError
 from hippo.index.exact import decode_vector, encode_vector
 from hippo.stores.base import UNCHANGED, ChunkFilter, StoreCapabilities, StrengthUpdate
-from hippo.stores.sqlite.conversation import search_messages
+from hippo.stores.sqlite.conversation import has_messages_table, search_messages
 from hippo.stores.sqlite.filters import filter_sql
 from hippo.stores.sqlite.schema import migrate
 from hippo.stores.sqlite.vectors import VectorCache
@@ -403,6 +403,10 @@ class SQLiteStore:
         return [Block(r[0], r[1], from_iso(r[2]), r[3]) for r in rows]
 
     # -- conversation -------------------------------------------------------
+
+    def has_messages_table(self, table: str) -> bool:
+        with self._reading() as conn:
+            return has_messages_table(conn, table)
 
     def search_messages(self, agent_id: str, table: str, match: str, limit: int) -> list[ConversationHit]:
         with self._reading() as conn:

@@ -1,0 +1,140 @@
+"""hippo as an MCP server (official ``mcp`` SDK 2.x, low-level ``Server``).
+
+Exposes exactly the agent tools of :mod:`hippo.surfaces.tools` (same names,
+descriptions, schemas and results) and the agent's memory blocks as resources
+``hippo://blocks/{key}``. Two transports: stdio (``hippo mcp``, for Claude
+Desktop, Claude Code and IDEs) and streamable HTTP (``hippo mcp --http``).
+
+Tool calls run in a worker thread: the core is synchronous, and the SQLite
+store serialises access to its connection.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from typing import TYPE_CHECKING, Any
+
+from hippo.errors import ConfigError, MissingDependency
+
+if TYPE_CHECKING:
+    from hippo.core.memory import Memory
+
+__all__ = ["BLOCK_URI", "LOOPBACK", "build_server", "check_bind", "http_app", "run_http", "run_stdio"]
+
+log = logging.getLogger(__name__)
+
+BLOCK_URI = "hippo://blocks/{key}"
+_RESOURCE_NOT_FOUND = -32002  # MCP's code for an unknown resource
+
+
+def _require_mcp() -> None:
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        raise MissingDependency("mcp", "mcp") from None
+
+
+def build_server(mem: "Memory", *, recall_max_tokens: int = 1500) -> Any:
+    """An ``mcp.server.lowlevel.Server`` over ``mem``'s tools and blocks."""
+    _require_mcp()
+    import anyio
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+    from mcp.shared.exceptions import MCPError
+
+    from hippo import __version__
+
+    def toolset() -> Any:
+        return mem.tools(recall_max_tokens=recall_max_tokens)  # re-read: a messages table may appear later
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        tools = await anyio.to_thread.run_sync(toolset)
+        return types.ListToolsResult(tools=[
+            types.Tool(name=t.name, description=t.description, input_schema=t.parameters) for t in tools
+        ])
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        result = await anyio.to_thread.run_sync(lambda: toolset().call(params.name, params.arguments))
+        text = json.dumps(result, ensure_ascii=False)
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
+                                    structured_content=result, is_error=not result["ok"])
+
+    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+        blocks = await anyio.to_thread.run_sync(mem.memory_blocks)
+        return types.ListResourcesResult(resources=[
+            types.Resource(name=b.key, uri=BLOCK_URI.format(key=b.key), mime_type="text/plain",
+                           description=f"memory block '{b.key}' of agent {mem.agent_id}", size=len(b.value.encode()))
+            for b in blocks
+        ])
+
+    async def list_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=[
+            types.ResourceTemplate(name="memory block", uri_template=BLOCK_URI, mime_type="text/plain",
+                                   description="a named memory block such as persona or human"),
+        ])
+
+    async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        prefix = BLOCK_URI.split("{")[0]
+        key = uri[len(prefix):] if uri.startswith(prefix) else ""
+        value = await anyio.to_thread.run_sync(mem.recall_memory_block, key) if key else None
+        if value is None:
+            raise MCPError(_RESOURCE_NOT_FOUND, f"no memory block at {uri}", {"uri": uri})
+        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type="text/plain",
+                                                                             text=value)])
+
+    return Server(
+        "hippo", version=__version__,
+        instructions=(
+            "Long-term memory. Call recall_memories before answering questions that may depend on earlier "
+            "conversations; remember_facts when the user tells you something durable about themselves."
+        ),
+        on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
+        on_list_resource_templates=list_templates, on_read_resource=read_resource,
+    )
+
+
+def run_stdio(mem: "Memory") -> None:
+    """Serve over stdin/stdout until the client closes the pipe."""
+    _require_mcp()
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(mem)
+
+    async def main() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    anyio.run(main)
+
+
+def http_app(mem: "Memory", *, host: str = "127.0.0.1", path: str = "/mcp") -> Any:
+    """A Starlette app serving MCP over streamable HTTP at ``path``."""
+    return build_server(mem).streamable_http_app(streamable_http_path=path, host=host)
+
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def check_bind(host: str, allow_remote: bool) -> None:
+    """The MCP endpoint has no authentication: refuse anything but loopback unless asked to."""
+    if host not in LOOPBACK and not allow_remote:
+        raise ConfigError(
+            f"refusing to serve MCP on {host}: the MCP endpoint has no authentication. Bind to 127.0.0.1, or pass "
+            "--allow-remote behind a proxy that authenticates"
+        )
+
+
+def run_http(mem: "Memory", *, host: str = "127.0.0.1", port: int = 8765, path: str = "/mcp",
+             allow_remote: bool = False) -> None:
+    """Serve MCP over streamable HTTP with uvicorn until interrupted."""
+    check_bind(host, allow_remote)
+    _require_mcp()
+    import uvicorn
+
+    app = http_app(mem, host=host, path=path)
+    print(f"hippo MCP server on http://{host}:{port}{path} (agent {mem.agent_id})", file=sys.stderr, flush=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning")
