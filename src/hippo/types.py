@@ -18,9 +18,11 @@ __all__ = [
     "Forgotten",
     "Hit",
     "LLMCall",
+    "Page",
     "Recall",
     "RememberResult",
     "ReembedResult",
+    "Stats",
     "StoreResult",
 ]
 
@@ -254,3 +256,42 @@ class FactHistory(_Dictable):
 
     versions: list[Chunk]
     current: Chunk | None
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKey(_Dictable):
+    """An HTTP API key as stored: the public ``id``, the hash of its secret, and what it may reach."""
+
+    id: str
+    secret_hash: str
+    agents: tuple[str, ...]
+    admin: bool
+    created_at: datetime
+    label: str | None = None
+
+    def allows(self, agent_id: str) -> bool:
+        return self.admin or agent_id in self.agents
+
+
+@dataclass(frozen=True, slots=True)
+class Page(_Dictable):
+    """One page of a listing; pass ``next_cursor`` back for the next (``None`` on the last page)."""
+
+    items: list[Chunk]
+    next_cursor: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Stats(_Dictable):
+    """What one agent's memory holds, and what it runs on."""
+
+    agent_id: str
+    facts: int
+    superseded_facts: int
+    memories: int
+    pending_vectors: int
+    blocks: int
+    embedder: str | None
+    dimension: int | None
+    database: str
+    database_bytes: int

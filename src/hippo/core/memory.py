@@ -31,9 +31,11 @@ from hippo.types import (
     FactHistory,
     ForgetResult,
     Forgotten,
+    Page,
     Recall,
     ReembedResult,
     RememberResult,
+    Stats,
     StoreResult,
 )
 
@@ -82,9 +84,22 @@ class Memory:
         self._blocks = BlockEditor(store, self.agent_id, settings.block_char_limit)
         self._fusion = Fusion(settings.vector_weight)
         self._weights = ScoreWeights(settings.weight_relevance, settings.weight_strength, settings.weight_recency)
+        self._owns_store = True
 
     def close(self) -> None:
-        self.store.close()
+        if self._owns_store:
+            self.store.close()
+
+    def for_agent(self, agent_id: str) -> "Memory":
+        """The same database, embedder and LLM, scoped to another agent.
+
+        The new memory shares this one's store; closing it leaves the store open
+        (close the memory it came from to close the database).
+        """
+        other = Memory(self.store, agent_id=agent_id, embedder=self.embedding.embedder,
+                       settings=replace(self.settings, agent_id=agent_id), llm=self.llm, clock=self._clock)
+        other._owns_store = False
+        return other
 
     def __enter__(self) -> "Memory":
         return self
@@ -313,6 +328,33 @@ class Memory:
         if not found:
             raise NotFound(f"no memory {chunk_id} for agent {self.agent_id!r}")
         return found[0]
+
+    def list_memories(self, *, limit: int = 20, cursor: str | None = None, kind: str | None = None) -> Page:
+        """Every fact and memory, newest first, superseded facts included; a page at a time.
+
+        Browsing: nothing counts as retrieved. ``cursor`` is a previous page's ``next_cursor``.
+        """
+        limit = v.check_limit(limit)
+        if cursor is not None:
+            cursor = v.check_chunk_id(cursor)
+        if kind is not None and kind not in ("fact", "memory"):
+            raise InvalidInput(f"kind must be 'fact' or 'memory', got {kind!r}")
+        rows = self.store.list_chunks(self.agent_id, limit=limit + 1, before=cursor, kind=kind)
+        more = len(rows) > limit
+        return Page(rows[:limit], rows[limit - 1].id if more else None)
+
+    def update_metadata(self, chunk_id: str, metadata: Mapping[str, Any]) -> Chunk:
+        """Replace a chunk's metadata (tags included); content and strength stay as they are."""
+        chunk = self.get_memory(chunk_id)
+        self.store.update_metadata(self.agent_id, chunk.id, v.check_metadata(metadata))
+        return self.get_memory(chunk.id)
+
+    def stats(self) -> Stats:
+        """How many facts, memories, blocks and pending vectors this agent has."""
+        record = self.store.embedder_record()
+        return Stats(agent_id=self.agent_id, **self.store.counts(self.agent_id),
+                     embedder=record[0] if record else None, dimension=record[1] if record else None,
+                     database=str(self.store.path), database_bytes=self.store.size_bytes())
 
     def delete_memory(self, chunk_id: str) -> Forgotten:
         """Hard-delete one chunk by id, leaving no trace of its text."""

@@ -22,16 +22,16 @@ __all__ = [
     "check_text",
 ]
 
-_AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$")
-_BLOCK_KEY = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
-_ULID = re.compile(r"^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$")
+AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$")
+BLOCK_KEY = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
+ULID = re.compile(r"^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$")
 _METADATA_KEY = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
 MAX_METADATA_BYTES = 16_384
 MAX_LIMIT = 1000
 
 
 def check_agent_id(agent_id: Any) -> str:
-    if not isinstance(agent_id, str) or not _AGENT_ID.match(agent_id):
+    if not isinstance(agent_id, str) or not AGENT_ID.match(agent_id):
         raise InvalidInput(
             f"invalid agent id {agent_id!r}: 1 to 128 characters, letters, digits and _ . : @ -, "
             "starting with a letter or digit"
@@ -58,13 +58,13 @@ def check_text(value: Any, name: str, *, max_chars: int, allow_empty: bool = Fal
 
 def check_chunk_id(value: Any) -> str:
     """A chunk id is a ULID: 26 Crockford base-32 characters."""
-    if not isinstance(value, str) or not _ULID.match(value):
+    if not isinstance(value, str) or not ULID.match(value):
         raise InvalidInput(f"invalid memory id {value!r}: expected a 26-character ULID")
     return value.upper()
 
 
 def check_block_key(key: Any) -> str:
-    if not isinstance(key, str) or not _BLOCK_KEY.match(key):
+    if not isinstance(key, str) or not BLOCK_KEY.match(key):
         raise InvalidInput(f"invalid block key {key!r}: 1 to 64 letters, digits, _ . -")
     return key
 

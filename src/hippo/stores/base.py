@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ContextManager, Protocol, Sequence
 
-from hippo.types import Block, Chunk, ConversationHit
+from hippo.types import ApiKey, Block, Chunk, ConversationHit
 
 if TYPE_CHECKING:
     import numpy as np
@@ -104,6 +104,22 @@ class Store(Protocol):
 
     def get_vectors(self, agent_id: str, ids: Sequence[str]) -> dict[str, "np.ndarray"]: ...
 
+    def list_chunks(
+        self, agent_id: str, *, limit: int, before: str | None = None, kind: str | None = None
+    ) -> list[Chunk]:
+        """Newest first, superseded facts included; ``before`` is the last id of the previous page."""
+        ...
+
+    def update_metadata(self, agent_id: str, chunk_id: str, metadata: dict[str, Any]) -> bool: ...
+
+    def size_bytes(self) -> int:
+        """How much disk the database takes."""
+        ...
+
+    def counts(self, agent_id: str) -> dict[str, int]:
+        """``facts`` (live), ``superseded_facts``, ``memories``, ``pending_vectors``, ``blocks``."""
+        ...
+
     def vector_search(
         self, agent_id: str, query: "np.ndarray", limit: int, where: ChunkFilter
     ) -> list[tuple[str, float]]:
@@ -136,6 +152,15 @@ class Store(Protocol):
     def put_block(
         self, agent_id: str, key: str, value: str, now: datetime, *, char_limit: Any = UNCHANGED
     ) -> Block: ...
+
+    # HTTP API keys (hashed), kept in the database they open.
+    def put_api_key(self, key: ApiKey) -> None: ...
+
+    def get_api_key(self, key_id: str) -> ApiKey | None: ...
+
+    def list_api_keys(self) -> list[ApiKey]: ...
+
+    def delete_api_key(self, key_id: str) -> bool: ...
 
     # The application's conversation log.
     def has_messages_table(self, table: str) -> bool:

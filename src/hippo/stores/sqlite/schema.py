@@ -92,9 +92,21 @@ CREATE TRIGGER chunks_fts_au AFTER UPDATE OF content ON chunks BEGIN
 END;
 """
 
+_API_KEYS = """
+CREATE TABLE api_keys (
+    id           TEXT PRIMARY KEY,   -- the public part of the key
+    secret_hash  TEXT NOT NULL,      -- SHA-256 of the secret part, hex
+    agents       TEXT NOT NULL,      -- JSON list of the agent ids the key may reach
+    admin        INTEGER NOT NULL DEFAULT 0,
+    label        TEXT,
+    created_at   TEXT NOT NULL
+);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_chunks_blocks_embedding_model", _CHUNKS),
     ("0002_chunks_fts", _CHUNKS_FTS),
+    ("0003_api_keys", _API_KEYS),
 ]
 
 

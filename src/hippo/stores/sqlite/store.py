@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 from contextlib import contextmanager
@@ -20,7 +21,7 @@ from hippo.stores.sqlite.conversation import has_messages_table, search_messages
 from hippo.stores.sqlite.filters import filter_sql
 from hippo.stores.sqlite.schema import migrate
 from hippo.stores.sqlite.vectors import VectorCache
-from hippo.types import Block, Chunk, ConversationHit
+from hippo.types import ApiKey, Block, Chunk, ConversationHit
 
 __all__ = ["SQLiteStore"]
 
@@ -262,6 +263,42 @@ class SQLiteStore:
         by_id = {row[0]: _row_to_chunk(row) for row in rows}
         return [by_id[i] for i in ids if i in by_id]
 
+    def size_bytes(self) -> int:
+        """The database file and its WAL, in bytes."""
+        return sum(os.path.getsize(p) for p in (self.path, self.path + "-wal") if os.path.exists(p))
+
+    def list_chunks(
+        self, agent_id: str, *, limit: int, before: str | None = None, kind: str | None = None
+    ) -> list[Chunk]:
+        """Newest first (ULIDs sort by time), superseded facts included; ``before`` is the last id seen."""
+        sql = f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE agent_id = ?"
+        params: list[Any] = [agent_id]
+        if before is not None:
+            sql, params = sql + " AND id < ?", [*params, before]
+        if kind is not None:
+            sql, params = sql + " AND kind = ?", [*params, kind]
+        with self._reading() as conn:
+            rows = conn.execute(sql + " ORDER BY id DESC LIMIT ?", (*params, limit)).fetchall()
+        return [_row_to_chunk(r) for r in rows]
+
+    def update_metadata(self, agent_id: str, chunk_id: str, metadata: dict[str, Any]) -> bool:
+        with self.transaction():
+            cur = self._conn.execute("UPDATE chunks SET metadata = ? WHERE agent_id = ? AND id = ?",
+                                     (json.dumps(metadata, ensure_ascii=False), agent_id, chunk_id))
+        return cur.rowcount > 0
+
+    def counts(self, agent_id: str) -> dict[str, int]:
+        """Live facts, superseded facts, memories, pending vectors and blocks of one agent."""
+        with self._reading() as conn:
+            row = conn.execute(
+                "SELECT count(*) FILTER (WHERE kind = 'fact' AND superseded_by IS NULL), "
+                "count(*) FILTER (WHERE kind = 'fact' AND superseded_by IS NOT NULL), "
+                "count(*) FILTER (WHERE kind = 'memory'), count(*) FILTER (WHERE embedding IS NULL) "
+                "FROM chunks WHERE agent_id = ?", (agent_id,)).fetchone()
+            blocks = conn.execute("SELECT count(*) FROM memory_blocks WHERE agent_id = ?", (agent_id,)).fetchone()
+        return {"facts": row[0], "superseded_facts": row[1], "memories": row[2], "pending_vectors": row[3],
+                "blocks": blocks[0]}
+
     def get_vectors(self, agent_id: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         if not ids:
             return {}
@@ -402,6 +439,30 @@ class SQLiteStore:
             ).fetchall()
         return [Block(r[0], r[1], from_iso(r[2]), r[3]) for r in rows]
 
+    # -- API keys -----------------------------------------------------------
+
+    def put_api_key(self, key: ApiKey) -> None:
+        with self.transaction():
+            self._conn.execute(
+                "INSERT INTO api_keys(id, secret_hash, agents, admin, label, created_at) VALUES (?,?,?,?,?,?)",
+                (key.id, key.secret_hash, json.dumps(list(key.agents)), int(key.admin), key.label,
+                 to_iso(key.created_at)),
+            )
+
+    def get_api_key(self, key_id: str) -> ApiKey | None:
+        with self._reading() as conn:
+            row = conn.execute(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE id = ?", (key_id,)).fetchone()
+        return _api_key(row) if row else None
+
+    def list_api_keys(self) -> list[ApiKey]:
+        with self._reading() as conn:
+            rows = conn.execute(f"SELECT {_KEY_COLUMNS} FROM api_keys ORDER BY created_at, id").fetchall()
+        return [_api_key(r) for r in rows]
+
+    def delete_api_key(self, key_id: str) -> bool:
+        with self.transaction():
+            return self._conn.execute("DELETE FROM api_keys WHERE id = ?", (key_id,)).rowcount > 0
+
     # -- conversation -------------------------------------------------------
 
     def has_messages_table(self, table: str) -> bool:
@@ -411,3 +472,11 @@ class SQLiteStore:
     def search_messages(self, agent_id: str, table: str, match: str, limit: int) -> list[ConversationHit]:
         with self._reading() as conn:
             return search_messages(conn, agent_id, table, match, limit)
+
+
+_KEY_COLUMNS = "id, secret_hash, agents, admin, label, created_at"
+
+
+def _api_key(row: tuple) -> ApiKey:
+    return ApiKey(id=row[0], secret_hash=row[1], agents=tuple(json.loads(row[2])), admin=bool(row[3]),
+                  label=row[4], created_at=from_iso(row[5]))

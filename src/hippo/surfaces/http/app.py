@@ -1,0 +1,268 @@
+"""The HTTP API: FastAPI routes under ``/v1/agents/{agent_id}/``, each a few lines over the core.
+
+One process serves every agent of one database. Agents share the store (one
+SQLite connection, writes serialised in-process, so ``database is locked``
+never reaches a client), the embedder and the LLM. Requests need a bearer key
+scoped to the agent once any key exists; with none the server must stay on
+loopback (``hippo serve`` enforces it).
+"""
+
+import threading
+from contextlib import asynccontextmanager
+from datetime import datetime
+from typing import Annotated, Any, AsyncIterator, Literal
+
+from fastapi import APIRouter, Body, Depends, FastAPI, Path, Query, Request, Response
+from fastapi.middleware.cors import CORSMiddleware
+
+from hippo import __version__
+from hippo.core.memory import Memory
+from hippo.core.validation import AGENT_ID, BLOCK_KEY, ULID, check_agent_id
+from hippo.stores.base import UNCHANGED
+from hippo.surfaces.http.errors import BLOCK_STATUS, ApiError, BodyLimit, install
+from hippo.surfaces.http.models import (
+    AppendBody,
+    BlockList,
+    ErrorBody,
+    ForgetBody,
+    Health,
+    MemoryPage,
+    PatchMemoryBody,
+    RememberBody,
+    ReplaceBody,
+    SetBlockBody,
+    StoreBody,
+)
+from hippo.surfaces.keys import verify_key
+from hippo.types import (
+    Block,
+    BlockResult,
+    Chunk,
+    ConversationHit,
+    ForgetResult,
+    Forgotten,
+    Recall,
+    RememberResult,
+    StoreResult,
+)
+
+__all__ = ["Service", "create_app"]
+
+AGENT = Path(pattern=AGENT_ID.pattern, description="The agent whose memory this is.")
+MEMORY_ID = Path(pattern=ULID.pattern, description="A memory's id (ULID).")
+
+
+class Service:
+    """The shared state of one server: the database's memory and one view of it per agent."""
+
+    def __init__(self, base: Memory) -> None:
+        self.base = base
+        self._agents: dict[str, Memory] = {}
+        self._lock = threading.Lock()
+
+    def memory(self, agent_id: str) -> Memory:
+        agent_id = check_agent_id(agent_id)
+        with self._lock:
+            if agent_id not in self._agents:
+                self._agents[agent_id] = self.base.for_agent(agent_id)
+            return self._agents[agent_id]
+
+    def auth_required(self) -> bool:
+        return bool(self.base.store.list_api_keys())
+
+    def authorize(self, authorization: str | None, agent_id: str) -> None:
+        if not self.auth_required():
+            return
+        scheme, _, token = (authorization or "").partition(" ")
+        key = verify_key(self.base.store, token.strip()) if scheme.lower() == "bearer" else None
+        if key is None:
+            raise ApiError(401, "unauthorized", "a valid API key is required: Authorization: Bearer <key>",
+                           {"WWW-Authenticate": "Bearer"})
+        if not key.allows(agent_id):
+            raise ApiError(403, "forbidden", "this API key may not access this agent")
+
+    def close(self) -> None:
+        self.base.close()
+
+
+router = APIRouter()
+
+
+def agent_memory(request: Request, agent_id: Annotated[str, AGENT]) -> Memory:
+    """The memory of the agent in the path, once the request's key may reach it."""
+    service: Service = request.app.state.service
+    service.authorize(request.headers.get("authorization"), agent_id)
+    return service.memory(agent_id)
+
+
+Mem = Annotated[Memory, Depends(agent_memory)]
+base_path = "/v1/agents/{agent_id}"
+
+
+@router.get("/healthz", response_model=Health, tags=["service"])
+def healthz(request: Request) -> Health:
+    return Health(status="ok", version=__version__, auth=request.app.state.service.auth_required())
+
+
+# -- memories ---------------------------------------------------------------------------
+
+
+@router.get(f"{base_path}/memories", response_model=Recall | MemoryPage, tags=["memories"])
+def search_or_list(
+    mem: Mem,
+    q: Annotated[str | None, Query(min_length=1, max_length=4_000, description="Search text; omit to list")] = None,
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    kind: Literal["fact", "memory"] | None = None,
+    tag: Annotated[list[str] | None, Query(description="Only memories with all these tags")] = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    cursor: Annotated[str | None, Query(pattern=ULID.pattern, description="next_cursor of the previous page")] = None,
+) -> Any:
+    """Search by meaning and keywords when `q` is given; otherwise list, newest first, a page at a time."""
+    if q is not None:
+        return mem.recall_memories(q, limit, kind=kind, tags=tag, since=since, until=until)
+    page = mem.list_memories(limit=limit, cursor=cursor, kind=kind)
+    return MemoryPage(items=page.items, next_cursor=page.next_cursor)
+
+
+@router.post(f"{base_path}/memories", response_model=StoreResult, status_code=201, tags=["memories"])
+def store(mem: Mem, body: StoreBody, response: Response) -> StoreResult:
+    """Store raw content; the same text again strengthens the existing memory (200)."""
+    result = mem.store_memory(body.content, body.metadata, body.intensity, observed_at=body.observed_at)
+    if result.action == "strengthened":
+        response.status_code = 200
+    return result
+
+
+@router.get(f"{base_path}/memories/{{memory_id}}", response_model=Chunk, tags=["memories"])
+def get_memory(mem: Mem, memory_id: Annotated[str, MEMORY_ID]) -> Chunk:
+    return mem.get_memory(memory_id)
+
+
+@router.patch(f"{base_path}/memories/{{memory_id}}", response_model=Chunk, tags=["memories"])
+def patch_memory(mem: Mem, memory_id: Annotated[str, MEMORY_ID], body: PatchMemoryBody) -> Chunk:
+    """Replace a memory's metadata (tags included)."""
+    return mem.update_metadata(memory_id, body.metadata)
+
+
+@router.delete(f"{base_path}/memories/{{memory_id}}", response_model=Forgotten, tags=["memories"])
+def delete_memory(mem: Mem, memory_id: Annotated[str, MEMORY_ID]) -> Forgotten:
+    """Delete one memory for good, leaving no trace of its text."""
+    return mem.delete_memory(memory_id)
+
+
+@router.post(f"{base_path}/facts", response_model=RememberResult, tags=["memories"])
+def remember(mem: Mem, body: RememberBody) -> RememberResult:
+    """Extract facts from what the user said and reconcile them with what is known."""
+    return mem.remember_facts(body.text, observed_at=body.observed_at, metadata=body.metadata)
+
+
+@router.post(f"{base_path}/forget", response_model=ForgetResult, tags=["memories"])
+def forget(mem: Mem, body: ForgetBody) -> ForgetResult:
+    """Delete every memory matching a description (`preview` deletes nothing)."""
+    return mem.forget_memory(body.description, preview=body.preview, limit=body.limit)
+
+
+# -- blocks -----------------------------------------------------------------------------
+
+
+@router.get(f"{base_path}/blocks", response_model=BlockList, tags=["blocks"])
+def list_blocks(mem: Mem) -> BlockList:
+    return BlockList(items=mem.memory_blocks())
+
+
+KEY = Path(pattern=BLOCK_KEY.pattern, description="A block's name, such as persona or human.")
+
+
+@router.get(f"{base_path}/blocks/{{key}}", response_model=Block, tags=["blocks"])
+def get_block(mem: Mem, key: Annotated[str, KEY]) -> Block:
+    block = mem.memory_block(key)
+    if block is None:
+        raise ApiError(404, "block_not_found", f"there is no memory block '{key}'")
+    return block
+
+
+@router.put(f"{base_path}/blocks/{{key}}", response_model=Block, tags=["blocks"])
+def set_block(mem: Mem, key: Annotated[str, KEY], body: SetBlockBody) -> Block:
+    limit = body.char_limit if "char_limit" in body.model_fields_set else UNCHANGED
+    return written(mem, mem.set_memory_block(key, body.value, char_limit=limit))
+
+
+@router.post(f"{base_path}/blocks/{{key}}", response_model=Block, tags=["blocks"])
+def append_block(mem: Mem, key: Annotated[str, KEY], body: AppendBody) -> Block:
+    """Append a line, creating the block when missing."""
+    return written(mem, mem.append_memory_block(key, body.text))
+
+
+@router.patch(f"{base_path}/blocks/{{key}}", response_model=Block, tags=["blocks"])
+def replace_block(mem: Mem, key: Annotated[str, KEY], body: ReplaceBody) -> Block:
+    """Replace every occurrence of `old` with `new`."""
+    return written(mem, mem.replace_memory_block(key, body.old, body.new))
+
+
+def written(mem: Memory, result: BlockResult) -> Block:
+    if not result.ok:
+        assert result.error is not None
+        raise ApiError(BLOCK_STATUS.get(result.error.code, 409), result.error.code, result.error.message)
+    block = mem.memory_block(result.key)
+    assert block is not None
+    return block
+
+
+# -- conversation, tools, stats ---------------------------------------------------------
+
+
+@router.get(f"{base_path}/conversation", response_model=list[ConversationHit], tags=["conversation"])
+def conversation(
+    mem: Mem,
+    q: Annotated[str, Query(min_length=1, max_length=4_000)],
+    limit: Annotated[int, Query(ge=1, le=100)] = 10,
+) -> list[ConversationHit]:
+    """Full-text search over the application's messages table."""
+    return mem.recall_conversation(q, limit)
+
+
+@router.post(f"{base_path}/tools/{{name}}", tags=["tools"])
+def call_tool(
+    mem: Mem, name: Annotated[str, Path(max_length=64)],
+    arguments: Annotated[dict[str, Any], Body(description="The tool's arguments")],
+) -> dict[str, Any]:
+    """Run one agent tool; problems the model can act on come back as `ok: false` with status 200."""
+    tools = mem.tools()
+    if name not in tools:
+        raise ApiError(404, "unknown_tool", f"no tool {name!r}; tools: {', '.join(tools.names)}")
+    return tools.call(name, arguments)
+
+
+@router.get(f"{base_path}/stats", tags=["service"])
+def stats(mem: Mem) -> dict[str, Any]:
+    """Counts of facts, memories, blocks and pending vectors for this agent."""
+    out = mem.stats().to_dict()
+    out.pop("database")  # the server's file system is not the client's business
+    return out
+
+
+def create_app(base: Memory, *, max_body_bytes: int = 1_000_000, cors_origins: tuple[str, ...] = ()) -> FastAPI:
+    """The API over ``base``'s database. The app owns ``base`` and closes it on shutdown."""
+    service = Service(base)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        service.close()
+
+    app = FastAPI(
+        lifespan=lifespan,
+        title="hippo", version=__version__,
+        description="Long-term memory for LLM agents: facts, memories, blocks and conversation search.",
+        responses={code: {"model": ErrorBody} for code in (400, 401, 403, 404, 409, 413, 422, 503)},
+    )
+    app.state.service = service
+    install(app)
+    if cors_origins:
+        app.add_middleware(CORSMiddleware, allow_origins=list(cors_origins), allow_methods=["*"],
+                           allow_headers=["Authorization", "Content-Type"])
+    app.add_middleware(BodyLimit, limit=max_body_bytes)
+
+    app.include_router(router)
+    return app

@@ -1,0 +1,124 @@
+"""Every error a client can get, in one envelope: ``{"error": {"code", "message"}}``.
+
+One table maps hippo's error classes to HTTP statuses; nothing matches on
+message text, and an unexpected exception becomes a 500 whose body says
+nothing about the server (the traceback goes to the log).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from hippo.errors import (
+    ConfigError,
+    Conflict,
+    EmbedderMismatch,
+    HippoError,
+    InvalidInput,
+    MissingDependency,
+    NotFound,
+    ProviderError,
+    StorageError,
+)
+
+__all__ = ["ApiError", "STATUS", "error_response", "install"]
+
+log = logging.getLogger("hippo.http")
+
+# Most specific first: the first class an error is an instance of decides.
+STATUS: list[tuple[type[HippoError], int]] = [
+    (EmbedderMismatch, 503),
+    (MissingDependency, 503),
+    (ProviderError, 503),
+    (StorageError, 503),
+    (InvalidInput, 400),
+    (NotFound, 404),
+    (Conflict, 409),
+    (ConfigError, 409),  # the request needs something this server is not configured for
+]
+# Structured block failures (BlockResult.error.code), by code.
+BLOCK_STATUS = {"block_not_found": 404, "text_not_found": 409, "limit_exceeded": 409}
+
+
+class ApiError(Exception):
+    """An HTTP-level refusal (auth, size) with its own status and code."""
+
+    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message, self.headers = status, code, message, headers
+
+
+def error_response(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status, headers=headers)
+
+
+def status_of(exc: HippoError) -> int:
+    return next((status for cls, status in STATUS if isinstance(exc, cls)), 500)
+
+
+def _validation_message(exc: RequestValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:5]:
+        where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "request"
+        parts.append(f"{where}: {err.get('msg', 'invalid')}")
+    return "; ".join(parts) or "invalid request"
+
+
+def install(app: FastAPI) -> None:
+    @app.exception_handler(HippoError)
+    async def hippo_error(request: Request, exc: HippoError) -> JSONResponse:
+        status = status_of(exc)
+        if status >= 500:
+            log.warning("%s %s: %s", request.method, request.url.path, exc)
+        return error_response(status, exc.code, exc.message)
+
+    @app.exception_handler(ApiError)
+    async def api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return error_response(exc.status, exc.code, exc.message, exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return error_response(422, "invalid_request", _validation_message(exc))
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return error_response(exc.status_code, code, str(exc.detail), getattr(exc, "headers", None))
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        return error_response(500, "internal", "internal server error")
+
+
+class BodyLimit:
+    """ASGI middleware: refuse request bodies over ``limit`` bytes with 413, declared or streamed."""
+
+    def __init__(self, app: Any, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        declared = dict(scope.get("headers") or ()).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
+            response = error_response(413, "too_large", f"request body over {self.limit} bytes")
+            return await response(scope, receive, send)
+        seen = 0
+
+        async def counting() -> Any:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    raise ApiError(413, "too_large", f"request body over {self.limit} bytes")
+            return message
+
+        await self.app(scope, counting, send)

@@ -1,0 +1,83 @@
+"""Request and response bodies of the HTTP API. Results reuse the library's dataclasses."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from hippo.types import Block, Chunk
+
+__all__ = [
+    "AppendBody", "BlockList", "ErrorBody", "ForgetBody", "Health", "MemoryPage", "PatchMemoryBody",
+    "RememberBody", "ReplaceBody", "SetBlockBody", "StoreBody",
+]
+
+_TEXT = 32_000
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class StoreBody(_Body):
+    content: str = Field(min_length=1, max_length=_TEXT, description="The text to store as it is.")
+    metadata: dict[str, Any] | None = Field(None, description="JSON object; `tags` is a list of strings.")
+    intensity: float = Field(0.5, ge=0, le=1, description="Starting strength, 0 to 1.")
+    observed_at: datetime | None = Field(None, description="When it happened (ISO 8601).")
+
+
+class RememberBody(_Body):
+    text: str = Field(min_length=1, max_length=_TEXT, description="What the user said.")
+    observed_at: datetime | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class ForgetBody(_Body):
+    description: str = Field(min_length=1, max_length=4_000, description="What to forget.")
+    preview: bool = Field(False, description="true: list what would be deleted, delete nothing.")
+    limit: int = Field(10, ge=1, le=100)
+
+
+class PatchMemoryBody(_Body):
+    metadata: dict[str, Any] = Field(description="Replaces the memory's metadata.")
+
+
+class SetBlockBody(_Body):
+    value: str = Field(max_length=_TEXT, description="The block's whole new text.")
+    char_limit: int | None = Field(None, ge=1, le=1_000_000,
+                                   description="Cap on this block's length; omit to keep the current cap.")
+
+
+class AppendBody(_Body):
+    text: str = Field(min_length=1, max_length=_TEXT)
+
+
+class ReplaceBody(_Body):
+    old: str = Field(min_length=1, max_length=_TEXT, description="Exact text to find (every match is replaced).")
+    new: str = Field(max_length=_TEXT)
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    message: str
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    version: str
+    auth: bool = Field(description="Whether requests need an API key.")
+
+
+class MemoryPage(BaseModel):
+    items: list[Chunk]
+    next_cursor: str | None = Field(None, description="Pass as `cursor` for the next page; null on the last.")
+
+
+class BlockList(BaseModel):
+    items: list[Block]

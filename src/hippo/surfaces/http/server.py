@@ -1,0 +1,85 @@
+"""Running the HTTP API with uvicorn: the loopback rule, the start-up message, a server for tests."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import TYPE_CHECKING, Any
+
+from hippo.errors import ConfigError
+
+if TYPE_CHECKING:
+    from hippo.core.memory import Memory
+
+__all__ = ["LOOPBACK", "BackgroundServer", "check_bind", "serve"]
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def check_bind(mem: "Memory", host: str) -> bool:
+    """Whether requests will need a key; refuse a non-loopback bind when no key exists."""
+    keyed = bool(mem.store.list_api_keys())
+    if not keyed and host not in LOOPBACK:
+        raise ConfigError(
+            f"refusing to serve on {host} without API keys: anyone who can reach it could read every agent's "
+            "memory. Create a key first (hippo keys create --agent ID) or bind to 127.0.0.1"
+        )
+    return keyed
+
+
+def _config(mem: "Memory", host: str, port: int, *, max_body_bytes: int, cors_origins: tuple[str, ...]) -> Any:
+    import uvicorn
+
+    from hippo.surfaces.http import create_app
+
+    app = create_app(mem, max_body_bytes=max_body_bytes, cors_origins=cors_origins)
+    return uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", access_log=False)
+
+
+def serve(mem: "Memory", *, host: str = "127.0.0.1", port: int = 8000, max_body_bytes: int = 1_000_000,
+          cors_origins: tuple[str, ...] = (), announce: Any = None) -> None:
+    """Serve until interrupted. ``announce`` (default: print to stderr) gets the start-up lines."""
+    import uvicorn
+
+    keyed = check_bind(mem, host)
+    say = announce or (lambda line: print(line, file=sys.stderr, flush=True))
+    shown = f"[{host}]" if ":" in host else host
+    say(f"hippo {_version()} serving {mem.store.path} at http://{shown}:{port}  (API docs: /docs)")
+    say("API keys required (Authorization: Bearer ...)" if keyed else
+        "no API keys configured: open to this machine only (loopback); hippo keys create --agent ID adds one")
+    uvicorn.Server(_config(mem, host, port, max_body_bytes=max_body_bytes, cors_origins=cors_origins)).run()
+
+
+def _version() -> str:
+    from hippo import __version__
+
+    return __version__
+
+
+class BackgroundServer:
+    """The API on a free loopback port in a thread: ``with BackgroundServer(mem) as url: ...``."""
+
+    def __init__(self, mem: "Memory", **options: Any) -> None:
+        import uvicorn
+
+        check_bind(mem, "127.0.0.1")
+        self._server = uvicorn.Server(_config(mem, "127.0.0.1", 0, max_body_bytes=options.pop("max_body_bytes",
+                                                                                               1_000_000),
+                                              cors_origins=options.pop("cors_origins", ())))
+        self._server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+        self._thread = threading.Thread(target=self._server.run, daemon=True)
+        self.url = ""
+
+    def __enter__(self) -> str:
+        self._thread.start()
+        while not self._server.started:
+            if not self._thread.is_alive():
+                raise RuntimeError("the HTTP server did not start")
+            threading.Event().wait(0.01)
+        port = self._server.servers[0].sockets[0].getsockname()[1]
+        self.url = f"http://127.0.0.1:{port}"
+        return self.url
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=10)

@@ -1,0 +1,61 @@
+"""HTTP API keys: created once, shown once, stored hashed, each scoped to the agents it may reach.
+
+A key reads ``hippo_<id>_<secret>``. The database keeps the public ``id`` and
+the SHA-256 of the 256-bit random ``secret``; with that much entropy a fast hash
+is enough (a slow password hash protects guessable secrets, and these are not).
+Verification compares digests in constant time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+from datetime import datetime
+from typing import Sequence
+
+from hippo.core.validation import check_agent_id
+from hippo.errors import InvalidInput, NotFound
+from hippo.stores.base import Store
+from hippo.types import ApiKey
+
+__all__ = ["create_key", "delete_key", "verify_key"]
+
+_TOKEN = re.compile(r"^hippo_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$")
+
+
+def _digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def create_key(store: Store, agents: Sequence[str], *, admin: bool = False, label: str | None = None,
+               now: datetime) -> tuple[str, ApiKey]:
+    """A new key for ``agents`` (an admin key reaches every agent); returns the token, shown only now."""
+    if isinstance(agents, str):
+        agents = [agents]
+    agents = tuple(dict.fromkeys(check_agent_id(a) for a in agents))
+    if not agents and not admin:
+        raise InvalidInput("a key needs at least one agent (--agent ID) or --admin")
+    if label is not None and (not isinstance(label, str) or len(label) > 200):
+        raise InvalidInput("a key label is text of at most 200 characters")
+    key_id, secret = secrets.token_hex(6), secrets.token_urlsafe(32)
+    record = ApiKey(id=key_id, secret_hash=_digest(secret), agents=agents, admin=admin, created_at=now, label=label)
+    store.put_api_key(record)
+    return f"hippo_{key_id}_{secret}", record
+
+
+def verify_key(store: Store, token: str) -> ApiKey | None:
+    """The key a bearer token belongs to, or None for anything that is not a live key."""
+    match = _TOKEN.match(token or "")
+    if not match:
+        return None
+    record = store.get_api_key(match.group(1))
+    if record is None:
+        return None
+    return record if hmac.compare_digest(record.secret_hash, _digest(match.group(2))) else None
+
+
+def delete_key(store: Store, key_id: str) -> None:
+    if not store.delete_api_key(key_id):
+        raise NotFound(f"no API key {key_id!r}")
