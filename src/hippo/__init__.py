@@ -36,6 +36,7 @@ from hippo.types import (
     ForgetResult,
     Forgotten,
     Hit,
+    ImportResult,
     LLMCall,
     Recall,
     ReembedResult,
@@ -53,7 +54,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Block", "BlockResult", "Chunk", "Conflict", "ConfigError", "ConversationHit", "EmbedderMismatch",
-    "FactHistory", "FactOutcome", "ForgetResult", "Forgotten", "HippoError", "Hit", "InvalidInput", "LLMCall",
+    "FactHistory", "FactOutcome", "ForgetResult", "Forgotten", "HippoError", "Hit", "ImportResult", "InvalidInput",
+    "LLMCall",
     "Memory", "MemoryInput", "MissingDependency", "NotFound", "ProviderError", "Recall", "ReembedResult",
     "RememberResult", "StorageError", "StoreResult", "Tool", "Toolset", "create_messages_table", "open", "reembed",
 ]

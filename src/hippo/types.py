@@ -17,6 +17,7 @@ __all__ = [
     "ForgetResult",
     "Forgotten",
     "Hit",
+    "ImportResult",
     "LLMCall",
     "Page",
     "Recall",
@@ -295,3 +296,24 @@ class Stats(_Dictable):
     dimension: int | None
     database: str
     database_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult(_Dictable):
+    """What importing an export did to ``agent_id``.
+
+    ``skipped`` chunks were already there (same id, or a memory with the same
+    text); ``renamed`` ones had ids taken by another agent of the database and
+    got derived ids; ``embedded`` ones had no usable vector in the file and were
+    embedded with the database's model; ``pending`` ones are left without a vector.
+    """
+
+    agent_id: str
+    source_agent: str
+    inserted: int
+    skipped: int
+    renamed: int
+    embedded: int
+    pending: int
+    blocks_written: int
+    blocks_skipped: int

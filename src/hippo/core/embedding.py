@@ -58,7 +58,9 @@ class EmbeddingService:
         """One vector per text, or ``None`` for each when the embedder is missing or down."""
         if self.embedder is None or not texts:
             return [None] * len(texts)
-        missing = [t for t in dict.fromkeys(texts) if ("d", t) not in self._cache]
+        # Read from a local map, not back from the cache: a batch larger than the cache evicts its own start.
+        found = {t: self._cache[("d", t)] for t in dict.fromkeys(texts) if ("d", t) in self._cache}
+        missing = [t for t in dict.fromkeys(texts) if t not in found]
         if missing:
             try:
                 vectors = normalize_rows(self.embedder.embed_documents(missing))
@@ -67,9 +69,10 @@ class EmbeddingService:
                 return [None] * len(texts)
             self._check_dimension(vectors.shape[1])
             for text, vector in zip(missing, vectors):
+                found[text] = vector
                 self._remember(("d", text), vector)
         self.last_error = None
-        return [self._cache[("d", t)] for t in texts]
+        return [found[t] for t in texts]
 
     def query(self, text: str) -> "np.ndarray | None":
         if self.embedder is None:

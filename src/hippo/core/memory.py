@@ -5,12 +5,13 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
 from ulid import ULID
 
 from hippo.clock import Clock, system_clock
 from hippo.config import Settings
+from hippo.core import transfer
 from hippo.core import validation as v
 from hippo.core.blocks import BlockEditor
 from hippo.core.embedding import EmbeddingService
@@ -20,6 +21,7 @@ from hippo.core.recall import find_candidates, rank, touched
 from hippo.core.reembed import Progress, fill_pending
 from hippo.core.remember import remember
 from hippo.core.strength import RETRIEVAL_BOOST, ScoreWeights, reinforced_intensity
+from hippo.core.transfer import ExportRecord
 from hippo.errors import ConfigError, InvalidInput, NotFound
 from hippo.providers.base import LLM, Embedder
 from hippo.stores.base import UNCHANGED, ChunkFilter, Store, StrengthUpdate
@@ -31,6 +33,7 @@ from hippo.types import (
     FactHistory,
     ForgetResult,
     Forgotten,
+    ImportResult,
     Page,
     Recall,
     ReembedResult,
@@ -435,3 +438,24 @@ class Memory:
     def reembed(self, *, progress: Progress | None = None, batch_size: int = 64) -> ReembedResult:
         """Fill this agent's pending vectors with the current embedder."""
         return fill_pending(self.store, self.embedding, self.agent_id, batch_size=batch_size, progress=progress)
+
+    # -- transfer -------------------------------------------------------------
+
+    def export_records(self, *, vectors: bool = False) -> Iterator[ExportRecord]:
+        """This agent's memory as records: a header, every chunk (superseded facts
+        included, strength fields and all), then every block. ``vectors`` adds each
+        chunk's vector. Browsing: nothing counts as retrieved."""
+        return transfer.export_records(self.store, self.agent_id, vectors=vectors, now=self.now())
+
+    def import_records(
+        self, records: Iterable[Mapping[str, Any]], *, progress: Progress | None = None
+    ) -> ImportResult:
+        """Import an export into this agent, keeping ids and strength fields.
+
+        Every record is validated before anything is written. Chunks the agent
+        already has (same id, or a memory with the same text) are skipped, blocks
+        are written when the file's is newer, so importing twice changes nothing.
+        Vectors from another model, or none, are replaced by this database's.
+        """
+        plan = transfer.parse_records(records, self.agent_id, max_chars=self.settings.max_content_chars)
+        return transfer.run_import(self.store, self.embedding, self.agent_id, plan, progress=progress)

@@ -112,8 +112,17 @@ class Store(Protocol):
 
     def update_metadata(self, agent_id: str, chunk_id: str, metadata: dict[str, Any]) -> bool: ...
 
+    def known_ids(self, agent_id: str, ids: Sequence[str]) -> dict[str, bool]:
+        """Which of ``ids`` exist: ``True`` for this agent's, ``False`` for another agent's
+        (ids are unique across the database); free ids are absent. Reveals nothing else."""
+        ...
+
     def size_bytes(self) -> int:
         """How much disk the database takes."""
+        ...
+
+    def holds_nothing(self) -> bool:
+        """No chunk, block or API key of any agent: a database nobody has written to."""
         ...
 
     def counts(self, agent_id: str) -> dict[str, int]:
@@ -152,6 +161,10 @@ class Store(Protocol):
     def put_block(
         self, agent_id: str, key: str, value: str, now: datetime, *, char_limit: Any = UNCHANGED
     ) -> Block: ...
+
+    def list_blocks(self, agent_id: str) -> list[Block]:
+        """Every block of the agent, by key."""
+        ...
 
     # HTTP API keys (hashed), kept in the database they open.
     def put_api_key(self, key: ApiKey) -> None: ...

@@ -263,6 +263,12 @@ class SQLiteStore:
         by_id = {row[0]: _row_to_chunk(row) for row in rows}
         return [by_id[i] for i in ids if i in by_id]
 
+    def holds_nothing(self) -> bool:
+        """No chunk, block or API key of any agent."""
+        with self._reading() as conn:
+            return not conn.execute("SELECT EXISTS(SELECT 1 FROM chunks) OR EXISTS(SELECT 1 FROM memory_blocks) "
+                                    "OR EXISTS(SELECT 1 FROM api_keys)").fetchone()[0]
+
     def size_bytes(self) -> int:
         """The database file and its WAL, in bytes."""
         return sum(os.path.getsize(p) for p in (self.path, self.path + "-wal") if os.path.exists(p))
@@ -286,6 +292,14 @@ class SQLiteStore:
             cur = self._conn.execute("UPDATE chunks SET metadata = ? WHERE agent_id = ? AND id = ?",
                                      (json.dumps(metadata, ensure_ascii=False), agent_id, chunk_id))
         return cur.rowcount > 0
+
+    def known_ids(self, agent_id: str, ids: Sequence[str]) -> dict[str, bool]:
+        if not ids:
+            return {}
+        with self._reading() as conn:
+            rows = conn.execute(f"SELECT id, agent_id = ? FROM chunks WHERE id IN ({_marks(len(ids))})",
+                                (agent_id, *ids)).fetchall()
+        return {row[0]: bool(row[1]) for row in rows}
 
     def counts(self, agent_id: str) -> dict[str, int]:
         """Live facts, superseded facts, memories, pending vectors and blocks of one agent."""

@@ -1,0 +1,176 @@
+"""The Typer application, its global options, and how a command opens the memory.
+
+Other surfaces add their commands to the same ``app`` (``app.command()`` or
+``app.add_typer()``), in their own module imported by ``hippo.surfaces.cli``.
+Nothing heavy is imported here: ``hippo.open`` runs inside commands, so
+``hippo --help`` loads no model runtime and touches no database.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from enum import Enum
+from typing import TYPE_CHECKING, Annotated, Any, Iterator, Optional
+
+import typer
+
+from hippo.errors import InvalidInput, NotFound
+from hippo.surfaces.cli.errors import BoundaryGroup
+
+if TYPE_CHECKING:
+    from hippo.core.memory import Memory
+
+__all__ = ["JSON", "Kind", "Options", "app", "metadata_from", "opened", "read_text", "when"]
+
+app = typer.Typer(
+    name="hippo",
+    cls=BoundaryGroup,
+    help="Long-term memory for LLM agents, from the shell: store, recall, forget, blocks, export and import.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,  # the boundary in errors.py reports errors in one line
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+JSON = Annotated[bool, typer.Option("--json", help="Print JSON on stdout instead of a table.")]
+
+
+class Kind(str, Enum):
+    fact = "fact"
+    memory = "memory"
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """The global options; unset ones fall back to HIPPO_* variables, hippo.toml, then defaults."""
+
+    db: str | None = None
+    agent: str | None = None
+    embedder: str | None = None
+    llm: str | None = None
+
+    def path(self) -> str:
+        from hippo.config import load_settings
+
+        return load_settings(db=self.db).db
+
+
+@app.callback()
+def _global(
+    ctx: typer.Context,
+    db: Annotated[Optional[str], typer.Option("--db", envvar="HIPPO_DB", metavar="PATH",
+                                              help="Database file (default: hippo.toml's db, else ./hippo.db).")] = None,
+    agent: Annotated[Optional[str], typer.Option("--agent", envvar="HIPPO_AGENT", metavar="ID",
+                                                 help="Agent whose memory to use (default: 'default').")] = None,
+    embedder: Annotated[Optional[str], typer.Option(
+        "--embedder", metavar="SPEC",
+        help="Embedder: local (default), ollama:<model>, openai:<model>, fake, or none for keywords only.")] = None,
+    llm: Annotated[Optional[str], typer.Option(
+        "--llm", metavar="SPEC", help="LLM for fact extraction (openai:<model>, anthropic:<model>); "
+                                      "default: offline rules.")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log details (and tracebacks) on stderr.")] = False,
+) -> None:
+    """hippo: long-term memory for LLM agents, from the shell."""
+    if verbose:
+        logging.getLogger("hippo").setLevel(logging.DEBUG)
+    ctx.obj = Options(db=db, agent=agent, embedder=embedder, llm=llm)
+
+
+@contextmanager
+def opened(ctx: typer.Context, *, create: bool = False) -> Iterator["Memory"]:
+    """The memory the global options name, closed afterwards.
+
+    Commands that only read pass ``create=False``: a mistyped ``--db`` is then an
+    error instead of a new empty database.
+    """
+    import hippo
+
+    options: Options = ctx.find_root().obj or Options()
+    path = options.path()
+    existed = os.path.exists(path)
+    if not create and not existed:
+        raise NotFound(f"no database at {path} (check --db, or store something first)")
+    try:
+        mem = hippo.open(path, agent_id=options.agent, embedder=options.embedder, llm=options.llm)
+    except BaseException:
+        if not existed:  # a command that could not even open leaves no new database behind
+            _remove(path)
+        raise
+    try:
+        yield mem
+    except BaseException:
+        # A command that failed on a database it just created leaves nothing behind, but only while the
+        # database is still empty: Ctrl-C on a fresh `hippo serve` must not take what it stored with it.
+        if not existed and _is_empty(mem):
+            mem.close()
+            _remove(path)
+        raise
+    finally:
+        mem.close()
+
+
+def _is_empty(mem: "Memory") -> bool:
+    try:
+        return mem.store.holds_nothing()
+    except Exception:  # when in doubt, keep the file
+        return False
+
+
+def _remove(path: str) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(path + suffix):
+            os.remove(path + suffix)
+
+
+def read_text(value: str, name: str) -> str:
+    """The argument itself, or standard input when it is ``-``."""
+    if value != "-":
+        return value
+    text = sys.stdin.read()
+    if not text.strip():
+        raise InvalidInput(f"{name} read from standard input is empty")
+    return text.rstrip("\n")
+
+
+def _value(raw: str) -> Any:
+    """JSON when it parses (numbers, true/false, null, lists), else the text itself."""
+    import json
+
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
+def metadata_from(tags: list[str] | None, meta: list[str] | None) -> dict[str, Any] | None:
+    """``--tag`` and ``--meta key=value`` options as one metadata object."""
+    fields: dict[str, Any] = {}
+    for item in meta or []:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise InvalidInput(f"--meta takes key=value, got {item!r}")
+        fields[key.strip()] = _value(raw)
+    if tags:
+        fields["tags"] = list(dict.fromkeys(tags))
+    return fields or None
+
+
+_RELATIVE = re.compile(r"^(\d+)\s*(m|min|h|d|w)$")
+_UNITS = {"m": "minutes", "min": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def when(value: str | None) -> str | None:
+    """``7d``, ``12h``, ``30m``, ``2w`` (that long ago), or ISO-8601 text passed on to the core."""
+    if value is None:
+        return None
+    match = _RELATIVE.match(value.strip().lower())
+    if match is None:
+        return value
+    ago = timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+    return (datetime.now(timezone.utc) - ago).isoformat()

@@ -1,0 +1,104 @@
+"""``hippo block``: named memory blocks (persona, human) read and edited whole or in place."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Optional
+
+import typer
+
+from hippo.errors import InvalidInput, NotFound
+from hippo.stores.base import UNCHANGED
+from hippo.surfaces.cli import render
+from hippo.surfaces.cli.app import JSON, app, opened, read_text
+from hippo.surfaces.cli.errors import fail
+
+if TYPE_CHECKING:
+    from hippo.types import BlockResult
+
+block_app = typer.Typer(help="Named memory blocks: get, set, append, replace, list.", no_args_is_help=True)
+app.add_typer(block_app, name="block")
+
+KEY = typer.Argument(metavar="KEY", help="The block's name, e.g. persona or human.")
+
+
+def _done(result: "BlockResult", json: bool, what: str) -> None:
+    """Render a block write; a structured failure (block or text missing, limit) exits 1."""
+    if not result.ok:
+        if json:
+            render.emit_json(result.to_dict())
+        raise fail(result.error.message if result.error else f"block {result.key!r} was not written")
+    if json:
+        return render.emit_json(result.to_dict())
+    render.note(f"{what} block {result.key!r} ({len(result.value or '')} characters)")
+
+
+@block_app.command("get")
+def get(ctx: typer.Context, key: Annotated[str, KEY], json: JSON = False) -> None:
+    """Print a block's text (exit 1 when there is no such block)."""
+    with opened(ctx) as mem:
+        block = mem.memory_block(key)
+    if block is None:
+        raise NotFound(f"there is no memory block {key!r}")
+    if json:
+        return render.emit_json(block.to_dict())
+    typer.echo(block.value)  # raw, so that it pipes
+
+
+@block_app.command("list")
+def list_blocks(ctx: typer.Context, json: JSON = False) -> None:
+    """List every block with its size and limit."""
+    with opened(ctx) as mem:
+        blocks = mem.memory_blocks()
+    if json:
+        return render.emit_json([block.to_dict() for block in blocks])
+    for block in blocks:
+        limit = f", limit {block.char_limit}" if block.char_limit is not None else ""
+        render.print_table(f"{block.key}: {len(block.value)} characters{limit}")
+
+
+@block_app.command("set")
+def set_(
+    ctx: typer.Context,
+    key: Annotated[str, KEY],
+    value: Annotated[str, typer.Argument(help="The whole new text; - reads standard input.")],
+    char_limit: Annotated[Optional[int], typer.Option(
+        "--char-limit", min=1, help="Cap this block's length from now on.")] = None,
+    no_limit: Annotated[bool, typer.Option("--no-limit", help="Remove this block's own cap.")] = False,
+    json: JSON = False,
+) -> None:
+    """Write a block's whole text, creating it if missing."""
+    if no_limit and char_limit is not None:
+        raise InvalidInput("give --char-limit or --no-limit, not both")
+    text = read_text(value, "value")
+    limit = None if no_limit else (char_limit if char_limit is not None else UNCHANGED)
+    with opened(ctx, create=True) as mem:
+        result = mem.set_memory_block(key, text, char_limit=limit)
+    _done(result, json, "created" if result.created else "set")
+
+
+@block_app.command("append")
+def append(
+    ctx: typer.Context,
+    key: Annotated[str, KEY],
+    text: Annotated[str, typer.Argument(help="The line to add; - reads standard input.")],
+    json: JSON = False,
+) -> None:
+    """Append a line to a block, creating it if missing."""
+    line = read_text(text, "text")
+    with opened(ctx, create=True) as mem:
+        result = mem.append_memory_block(key, line)
+    _done(result, json, "created" if result.created else "appended to")
+
+
+@block_app.command("replace")
+def replace(
+    ctx: typer.Context,
+    key: Annotated[str, KEY],
+    old: Annotated[str, typer.Argument(help="The text to find (every occurrence is replaced).")],
+    new: Annotated[str, typer.Argument(help="What to put instead (may be empty).")],
+    json: JSON = False,
+) -> None:
+    """Replace text inside a block (exit 1 when the block or the text is missing)."""
+    with opened(ctx) as mem:
+        result = mem.replace_memory_block(key, old, new)
+    _done(result, json, f"replaced {result.replaced} in")

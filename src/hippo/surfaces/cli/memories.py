@@ -1,0 +1,185 @@
+"""Commands over facts and memories: store, remember, recall, forget, conversation; list, show, stats.
+
+Browsing (list, show, stats) never counts as retrieval.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from hippo.surfaces.cli import render
+from hippo.surfaces.cli.app import JSON, Kind, app, metadata_from, opened, read_text, when
+
+TAG = typer.Option("--tag", "-t", metavar="TAG", help="A tag (repeatable).")
+META = typer.Option("--meta", "-m", metavar="KEY=VALUE",
+                    help="A metadata field (repeatable); VALUE is JSON if it parses, else text.")
+OBSERVED = typer.Option("--observed-at", metavar="WHEN",
+                        help="When it happened: ISO-8601 (2025-03-01T12:00:00Z) or an age like 3d, 12h.")
+
+
+@app.command()
+def store(
+    ctx: typer.Context,
+    text: Annotated[str, typer.Argument(help="What to store, verbatim; - reads standard input.")],
+    tag: Annotated[Optional[list[str]], TAG] = None,
+    meta: Annotated[Optional[list[str]], META] = None,
+    intensity: Annotated[float, typer.Option(help="How much it matters, 0 to 1.")] = 0.5,
+    observed_at: Annotated[Optional[str], OBSERVED] = None,
+    json: JSON = False,
+) -> None:
+    """Store a raw memory; storing the same text again strengthens it."""
+    content = read_text(text, "text")
+    with opened(ctx, create=True) as mem:
+        result = mem.store_memory(content, metadata_from(tag, meta), intensity, observed_at=when(observed_at))
+    if json:
+        return render.emit_json(result.to_dict())
+    seen = f" (seen {result.chunk.encounter_count} times)" if result.action == "strengthened" else ""
+    render.print_table(f"{result.action} {result.id}{seen}")
+    if result.vector_pending:
+        render.note("note: the embedder failed; the vector is pending (run `hippo reembed`)")
+
+
+@app.command()
+def remember(
+    ctx: typer.Context,
+    text: Annotated[str, typer.Argument(help="What the user said; - reads standard input.")],
+    observed_at: Annotated[Optional[str], OBSERVED] = None,
+    tag: Annotated[Optional[list[str]], TAG] = None,
+    meta: Annotated[Optional[list[str]], META] = None,
+    json: JSON = False,
+) -> None:
+    """Learn the facts in a text: new, duplicate, supersedes or distinct, and why."""
+    content = read_text(text, "text")
+    with opened(ctx, create=True) as mem:
+        result = mem.remember_facts(content, observed_at=when(observed_at), metadata=metadata_from(tag, meta))
+    if json:
+        return render.emit_json(result.to_dict())
+    render.print_table(result.summary)
+    if result.facts:
+        render.print_table(render.facts_table(result))
+
+
+@app.command()
+def recall(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="What to look for, in plain words.")],
+    limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many hits.")] = 10,
+    kind: Annotated[Optional[Kind], typer.Option(help="Only facts or only memories.")] = None,
+    tag: Annotated[Optional[list[str]], typer.Option("--tag", "-t", metavar="TAG",
+                                                     help="Only chunks with this tag (repeatable: all of them).")] = None,
+    since: Annotated[Optional[str], typer.Option(metavar="WHEN", help="Not before: ISO-8601 or an age (7d).")] = None,
+    until: Annotated[Optional[str], typer.Option(metavar="WHEN", help="Not after: ISO-8601 or an age (1d).")] = None,
+    touch: Annotated[bool, typer.Option(help="Count the hits as retrieved (strengthens them).")] = True,
+    json: JSON = False,
+) -> None:
+    """Recall facts and memories by meaning and keyword, ranked by score."""
+    with opened(ctx) as mem:
+        found = mem.recall_memories(query, limit, kind=kind.value if kind else None, tags=tag,
+                                    since=when(since), until=when(until), touch=touch)
+    if found.warning:
+        render.note(f"warning: {found.warning}")
+    if json:
+        return render.emit_json(found.to_dict())
+    render.print_table(render.hits_table(found))
+
+
+@app.command()
+def forget(
+    ctx: typer.Context,
+    description: Annotated[str, typer.Argument(help="What to forget, described in plain words.")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Delete without asking.")] = False,
+    preview: Annotated[bool, typer.Option("--preview", help="Only show what would be deleted.")] = False,
+    limit: Annotated[int, typer.Option("--limit", "-n", help="Delete at most this many.")] = 10,
+    json: JSON = False,
+) -> None:
+    """Hard-delete what matches a description, after showing it and asking.
+
+    With --json and without --yes, prints the preview and deletes nothing.
+    """
+    with opened(ctx) as mem:
+        found = mem.forget_memory(description, preview=True, limit=limit)
+        if not found.deleted:
+            if json:
+                return render.emit_json(found.to_dict())
+            return render.note(f"nothing matches {description!r}; nothing deleted")
+        if preview or (json and not yes):
+            if json:
+                return render.emit_json(found.to_dict())
+            return render.print_table(render.forgotten_table(found.deleted, f"{found.count} would be deleted"))
+        if not yes:
+            render.print_table(render.forgotten_table(found.deleted, f"{found.count} would be deleted"))
+            if not typer.confirm(f"Delete {'it' if found.count == 1 else f'these {found.count}'} for good?",
+                                 default=False, err=True):
+                return render.note("nothing deleted")
+        ids = [item.id for item in found.deleted]
+        deleted = [mem.delete_memory(chunk_id) for chunk_id in ids]
+    if json:
+        return render.emit_json({"deleted": [item.to_dict() for item in deleted], "preview": False})
+    render.note(f"deleted {len(deleted)}")
+
+
+@app.command()
+def conversation(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="Words to find in past messages.")],
+    limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many messages.")] = 10,
+    json: JSON = False,
+) -> None:
+    """Search the application's conversation log (its messages table)."""
+    with opened(ctx) as mem:
+        hits = mem.recall_conversation(query, limit)
+    if json:
+        return render.emit_json([hit.to_dict() for hit in hits])
+    render.print_table(render.conversation_table(hits))
+
+
+# -- browsing -------------------------------------------------------------------
+
+
+@app.command("list")
+def list_(
+    ctx: typer.Context,
+    limit: Annotated[int, typer.Option("--limit", "-n", help="Chunks per page.")] = 20,
+    cursor: Annotated[Optional[str], typer.Option(metavar="ID",
+                                                  help="Start after this id (the previous page's next cursor).")] = None,
+    kind: Annotated[Optional[Kind], typer.Option(help="Only facts or only memories.")] = None,
+    json: JSON = False,
+) -> None:
+    """List facts and memories, newest first, a page at a time (superseded facts included)."""
+    with opened(ctx) as mem:
+        page = mem.list_memories(limit=limit, cursor=cursor, kind=kind.value if kind else None)
+    if json:
+        return render.emit_json(page.to_dict())
+    render.print_table(render.chunks_table(page.items))
+    if page.next_cursor:
+        render.note(f"more: hippo list --cursor {page.next_cursor}" + (f" --kind {kind.value}" if kind else ""))
+
+
+@app.command()
+def show(
+    ctx: typer.Context,
+    chunk_id: Annotated[str, typer.Argument(metavar="ID", help="The id of a fact or memory.")],
+    json: JSON = False,
+) -> None:
+    """Show one fact or memory in full; for a fact, also its history."""
+    with opened(ctx) as mem:
+        chunk = mem.get_memory(chunk_id)
+        history = mem.fact_history(chunk.id) if chunk.kind == "fact" else None
+    if json:
+        return render.emit_json({"chunk": chunk.to_dict(), "history": history.to_dict() if history else None})
+    render.print_table(render.chunk_details(chunk))
+    if history is not None and len(history.versions) > 1:
+        render.print_table(render.history_table(history))
+
+
+@app.command()
+def stats(ctx: typer.Context, json: JSON = False) -> None:
+    """Count facts, memories, superseded facts, pending vectors and blocks; name the model and size."""
+    with opened(ctx) as mem:
+        found = mem.stats()
+        configured = mem.embedding.embedder.model_id if mem.embedding.embedder else None
+    if json:
+        return render.emit_json(found.to_dict())
+    render.print_table(render.stats_table(found, configured))

@@ -1,0 +1,206 @@
+"""How the CLI shows results: Rich tables on stdout, JSON on stdout, notes and progress on stderr.
+
+With ``--json`` stdout carries exactly one JSON document and nothing else, so
+it can be piped. User text never goes through Rich markup (``[tag]`` and
+``:emoji:`` stay as typed).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime, timezone
+from typing import Any, Iterable, Sequence
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+from rich.text import Text
+
+from hippo.types import Chunk, ConversationHit, FactHistory, Forgotten, Recall, RememberResult, Stats
+
+__all__ = [
+    "PROGRESS_ABOVE", "ProgressBar", "age", "chunk_details", "chunks_table", "conversation_table", "emit_json",
+    "facts_table", "forgotten_table", "history_table", "hits_table", "note", "plural", "print_table",
+    "stats_table",
+]
+
+PROGRESS_ABOVE = 100  # items; smaller jobs finish before a bar would help
+
+
+def _console(stderr: bool = False) -> Console:
+    # Built per call: the streams may have been swapped (tests, redirection) since import.
+    return Console(file=sys.stderr if stderr else sys.stdout, emoji=False, highlight=False, markup=False,
+                   soft_wrap=False)
+
+
+def emit_json(data: Any) -> None:
+    """One JSON document on stdout."""
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+def note(message: str) -> None:
+    """A line for the human, on stderr (keeps stdout for results)."""
+    _console(stderr=True).print(Text(message), soft_wrap=True)
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def print_table(table: Table | Text | str) -> None:
+    _console().print(table if not isinstance(table, str) else Text(table))
+
+
+def age(when: datetime, now: datetime | None = None) -> str:
+    """``now``, ``5m``, ``3h``, ``2d``, ``5w``, ``4mo``, ``2y``."""
+    seconds = ((now or datetime.now(timezone.utc)) - when).total_seconds()
+    for unit, size in (("y", 365 * 86400), ("mo", 30 * 86400), ("w", 7 * 86400), ("d", 86400), ("h", 3600),
+                       ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return "now"
+
+
+def _num(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+_WIDE = {"content", "fact", "reason", "snippet"}
+
+
+def _table(*columns: str, title: str | None = None) -> Table:
+    table = Table(title=title, title_justify="left", show_lines=False, header_style="bold")
+    for name in columns:
+        if name in _WIDE:  # only these wrap; the short columns keep their width
+            table.add_column(name, overflow="fold", min_width=12)
+        else:
+            table.add_column(name, no_wrap=True)
+    return table
+
+
+def hits_table(recall: Recall) -> Table:
+    table = _table("score", "age", "kind", "content", "id", title=f"{len(recall)} recalled ({recall.mode})")
+    for hit in recall:
+        chunk = hit.chunk
+        table.add_row(f"{hit.score:.3f}", age(chunk.observed_at or chunk.created_at), chunk.kind,
+                      Text(chunk.content), chunk.id)
+    return table
+
+
+def facts_table(result: RememberResult) -> Table:
+    table = _table("fact", "action", "intensity", "similarity", "reason")
+    for fact in result.facts:
+        table.add_row(Text(fact.fact), fact.action, _num(fact.intensity), _num(fact.similarity), Text(fact.reason))
+    return table
+
+
+def forgotten_table(items: Sequence[Forgotten], title: str) -> Table:
+    table = _table("id", "kind", "similarity", "content", title=title)
+    for item in items:
+        table.add_row(item.id, item.kind, _num(item.similarity), Text(item.content))
+    return table
+
+
+def chunks_table(chunks: Iterable[Chunk]) -> Table:
+    table = _table("id", "kind", "age", "intensity", "content")
+    for chunk in chunks:
+        content = Text(chunk.content)
+        if chunk.superseded_by:
+            content = Text.assemble(Text("(superseded) ", style="dim"), content)
+        table.add_row(chunk.id, chunk.kind, age(chunk.observed_at or chunk.created_at), _num(chunk.running_intensity),
+                      content)
+    return table
+
+
+def _when(value: datetime | None) -> str:
+    return value.isoformat(timespec="seconds") if value else "-"
+
+
+def chunk_details(chunk: Chunk) -> Table:
+    table = Table(show_header=False, box=None, padding=(0, 2, 0, 0))
+    table.add_column("field", style="bold", no_wrap=True)
+    table.add_column("value", overflow="fold")
+    rows: list[tuple[str, str]] = [
+        ("id", chunk.id), ("kind", chunk.kind), ("agent", chunk.agent_id),
+        ("created", _when(chunk.created_at)), ("observed", _when(chunk.observed_at)),
+        ("intensity", f"{chunk.running_intensity:.3f}"), ("encounters", str(chunk.encounter_count)),
+        ("accesses", str(chunk.access_count)), ("last access", _when(chunk.last_accessed_at)),
+        ("superseded by", chunk.superseded_by or "-"), ("vector", "yes" if chunk.has_vector else "pending"),
+        ("content hash", chunk.content_hash or "-"),
+        ("metadata", json.dumps(chunk.metadata, ensure_ascii=False) if chunk.metadata else "-"),
+        ("content", chunk.content),
+    ]
+    for name, value in rows:
+        table.add_row(name, Text(value))
+    return table
+
+
+def history_table(history: FactHistory) -> Table:
+    table = _table("created", "id", "status", "content", title="history (oldest first; --json names successors)")
+    for version in history.versions:
+        if history.current is not None and version.id == history.current.id:
+            status = "current"
+        else:
+            status = "replaced" if version.superseded_by else "-"
+        table.add_row(version.created_at.strftime("%Y-%m-%d %H:%M"), version.id, status, Text(version.content))
+    return table
+
+
+def stats_table(stats: Stats, configured: str | None) -> Table:
+    table = Table(show_header=False, box=None, padding=(0, 2, 0, 0))
+    table.add_column("what", style="bold", no_wrap=True)
+    table.add_column("value", overflow="fold")
+    model = stats.embedder or f"none recorded yet (configured: {configured or 'none'})"
+    for name, value in [
+        ("agent", stats.agent_id), ("facts", stats.facts), ("superseded facts", stats.superseded_facts),
+        ("memories", stats.memories), ("pending vectors", stats.pending_vectors), ("blocks", stats.blocks),
+        ("embedder", model), ("dimension", stats.dimension if stats.dimension is not None else "-"),
+        ("database", stats.database), ("database size", _size(stats.database_bytes)),
+    ]:
+        table.add_row(name, Text(str(value)))
+    return table
+
+
+def _size(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+def conversation_table(hits: Sequence[ConversationHit]) -> Table:
+    table = _table("id", "role", "when", "snippet", title=plural(len(hits), "message"))
+    for hit in hits:
+        table.add_row(str(hit.id), Text(str(hit.fields.get("role", "-"))),
+                      Text(str(hit.fields.get("created_at", "-"))), Text(hit.snippet or hit.content))
+    return table
+
+
+class ProgressBar:
+    """A ``(done, total)`` callback that shows a bar on stderr once a job is larger than PROGRESS_ABOVE."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self._progress: Progress | None = None
+        self._task: Any = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if self._progress is None and total > PROGRESS_ABOVE:
+            console = _console(stderr=True)
+            self._progress = Progress(TextColumn(self.label), BarColumn(), MofNCompleteColumn(),
+                                      TimeRemainingColumn(), console=console, transient=True,
+                                      disable=not console.is_terminal)  # no bar in logs and pipes
+            self._progress.start()
+            self._task = self._progress.add_task(self.label, total=total)
+        if self._progress is not None:
+            self._progress.update(self._task, completed=done, total=total)
+
+    def __enter__(self) -> "ProgressBar":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()

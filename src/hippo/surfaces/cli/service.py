@@ -1,0 +1,129 @@
+"""``hippo serve``, ``hippo keys`` and ``hippo mcp``: the commands that run hippo as a service."""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Annotated, Iterator, Optional
+
+import typer
+
+from hippo.errors import NotFound
+from hippo.surfaces.cli.app import JSON, Options, app, opened
+from hippo.surfaces.cli.render import emit_json, note
+
+if TYPE_CHECKING:
+    from hippo.stores.base import Store
+
+keys_app = typer.Typer(help="API keys of the HTTP service: create (shown once), list, delete.", no_args_is_help=True)
+app.add_typer(keys_app, name="keys")
+
+
+@app.command()
+def serve(
+    ctx: typer.Context,
+    host: Annotated[str, typer.Option(help="Address to bind; anything but loopback needs API keys.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8000,
+    cors_origin: Annotated[Optional[list[str]], typer.Option(
+        "--cors-origin", help="Allow browser requests from this origin (repeatable); none by default.")] = None,
+    max_body: Annotated[int, typer.Option(min=1024, help="Largest request body, in bytes.")] = 1_000_000,
+) -> None:
+    """Serve the HTTP API (every agent of the database) until interrupted."""
+    from hippo.surfaces.http.server import serve as run
+
+    with opened(ctx, create=True) as mem:
+        run(mem, host=host, port=port, max_body_bytes=max_body, cors_origins=tuple(cors_origin or ()),
+            announce=note)
+
+
+@app.command()
+def mcp(
+    ctx: typer.Context,
+    http: Annotated[bool, typer.Option("--http", help="Serve streamable HTTP instead of stdio.")] = False,
+    host: Annotated[str, typer.Option(help="With --http: address to bind (loopback unless --allow-remote).")]
+    = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="With --http: port.")] = 8765,
+    allow_remote: Annotated[bool, typer.Option(
+        "--allow-remote", help="With --http: allow a non-loopback bind (the MCP endpoint has no authentication).")]
+    = False,
+) -> None:
+    """Serve the agent tools and memory blocks over MCP (stdio by default) for Claude, IDEs and other clients."""
+    from hippo.surfaces import mcp as server
+
+    if http:
+        server.check_bind(host, allow_remote)
+    with opened(ctx, create=True) as mem:
+        if http:
+            server.run_http(mem, host=host, port=port, allow_remote=allow_remote)
+        else:
+            server.run_stdio(mem)
+
+
+@keys_app.command("create")
+def keys_create(
+    ctx: typer.Context,
+    agent: Annotated[Optional[list[str]], typer.Option("--agent", help="Agent the key may reach (repeatable).")]
+    = None,
+    admin: Annotated[bool, typer.Option("--admin", help="The key reaches every agent.")] = False,
+    label: Annotated[Optional[str], typer.Option(help="A note to tell keys apart.")] = None,
+    as_json: JSON = False,
+) -> None:
+    """Create an API key; it is printed once and only its hash is stored."""
+    from hippo.surfaces.keys import create_key
+
+    with _store(ctx, create=True) as store:
+        token, record = create_key(store, agent or [], admin=admin, label=label, now=datetime.now(timezone.utc))
+    if as_json:
+        emit_json({"key": token, **_public(record)})
+        return
+    print(token)
+    note(f"key {record.id} for {'every agent' if record.admin else ', '.join(record.agents)}; "
+                      "store it now, it will not be shown again")
+
+
+@keys_app.command("list")
+def keys_list(ctx: typer.Context, as_json: JSON = False) -> None:
+    """List the API keys (ids and agents; secrets are never shown)."""
+    with _store(ctx) as store:
+        records = store.list_api_keys()
+    if as_json:
+        emit_json([_public(r) for r in records])
+        return
+    if not records:
+        note("no API keys: hippo serve accepts requests from this machine only")
+    for r in records:
+        reach = "every agent" if r.admin else ", ".join(r.agents)
+        print(f"{r.id}  {r.created_at:%Y-%m-%d}  {reach}" + (f"  ({r.label})" if r.label else ""))
+
+
+@keys_app.command("delete")
+def keys_delete(ctx: typer.Context, key_id: Annotated[str, typer.Argument(help="The key's id (see keys list).")]) \
+        -> None:
+    """Delete an API key; requests that use it are refused from now on."""
+    from hippo.surfaces.keys import delete_key
+
+    with _store(ctx) as store:
+        delete_key(store, key_id)
+    note(f"deleted key {key_id}")
+
+
+@contextmanager
+def _store(ctx: typer.Context, *, create: bool = False) -> Iterator["Store"]:
+    """The database alone: key management needs no embedder (and must not trip on a model mismatch)."""
+    from hippo.stores.sqlite import SQLiteStore
+
+    path = (ctx.find_root().obj or Options()).path()
+    if not create and not os.path.exists(path):
+        raise NotFound(f"no database at {path} (check --db)")
+    store = SQLiteStore(path)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def _public(record: object) -> dict:
+    data = record.to_dict()  # type: ignore[attr-defined]
+    data.pop("secret_hash")
+    return data

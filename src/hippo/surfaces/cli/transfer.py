@@ -1,0 +1,143 @@
+"""Moving memory in and out: export, import (JSON Lines) and reembed.
+
+The format is described in ``hippo.core.transfer``: a header line, one line per
+chunk, one per block. Exports are written to a temporary file that replaces
+the target only when complete; imports are read and validated in full before
+anything is written.
+"""
+
+from __future__ import annotations
+
+import json as jsonlib
+import os
+import sys
+from collections import Counter
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, Iterator, Optional, TextIO
+
+import typer
+
+from hippo.errors import InvalidInput, NotFound
+from hippo.surfaces.cli import render
+from hippo.surfaces.cli.app import JSON, Options, app, opened
+
+
+@contextmanager
+def _output(file: str | None) -> Iterator[TextIO]:
+    """Standard output for ``-`` or none; else a temporary file moved into place on success."""
+    if file in (None, "-"):
+        yield sys.stdout
+        return
+    target = Path(file)  # type: ignore[arg-type]
+    partial = target.with_name(f".{target.name}.partial")
+    try:
+        with partial.open("w", encoding="utf-8") as out:
+            yield out
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def _dumps(record: Any) -> str:
+    return jsonlib.dumps(record, ensure_ascii=False, separators=(",", ":"))
+
+
+@app.command()
+def export(
+    ctx: typer.Context,
+    file: Annotated[Optional[str], typer.Argument(help="Where to write (default or -: standard output).")] = None,
+    vectors: Annotated[bool, typer.Option("--vectors", help="Include each chunk's vector (base64 float32).")] = False,
+) -> None:
+    """Export the agent's memory as JSON Lines: a header, every chunk, every block."""
+    with opened(ctx) as mem:
+        records = mem.export_records(vectors=vectors)
+        header = next(records)
+        total = header["chunks"] + header["blocks"]  # type: ignore[typeddict-item]
+        written: Counter[str] = Counter()
+        with render.ProgressBar("exporting") as bar, _output(file) as out:
+            out.write(_dumps(header) + "\n")
+            for record in records:
+                out.write(_dumps(record) + "\n")
+                written[record["type"]] += 1
+                bar(written.total(), max(total, written.total()))
+            out.flush()
+    where = "standard output" if file in (None, "-") else file
+    render.note(f"exported {render.plural(written['chunk'], 'chunk')} and {render.plural(written['block'], 'block')}"
+                f" of agent {header['agent_id']!r} to {where}" + (" with vectors" if header.get("vectors") else ""))
+
+
+def _read_records(file: str) -> list[dict[str, Any]]:
+    """Every line of a JSON Lines file as a dict; the first bad line is an error naming it."""
+    if file == "-":
+        lines = sys.stdin.read().splitlines()
+    else:
+        with open(file, encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+    records: list[dict[str, Any]] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = jsonlib.loads(line)
+        except ValueError as exc:
+            raise InvalidInput(f"{file}: line {number} is not JSON: {exc}") from None
+        if not isinstance(record, dict):
+            raise InvalidInput(f"{file}: line {number} is not a JSON object")
+        records.append(record)
+    return records
+
+
+@app.command("import")
+def import_(
+    ctx: typer.Context,
+    file: Annotated[str, typer.Argument(help="A file made by hippo export; - reads standard input.")],
+    json: JSON = False,
+) -> None:
+    """Import an export into the agent (--agent), keeping ids and strength; safe to run twice.
+
+    Chunks the agent already has (same id, or a memory with the same text) are
+    skipped; a block is written when the file's is newer. Vectors from another
+    model, or none, are replaced by this database's embedder's.
+    """
+    records = _read_records(file)
+    with opened(ctx, create=True) as mem, render.ProgressBar("importing") as bar:
+        result = mem.import_records(records, progress=bar)
+    if json:
+        return render.emit_json(result.to_dict())
+    parts = [f"imported {render.plural(result.inserted, 'chunk')} into agent {result.agent_id!r}",
+             f"{result.skipped} already there", f"{render.plural(result.blocks_written, 'block')} written"]
+    if result.renamed:
+        parts.append(f"{result.renamed} given new ids (taken by another agent)")
+    if result.embedded:
+        parts.append(f"{result.embedded} embedded with this database's model")
+    if result.pending:
+        parts.append(f"{result.pending} without a vector (run `hippo reembed`)")
+    render.note("; ".join(parts))
+
+
+@app.command()
+def reembed(
+    ctx: typer.Context,
+    embedder: Annotated[Optional[str], typer.Option(
+        "--embedder", metavar="SPEC",
+        help="Switch the whole database (every agent) to this model: drop every vector and embed every "
+             "chunk again.")] = None,
+    json: JSON = False,
+) -> None:
+    """Fill the agent's pending vectors, or switch the database to another embedding model."""
+    import hippo
+
+    with render.ProgressBar("embedding") as bar:
+        if embedder is None:
+            with opened(ctx) as mem:
+                result = mem.reembed(progress=bar)
+        else:
+            path = (ctx.find_root().obj or Options()).path()
+            if not os.path.exists(path):
+                raise NotFound(f"no database at {path} (check --db)")
+            result = hippo.reembed(path, embedder=embedder, progress=bar)
+    if json:
+        return render.emit_json(result.to_dict())
+    dimension = f", dimension {result.dimension}" if result.dimension else ""
+    render.note(f"embedded {result.embedded}; {result.pending} still pending; model {result.model_id}{dimension}")
