@@ -6,6 +6,7 @@ own conversation (here: its own agent in one database); evidence recall@k is the
 share of a question's evidence turns among the top k, averaged over questions.
 
     python bench/locomo.py [--data ../shared/bench/locomo-dev.json] [--weights 0.3,0.5]
+                           [--conversations N] [--max-questions N] [--json]
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from hippo.stores.base import ChunkFilter
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo-dev.json"
 KS = (5, 10, 20)
+CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 _DIA = re.compile(r"D:?(\d+):0*(\d+)")
 
 
@@ -109,8 +111,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--embedder", default="local")
     parser.add_argument("--weights", default="", help="comma-separated vector weights of the fusion to try")
+    parser.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
+    parser.add_argument("--max-questions", type=int, default=None, help="only the first N questions of each")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args(argv)
-    conversations = load(args.data)
+    conversations = load(args.data)[: args.conversations]
+    if args.max_questions is not None:
+        for conv in conversations:
+            conv["questions"] = conv["questions"][: args.max_questions]
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "locomo.db"
         start = time.perf_counter()
@@ -125,8 +133,17 @@ def main(argv: list[str] | None = None) -> int:
         for w in filter(None, args.weights.split(",")):
             rows[f"hippo w={w}"] = evaluate(db, conversations, ids, hippo_recall, embedder=args.embedder,
                                             vector_weight=float(w))
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
     for name, r in rows.items():
         print(f"{name:14} " + " ".join(f"R@{k}={r[f'R@{k}']:.3f}" for k in KS) + f"  p50={r['p50_ms']:.1f}ms")
+    print("\nR@10 by category (5 = adversarial, reported apart)")
+    print(f"{'category':16}" + "".join(f"{name:>14}" for name in rows))
+    for cat in sorted({c for r in rows.values() for c in r["by_category"]}):
+        label = f"{cat} {CATEGORY_NAMES.get(cat, '')}"
+        print(f"{label:16}" + "".join(f"{r['by_category'].get(cat, {}).get('R@10', float('nan')):14.3f}"
+                                      for r in rows.values()))
     return 0
 
 

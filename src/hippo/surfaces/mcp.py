@@ -12,7 +12,6 @@ store serialises access to its connection.
 from __future__ import annotations
 
 import json
-import logging
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +22,6 @@ if TYPE_CHECKING:
 
 __all__ = ["BLOCK_URI", "LOOPBACK", "build_server", "check_bind", "http_app", "run_http", "run_stdio"]
 
-log = logging.getLogger(__name__)
 
 BLOCK_URI = "hippo://blocks/{key}"
 _RESOURCE_NOT_FOUND = -32002  # MCP's code for an unknown resource

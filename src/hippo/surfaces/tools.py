@@ -13,7 +13,6 @@ same list; :mod:`hippo.surfaces.tool_formats` turns it into each format.
 from __future__ import annotations
 
 import json
-import logging
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal, Mapping, Sequence
@@ -27,7 +26,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Tool", "Toolset", "TOOL_NAMES", "estimate_tokens"]
 
-log = logging.getLogger(__name__)
 
 TOOL_NAMES = (
     "remember_facts", "store_memory", "replace_memory_block", "append_memory_block",
