@@ -31,7 +31,7 @@ def _commands() -> list[tuple[tuple[str, ...], object]]:
 
 COMMANDS = _commands()
 REQUIRED = {"store", "remember", "recall", "forget", "block", "conversation", "list", "show", "stats", "export",
-            "import", "reembed"}
+            "import", "reembed", "serve", "keys", "mcp"}
 
 
 def test_every_required_command_exists():
