@@ -89,6 +89,7 @@ def hippo_recall(mem: "hippo.Memory", query: str, k: int) -> list[str]:
 
 def evaluate(db: Path, conversations: list[dict], ids: dict, retriever: Retriever, **settings) -> dict:
     per_cat: dict[int, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    per_question: list[tuple[int, float]] = []  # (category, R@10) of every question, in a fixed order
     latencies = []
     embedder = settings.pop("embedder", None)
     for conv in conversations:
@@ -99,11 +100,42 @@ def evaluate(db: Path, conversations: list[dict], ids: dict, retriever: Retrieve
                 latencies.append(time.perf_counter() - start)
                 for k in KS:
                     per_cat[category][k].append(len(evidence & set(found[:k])) / len(evidence))
+                per_question.append((category, per_cat[category][10][-1]))
     main = [c for c in per_cat if c != 5]
     result = {f"R@{k}": statistics.mean(x for c in main for x in per_cat[c][k]) for k in KS}
     result["by_category"] = {c: {f"R@{k}": statistics.mean(per_cat[c][k]) for k in KS} for c in sorted(per_cat)}
     result["p50_ms"] = statistics.median(latencies) * 1000
+    result["per_question_r10"] = per_question
     return result
+
+
+ERROR_COLUMNS = ("hippo_zero", "all_zero", "hippo_below_bm25", "hippo_above_bm25", "vectors_only")
+
+
+def error_table(rows: dict) -> dict[int, dict[str, int]]:
+    """Question by question at k=10, where hippo, BM25 and vectors agree and differ, per category."""
+    triples = zip(rows["hippo"]["per_question_r10"], rows["bm25"]["per_question_r10"],
+                  rows["vectors"]["per_question_r10"])
+    out: dict[int, dict[str, int]] = defaultdict(lambda: dict.fromkeys(ERROR_COLUMNS, 0))
+    for (cat, h), (_, b), (_, v) in triples:
+        counts = out[cat]
+        counts["hippo_zero"] += h == 0
+        counts["all_zero"] += max(h, b, v) == 0
+        counts["hippo_below_bm25"] += h < b
+        counts["hippo_above_bm25"] += h > b
+        counts["vectors_only"] += v > 0 and b == 0
+    return dict(sorted(out.items()))
+
+
+def paired_ci(a: list[float], b: list[float], rounds: int = 2000, seed: int = 0) -> tuple[float, float, float]:
+    """Mean of a - b over the same questions, with a 95% paired-bootstrap interval."""
+    import numpy as np
+
+    diff = np.asarray(a) - np.asarray(b)
+    rng = np.random.default_rng(seed)
+    means = diff[rng.integers(0, len(diff), size=(rounds, len(diff)))].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return float(diff.mean()), float(low), float(high)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -133,11 +165,26 @@ def main(argv: list[str] | None = None) -> int:
         for w in filter(None, args.weights.split(",")):
             rows[f"hippo w={w}"] = evaluate(db, conversations, ids, hippo_recall, embedder=args.embedder,
                                             vector_weight=float(w))
+    def main_r10(name: str) -> list[float]:
+        return [r for cat, r in rows[name]["per_question_r10"] if cat != 5]
+
+    margins = {f"{name} - {base}": paired_ci(main_r10(name), main_r10(base))
+               for name in rows if name.startswith("hippo") for base in ("bm25", "vectors")}
+    errors = error_table(rows)
     if args.json:
-        print(json.dumps(rows, indent=2))
+        for r in rows.values():
+            r.pop("per_question_r10")
+        print(json.dumps({"rows": rows, "r10_margins": margins, "errors": errors}, indent=2))
         return 0
     for name, r in rows.items():
         print(f"{name:14} " + " ".join(f"R@{k}={r[f'R@{k}']:.3f}" for k in KS) + f"  p50={r['p50_ms']:.1f}ms")
+    print("\nR@10 margin, categories 1-4, paired bootstrap 95% interval")
+    for label, (mean, low, high) in margins.items():
+        print(f"  {label:24} {mean:+.3f}  [{low:+.3f}, {high:+.3f}]")
+    print("\nper question at k=10: hippo finds nothing | no retriever finds anything | hippo below BM25 | "
+          "hippo above BM25 | only vectors hit")
+    for cat, counts in errors.items():
+        print(f"  {cat} {CATEGORY_NAMES[cat]:12} " + " ".join(f"{counts[k]:5d}" for k in ERROR_COLUMNS))
     print("\nR@10 by category (5 = adversarial, reported apart)")
     print(f"{'category':16}" + "".join(f"{name:>14}" for name in rows))
     for cat in sorted({c for r in rows.values() for c in r["by_category"]}):

@@ -26,8 +26,11 @@ def test_locomo_smoke(capsys):
     locomo = load_bench("locomo")
     assert locomo.main(["--data", str(DATA), "--embedder", "fake", "--conversations", "1", "--max-questions", "15",
                         "--json"]) == 0
-    rows = json.loads(capsys.readouterr().out)
+    out = json.loads(capsys.readouterr().out)
+    rows = out["rows"]
     assert set(rows) == {"bm25", "vectors", "hippo"}
+    low, high = out["r10_margins"]["hippo - bm25"][1:]
+    assert low <= high
     for row in rows.values():
         assert all(0.0 <= row[f"R@{k}"] <= 1.0 for k in (5, 10, 20))
         assert row["R@5"] <= row["R@10"] <= row["R@20"]
