@@ -111,7 +111,7 @@ def open(  # noqa: A001 - hippo.open mirrors sqlite3.connect / io.open
     chosen = embedder if embedder is not None and not isinstance(embedder, str) else config.embedder
     model = _embedder(chosen, embedder_options or {})
     chat = _llm(llm if llm is not None and not isinstance(llm, str) else config.llm, llm_options or {})
-    store = SQLiteStore(config.db)
+    store = SQLiteStore(config.db, ann_threshold=config.ann_threshold)
     try:
         return Memory(store, agent_id=config.agent_id, embedder=model, settings=config, llm=chat,
                       clock=clock or system_clock)

@@ -12,6 +12,8 @@ from hippo.errors import ConfigError
 
 __all__ = ["Settings", "load_settings"]
 
+DEFAULT_ANN_THRESHOLD = 50_000
+
 
 @dataclass(frozen=True, slots=True)
 class Settings:
@@ -38,6 +40,9 @@ class Settings:
     weight_strength: float = 0.3
     weight_recency: float = 0.1
     decay_lambda: float = 0.001
+    # An agent with this many vectors is searched through an HNSW index (the ``ann`` extra)
+    # instead of exactly; None or 0 keeps every agent exact. Measured in bench/ann_choice.py.
+    ann_threshold: int | None = DEFAULT_ANN_THRESHOLD
 
 
 _NONE_WORDS = {"", "none", "null", "off"}
@@ -59,8 +64,8 @@ def _coerce(name: str, raw: Any, default: Any) -> Any:
     return str(raw)
 
 
-_NULLABLE = {"messages_table", "block_char_limit", "llm"}
-_INTS = {"block_char_limit"}
+_NULLABLE = {"messages_table", "block_char_limit", "llm", "ann_threshold"}
+_INTS = {"block_char_limit", "ann_threshold"}
 
 
 def load_settings(config_file: str | Path | None = None, **overrides: Any) -> Settings:

@@ -1,1 +1,35 @@
-"""Vector indexes used by stores that do not search vectors themselves."""
+"""Vector indexes used by stores that do not search vectors themselves.
+
+``ExactIndex`` (numpy, brute force) and ``HnswIndex`` (hnswlib, the ``ann``
+extra) both satisfy :class:`VectorIndex`: integer keys (SQLite rowids) with one
+unit vector each, searched by inner product.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["VectorIndex"]
+
+
+@runtime_checkable
+class VectorIndex(Protocol):
+    """The vector-index port: add or replace rows by key, remove keys, top-k search."""
+
+    dimension: int
+
+    def __len__(self) -> int: ...
+
+    def add(self, keys: list[int], vectors: "np.ndarray") -> None:
+        """Add rows, or replace the vector of keys already present."""
+
+    def remove(self, keys: list[int]) -> None:
+        """Drop keys; unknown keys are ignored. A removed key is never returned again."""
+
+    def search(
+        self, query: "np.ndarray", limit: int, allowed: "np.ndarray | None" = None
+    ) -> list[tuple[int, float]]:
+        """The ``limit`` best ``(key, similarity)`` pairs, best first, only among ``allowed`` keys if given."""

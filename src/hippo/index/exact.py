@@ -37,9 +37,15 @@ class ExactIndex:
     def __len__(self) -> int:
         return len(self._keys)
 
+    def rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """The keys and their vectors, row for row."""
+        return self._keys, self._matrix
+
     def add(self, keys: list[int], vectors: np.ndarray) -> None:
         """Add or replace rows."""
         fresh_keys, fresh_rows = [], []
+        if not self._matrix.flags.writeable:  # loaded straight from the database's bytes
+            self._matrix = self._matrix.copy()
         for key, vector in zip(keys, vectors):
             pos = self._position.get(key)
             if pos is None:

@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from hippo.clock import from_iso, to_iso
+from hippo.config import DEFAULT_ANN_THRESHOLD
 from hippo.errors import EmbedderMismatch, StorageError
 from hippo.index.exact import decode_vector, encode_vector
 from hippo.stores.base import UNCHANGED, ChunkFilter, StoreCapabilities, StrengthUpdate
@@ -64,7 +65,7 @@ class SQLiteStore:
 
     capabilities = StoreCapabilities(supports_ann=False, secure_delete=True, conversation=True)
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, ann_threshold: int | None = DEFAULT_ANN_THRESHOLD) -> None:
         self.path = str(path)
         try:
             self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=5.0)
@@ -76,12 +77,13 @@ class SQLiteStore:
         self._lock = threading.RLock()
         self._depth = 0
         self._after_commit: list[Callable[[], None]] = []
-        self._vectors = VectorCache(self._conn)
+        self._vectors = VectorCache(self._conn, self.path, ann_threshold=ann_threshold)
 
     # -- plumbing ---------------------------------------------------------
 
     def close(self) -> None:
         with self._lock:
+            self._vectors.close()  # saves ANN indexes that changed since they were loaded
             self._conn.close()
 
     @contextmanager
@@ -378,7 +380,7 @@ class SQLiteStore:
                 (agent_id, *ids),
             ).fetchall()
             if rows:
-                self._vectors.stage_remove(agent_id, [r[0] for r in rows])
+                self._vectors.stage_remove(agent_id, [r[0] for r in rows], forget=True)
                 # FTS5 only marks deleted terms; 'optimize' rewrites the index without
                 # them, and secure_delete zeroes the pages it frees.
                 self._conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")

@@ -1,45 +1,62 @@
-"""Per-agent in-memory vector matrices for a SQLite store, kept in step with the file.
+"""Per-agent in-memory vector indexes for a SQLite store, kept in step with the file.
 
-Each agent's matrix holds the vectors of its live (not superseded) chunks. The
-store's own writes are staged during a transaction and applied on commit; a
+Each agent's index holds the vectors of its live (not superseded) chunks: exact
+(numpy) below ``ann_threshold`` vectors, HNSW (the ``ann`` extra) from there on.
+The store's own writes are staged during a transaction and applied on commit; a
 write by any other connection bumps ``agent_versions`` (by trigger), which
-makes the next search reload that agent's matrix from the file.
+makes the next search reload that agent's index from the file. An ANN index is
+saved beside the database (see ``annfiles``) after it is built and on close, and
+reused at the next load only if it matches the database exactly.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import sqlite3
 from dataclasses import dataclass
 
 import numpy as np
 
 from hippo.errors import EmbedderMismatch
+from hippo.index import VectorIndex
 from hippo.index.exact import ExactIndex
+from hippo.index.hnsw import HnswIndex, ann_available
+from hippo.stores.sqlite.annfiles import AnnFiles, Snapshot
 
 __all__ = ["VectorCache"]
+
+_log = logging.getLogger(__name__)
+_LIVE = "FROM chunks WHERE agent_id = ? AND superseded_by IS NULL AND embedding IS NOT NULL"
 
 
 @dataclass
 class _Entry:
     version: int
-    index: ExactIndex | None  # None: the agent has no vectors yet
+    index: VectorIndex | None  # None: the agent has no vectors yet
+    saved: int | None = None  # the version an ANN index was last saved at
 
 
 class VectorCache:
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, path: str = "", *, ann_threshold: int | None = None) -> None:
         self._conn = conn
         self._agents: dict[str, _Entry] = {}
         self._staged: list[tuple[str, str, object]] = []
         self._versions: dict[str, int] = {}
+        self._files = AnnFiles(path)
+        self.ann_threshold = ann_threshold
 
     def _version(self, agent_id: str) -> int:
         row = self._conn.execute("SELECT version FROM agent_versions WHERE agent_id = ?", (agent_id,)).fetchone()
         return row[0] if row else 0
 
+    def _wants_ann(self, count: int) -> bool:
+        return bool(self.ann_threshold) and count >= self.ann_threshold and ann_available()  # type: ignore[operator]
+
     # -- transaction hooks (called by the store, under its lock) --------------
 
     def begin(self) -> None:
-        """Forget matrices another connection changed since we loaded them."""
+        """Forget indexes another connection changed since we loaded them."""
         self._staged = []
         for agent_id, entry in list(self._agents.items()):
             if self._version(agent_id) != entry.version:
@@ -52,8 +69,11 @@ class VectorCache:
         """Note a write that changes the agent's version but no vector (a pending chunk)."""
         self._staged.append(("touch", agent_id, None))
 
-    def stage_remove(self, agent_id: str, rowids: list[int]) -> None:
+    def stage_remove(self, agent_id: str, rowids: list[int], *, forget: bool = False) -> None:
+        """Rows leave the index; ``forget`` (a hard delete) also shreds the agent's saved ANN files."""
         self._staged.append(("remove", agent_id, rowids))
+        if forget:
+            self._staged.append(("shred", agent_id, None))
 
     def stage_clear(self) -> None:
         self._staged.append(("clear", "", None))
@@ -64,29 +84,52 @@ class VectorCache:
         self._versions = {agent: self._version(agent) for agent in touched if agent in self._agents}
 
     def commit(self) -> None:
+        adds: dict[str, tuple[list[int], list[np.ndarray]]] = {}  # batched per agent: one graph insert
         for op, agent_id, payload in self._staged:
-            if op == "clear":
-                self._agents.clear()
-                continue
-            entry = self._agents.get(agent_id)
-            if entry is None:
-                continue  # not loaded: the next search loads it fresh
-            if op == "touch":
-                continue
             if op == "add":
                 rowid, vector = payload  # type: ignore[misc]
-                if entry.index is None:
-                    entry.index = ExactIndex(len(vector))
-                entry.index.add([rowid], vector[None, :])
-            elif entry.index is not None:
+                keys, rows = adds.setdefault(agent_id, ([], []))
+                keys.append(rowid)
+                rows.append(vector)
+                continue
+            if op == "clear":
+                adds.clear()
+                self._agents.clear()
+                self._files.clear()
+                continue
+            self._apply_adds(agent_id, adds.pop(agent_id, None))  # keep add/remove order per agent
+            if op == "shred":
+                self._files.shred(agent_id)  # whether or not this process has the agent loaded
+                if agent_id in self._agents:
+                    self._agents[agent_id].saved = None
+            elif op == "remove" and (entry := self._agents.get(agent_id)) and entry.index is not None:
                 entry.index.remove(payload)  # type: ignore[arg-type]
+        for agent_id, batch in adds.items():
+            self._apply_adds(agent_id, batch)
         for agent_id, version in self._versions.items():
             if agent_id in self._agents:
                 self._agents[agent_id].version = version
         self._staged, self._versions = [], {}
 
+    def _apply_adds(self, agent_id: str, batch: tuple[list[int], list[np.ndarray]] | None) -> None:
+        entry = self._agents.get(agent_id)
+        if batch is None or entry is None:
+            return  # nothing staged, or not loaded: the next search loads it fresh
+        latest = dict(zip(*batch))  # a row written twice in one transaction keeps its last vector
+        if entry.index is None:
+            entry.index = ExactIndex(len(next(iter(latest.values()))))
+        entry.index.add(list(latest), np.stack(list(latest.values())))
+
     def rollback(self) -> None:
         self._staged, self._versions = [], {}
+
+    def close(self) -> None:
+        """Save ANN indexes that changed since their last save and still match the file."""
+        for agent_id, entry in self._agents.items():
+            if isinstance(entry.index, HnswIndex) and entry.saved != entry.version:
+                if self._version(agent_id) == entry.version:
+                    self._save(agent_id, entry)
+        self._agents.clear()
 
     # -- search -----------------------------------------------------------
 
@@ -101,7 +144,15 @@ class VectorCache:
                 f"query vector has dimension {len(query)} but stored vectors have {entry.index.dimension}; "
                 "re-embed the database with hippo.reembed()"
             )
+        if isinstance(entry.index, ExactIndex) and self._wants_ann(len(entry.index)):
+            keys, matrix = entry.index.rows()
+            entry.index = HnswIndex(entry.index.dimension, keys, matrix, source=self._stored)
+            self._save(agent_id, entry)
         return entry.index.search(query, limit, allowed)
+
+    def index_of(self, agent_id: str) -> VectorIndex | None:
+        """The agent's current index (loading it if needed): for tests and diagnostics."""
+        return self._fresh(agent_id).index
 
     def _fresh(self, agent_id: str) -> _Entry:
         version = self._version(agent_id)
@@ -112,23 +163,56 @@ class VectorCache:
         self._agents[agent_id] = entry
         return entry
 
+    def _save(self, agent_id: str, entry: _Entry) -> None:
+        assert isinstance(entry.index, HnswIndex)
+        row = self._conn.execute("SELECT model_id FROM embedding_model WHERE id = 1").fetchone()
+        self._files.save(agent_id, entry.index, entry.version, row[0] if row else None)
+        entry.saved = entry.version
+
     def _load(self, agent_id: str) -> _Entry:
         in_tx = self._conn.in_transaction
         if not in_tx:
-            self._conn.execute("BEGIN")  # one snapshot for the version and the rows
+            self._conn.execute("BEGIN")  # one snapshot for the version, the saved-index check and the rows
         try:
-            version = self._version(agent_id)
-            rows = self._conn.execute(
-                "SELECT rowid, embedding FROM chunks WHERE agent_id = ? AND superseded_by IS NULL "
-                "AND embedding IS NOT NULL",
-                (agent_id,),
-            ).fetchall()
+            snap = self._snapshot(agent_id)
+            if len(snap.keys) == 0:
+                return _Entry(snap.version, None)
+            if self._wants_ann(len(snap.keys)):
+                saved = self._files.load(agent_id, snap, self._stored)
+                if saved is not None:
+                    saved.source = self._stored
+                    return _Entry(snap.version, saved, saved=snap.version)
+            rows = self._conn.execute(f"SELECT rowid, embedding {_LIVE}", (agent_id,)).fetchall()
         finally:
             if not in_tx:
                 self._conn.execute("COMMIT")
-        if not rows:
-            return _Entry(version, None)
         keys = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         flat = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4")
         matrix = flat.reshape(len(rows), -1).astype(np.float32, copy=False)
-        return _Entry(version, ExactIndex(matrix.shape[1], keys, matrix))
+        del rows  # at a million vectors every copy is 1.5 GB
+        if not self._wants_ann(len(keys)):
+            return _Entry(snap.version, ExactIndex(matrix.shape[1], keys, matrix))
+        _log.info("building the ANN index of an agent (%d vectors)", len(keys))
+        entry = _Entry(snap.version, HnswIndex(matrix.shape[1], keys, matrix, source=self._stored))
+        self._save(agent_id, entry)
+        return entry
+
+    def _snapshot(self, agent_id: str) -> Snapshot:
+        version = self._version(agent_id)
+        keys = np.fromiter(
+            (r[0] for r in self._conn.execute(f"SELECT rowid {_LIVE} ORDER BY rowid", (agent_id,))), dtype=np.int64
+        )
+        row = self._conn.execute("SELECT model_id, dimension FROM embedding_model WHERE id = 1").fetchone()
+        return Snapshot(version, keys, row[0] if row else None, row[1] if row else None)
+
+    def _stored(self, keys: np.ndarray) -> np.ndarray:
+        """The stored vectors of ``keys`` (rowids), row for row: the ANN index's exact path reads here."""
+        rows = dict(self._conn.execute(
+            "SELECT rowid, embedding FROM chunks WHERE rowid IN (SELECT value FROM json_each(?))",
+            (json.dumps([int(k) for k in keys]),),
+        ).fetchall())
+        out = np.zeros((len(keys), len(next(iter(rows.values()), b"")) // 4), dtype=np.float32)
+        for i, key in enumerate(keys.tolist()):
+            if key in rows:  # a row deleted earlier in an open transaction scores 0 and is dropped later
+                out[i] = np.frombuffer(rows[key], dtype="<f4")
+        return out

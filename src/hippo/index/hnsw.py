@@ -1,0 +1,210 @@
+"""Approximate nearest neighbours (HNSW, via hnswlib) behind the same interface as ``ExactIndex``.
+
+Keys are hnswlib labels. hnswlib only marks removed elements; this index also
+overwrites a removed element's vector with zeros first, so a saved file never
+holds a removed vector, and it rebuilds itself once removed elements make up a
+quarter of the graph. Filtered searches over few allowed keys are answered
+exactly; larger ones use hnswlib's filter. hnswlib hands vectors back slowly
+(through Python lists), so the exact path reads them from ``source`` when the
+owner has a faster copy (the SQLite store reads its own rows).
+Measurements behind the defaults: ``bench/ann_choice.py`` and NOTES.md.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = ["HnswIndex", "ann_available", "require_hnswlib"]
+
+M = 16
+EF_CONSTRUCTION = 200
+EF_SEARCH = 256  # recall@10 0.999 at 100k, and short queries on rare topics (bench/ann_choice.py)
+EXACT_FILTER_MIN = 1_000  # a filtered search over at most max(this, 5·sqrt(len)) keys is exact
+_REBUILD_SHARE = 0.25  # removed elements, as a share of the graph, that trigger a rebuild
+_MIN_CAPACITY = 1024
+
+
+def ann_available() -> bool:
+    """Whether hnswlib (the ``ann`` extra) can be imported."""
+    try:
+        require_hnswlib()
+    except ImportError:
+        return False
+    return True
+
+
+def require_hnswlib() -> ModuleType:
+    try:
+        import hnswlib
+    except ImportError as exc:
+        raise ImportError(
+            "the ANN vector index needs hnswlib: pip install 'hippo-memory[ann]'", name="hnswlib"
+        ) from exc
+    return hnswlib
+
+
+class HnswIndex:
+    """Integer keys with one unit vector each; approximate top-k by inner product (cosine)."""
+
+    def __init__(
+        self,
+        dimension: int,
+        keys: np.ndarray | None = None,
+        matrix: np.ndarray | None = None,
+        *,
+        m: int = M,
+        ef_construction: int = EF_CONSTRUCTION,
+        ef_search: int = EF_SEARCH,
+        source: Callable[[np.ndarray], np.ndarray] | None = None,
+    ) -> None:
+        self.dimension = dimension
+        self.source = source
+        self.m, self.ef_construction, self.ef_search = m, ef_construction, ef_search
+        count = 0 if keys is None else len(keys)
+        self._graph = self._new_graph(max(_MIN_CAPACITY, count))
+        self._keys: set[int] = set()
+        if count:
+            self.add([int(k) for k in keys], np.asarray(matrix, dtype=np.float32))  # type: ignore[union-attr]
+
+    def _new_graph(self, capacity: int) -> Any:
+        graph = require_hnswlib().Index(space="ip", dim=self.dimension)
+        graph.init_index(max_elements=capacity, M=self.m, ef_construction=self.ef_construction)
+        graph.set_ef(self.ef_search)
+        return graph
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    @property
+    def removed(self) -> int:
+        """Removed elements still taking a slot in the graph (zeroed, never returned)."""
+        return self._graph.element_count - len(self._keys)
+
+    def keys(self) -> np.ndarray:
+        """The live keys, sorted."""
+        return np.sort(np.fromiter(self._keys, dtype=np.int64, count=len(self._keys)))
+
+    def add(self, keys: list[int], vectors: np.ndarray) -> None:
+        """Add rows, or replace the vector of keys already present (removed keys come back)."""
+        if not keys:
+            return
+        vectors = np.asarray(vectors, dtype=np.float32).reshape(len(keys), self.dimension)
+        needed = self._graph.element_count + len(keys)
+        if needed > self._graph.get_max_elements():
+            self._graph.resize_index(max(needed, 2 * self._graph.get_max_elements()))
+        # An existing label (live or removed) is updated in place and unmarked by hnswlib.
+        self._graph.add_items(vectors, np.asarray(keys, dtype=np.uint64))
+        self._keys.update(keys)
+
+    def remove(self, keys: list[int]) -> None:
+        """Zero the vectors of ``keys`` and mark them removed; unknown keys are ignored."""
+        doomed = [k for k in dict.fromkeys(keys) if k in self._keys]
+        if not doomed:
+            return
+        labels = np.asarray(doomed, dtype=np.uint64)
+        self._graph.add_items(np.zeros((len(doomed), self.dimension), dtype=np.float32), labels)
+        for key in doomed:
+            self._graph.mark_deleted(key)
+        self._keys.difference_update(doomed)
+        if self.removed > _REBUILD_SHARE * self._graph.element_count and self.removed > _MIN_CAPACITY:
+            self._rebuild()
+
+    def _rebuild(self) -> None:
+        keys = self.keys()
+        vectors = self.vectors(keys)
+        self._graph = self._new_graph(max(_MIN_CAPACITY, len(keys)))
+        self._keys = set()
+        self.add(keys.tolist(), vectors)
+
+    def vectors(self, keys: np.ndarray) -> np.ndarray:
+        """The vectors of live ``keys``, one row each (from ``source`` when there is one)."""
+        if len(keys) == 0:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        if self.source is not None:
+            found = np.asarray(self.source(keys), dtype=np.float32)
+            return found if found.size else np.zeros((len(keys), self.dimension), dtype=np.float32)
+        return np.asarray(self._graph.get_items(np.asarray(keys, dtype=np.uint64)), dtype=np.float32)
+
+    def graph_vectors(self, keys: np.ndarray) -> np.ndarray:
+        """The vectors the graph itself holds for ``keys`` (slow: for checks, not for search)."""
+        return np.asarray(self._graph.get_items(np.asarray(keys, dtype=np.uint64)), dtype=np.float32)
+
+    def search(self, query: np.ndarray, limit: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
+        """The ``limit`` most similar keys, optionally only among ``allowed`` keys."""
+        query = np.asarray(query, dtype=np.float32)
+        if allowed is not None:
+            allowed = np.asarray(allowed, dtype=np.int64)
+            if len(allowed) > max(EXACT_FILTER_MIN, 5 * len(self._keys) ** 0.5):
+                keep = set(allowed.tolist())
+                found = self._approximate(query, min(limit, len(keep)), keep.__contains__)
+                if found is not None:
+                    return found
+            members = np.fromiter((k for k in allowed.tolist() if k in self._keys), dtype=np.int64)
+            return self._exact(query, limit, members)
+        found = self._approximate(query, min(limit, len(self._keys)), None)
+        return found if found is not None else self._exact(query, limit, self.keys())
+
+    def _approximate(self, query: np.ndarray, k: int, keep: Any) -> list[tuple[int, float]] | None:
+        """hnswlib's answer, or None when it could not find ``k`` live (and allowed) elements."""
+        if k <= 0:
+            return []
+        self._graph.set_ef(max(self.ef_search, k))
+        try:
+            labels, distances = self._graph.knn_query(query, k=k, num_threads=1, filter=keep)
+        except RuntimeError:
+            return None  # fewer than k reachable: removed elements or a narrow filter
+        return [(int(key), 1.0 - float(d)) for key, d in zip(labels[0], distances[0])]
+
+    def _exact(self, query: np.ndarray, limit: int, keys: np.ndarray) -> list[tuple[int, float]]:
+        if len(keys) == 0 or limit <= 0:
+            return []
+        scores = self.vectors(keys) @ query
+        limit = min(limit, len(scores))
+        top = np.argpartition(-scores, limit - 1)[:limit]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [(int(keys[i]), float(scores[i])) for i in top]
+
+    # -- files ----------------------------------------------------------------
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the graph to ``path`` and the live keys beside it (``<path>.keys.npy``), each atomically."""
+        path = Path(path)
+        for target, write in ((path, self._graph.save_index), (_keys_path(path), self._save_keys)):
+            tmp = target.with_name(target.name + f".{os.getpid()}.tmp")
+            try:
+                write(str(tmp))
+                os.replace(tmp, target)
+            finally:
+                tmp.unlink(missing_ok=True)
+
+    def _save_keys(self, tmp: str) -> None:
+        with open(tmp, "wb") as handle:
+            np.save(handle, self.keys())
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], dimension: int, *, ef_search: int = EF_SEARCH) -> "HnswIndex":
+        """The index saved at ``path``; raises ``OSError`` or ``ValueError`` when it cannot be read."""
+        path = Path(path)
+        keys = np.load(_keys_path(path), allow_pickle=False)
+        self = cls.__new__(cls)
+        self.dimension, self.ef_search, self.source = dimension, ef_search, None
+        graph = require_hnswlib().Index(space="ip", dim=dimension)
+        try:
+            graph.load_index(str(path), max_elements=max(_MIN_CAPACITY, len(keys)))
+        except RuntimeError as exc:
+            raise ValueError(f"cannot read the ANN index {path}: {exc}") from None
+        self.m, self.ef_construction = graph.M, graph.ef_construction
+        graph.set_ef(ef_search)
+        self._graph, self._keys = graph, set(keys.tolist())
+        if graph.element_count < len(self._keys):
+            raise ValueError(f"the ANN index {path} holds fewer elements than its key list")
+        return self
+
+
+def _keys_path(path: Path) -> Path:
+    return path.with_name(path.name + ".keys.npy")
