@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import threading
 from contextlib import contextmanager
@@ -49,6 +50,33 @@ def _row_to_chunk(row: tuple) -> Chunk:
         observed_at=from_iso(row[12]) if row[12] else None,
         has_vector=bool(row[13]),
     )
+
+
+KEYWORD_BUDGET = 20_000  # rows FTS5 may score per keyword search (bench/scale.py)
+_OR_TERMS = re.compile(r'"[^"]+"(?: OR "[^"]+")*')
+
+
+def _affordable(conn: sqlite3.Connection, match: str) -> str:
+    """``match`` without its most frequent terms when all of them would match too many rows."""
+    if not _OR_TERMS.fullmatch(match):
+        return match
+    terms = match.split(" OR ")
+    if len(terms) == 1:
+        return match
+    counts = [
+        conn.execute("SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
+                     (term, KEYWORD_BUDGET + 1)).fetchone()[0]
+        for term in terms
+    ]
+    if sum(counts) <= KEYWORD_BUDGET:
+        return match
+    kept, total = [], 0
+    for count, term in sorted(zip(counts, terms)):
+        if kept and total + count > KEYWORD_BUDGET:
+            break
+        kept.append(term)
+        total += count
+    return " OR ".join(t for t in terms if t in kept)
 
 
 def _marks(n: int) -> str:
@@ -219,7 +247,7 @@ class SQLiteStore:
         with self.transaction():
             self._conn.execute(
                 "UPDATE chunks SET access_count = access_count + 1, last_accessed_at = ?, "
-                f"running_intensity = min(1.0, running_intensity + ?) WHERE agent_id = ? AND id IN ({_marks(len(ids))})",
+                f"running_intensity = min(1.0, running_intensity + ?) WHERE +agent_id = ? AND id IN ({_marks(len(ids))})",
                 (to_iso(now), boost, agent_id, *ids),
             )
 
@@ -228,7 +256,7 @@ class SQLiteStore:
             return []
         with self.transaction():
             rows = self._conn.execute(
-                f"UPDATE chunks SET superseded_by = ? WHERE agent_id = ? AND superseded_by IS NULL "
+                f"UPDATE chunks SET superseded_by = ? WHERE +agent_id = ? AND superseded_by IS NULL "
                 f"AND id IN ({_marks(len(old_ids))}) RETURNING rowid, id",
                 (new_id, agent_id, *old_ids),
             ).fetchall()
@@ -259,7 +287,7 @@ class SQLiteStore:
             return []
         with self._reading() as conn:
             rows = conn.execute(
-                f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE agent_id = ? AND id IN ({_marks(len(ids))})",
+                f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE +agent_id = ? AND id IN ({_marks(len(ids))})",
                 (agent_id, *ids),
             ).fetchall()
         by_id = {row[0]: _row_to_chunk(row) for row in rows}
@@ -320,7 +348,7 @@ class SQLiteStore:
             return {}
         with self._reading() as conn:
             rows = conn.execute(
-                f"SELECT id, embedding FROM chunks WHERE agent_id = ? AND embedding IS NOT NULL "
+                f"SELECT id, embedding FROM chunks WHERE +agent_id = ? AND embedding IS NOT NULL "
                 f"AND id IN ({_marks(len(ids))})",
                 (agent_id, *ids),
             ).fetchall()
@@ -362,8 +390,26 @@ class SQLiteStore:
         return [(ids[r], s) for r, s in found if r in ids]
 
     def keyword_search(self, agent_id: str, match: str, limit: int, where: ChunkFilter) -> list[tuple[str, float]]:
+        """BM25 top ``limit``. FTS5 scores every matching row, so an OR query whose terms match
+        more than ``KEYWORD_BUDGET`` rows leaves out its most frequent terms (the ones BM25 weighs
+        least) until the rest fit; the rarest term always stays."""
         clause, params = filter_sql(where)
         with self._reading() as conn:
+            match = _affordable(conn, match)
+            # Rank in FTS5 alone first (no row lookups); fall back to the join when the
+            # agent's filtered rows are too few among the best-ranked ones.
+            wide = limit * 4
+            ranked = conn.execute(
+                "SELECT rowid, bm25(chunks_fts) AS rank FROM chunks_fts WHERE chunks_fts MATCH ? "
+                "ORDER BY rank LIMIT ?", (match, wide),
+            ).fetchall()
+            if ranked:
+                mine = dict(conn.execute(
+                    f"SELECT c.rowid, c.id FROM chunks c WHERE c.rowid IN ({_marks(len(ranked))}) "
+                    f"AND +c.agent_id = ? AND {clause}", (*[r for r, _ in ranked], agent_id, *params),
+                ).fetchall())
+                if len(mine) >= limit or len(ranked) < wide:
+                    return [(mine[r], -rank) for r, rank in ranked if r in mine][:limit]
             rows = conn.execute(
                 "SELECT c.id, bm25(chunks_fts) AS rank FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
                 f"WHERE chunks_fts MATCH ? AND c.agent_id = ? AND {clause} ORDER BY rank LIMIT ?",
@@ -376,7 +422,7 @@ class SQLiteStore:
             return 0
         with self.transaction():
             rows = self._conn.execute(
-                f"DELETE FROM chunks WHERE agent_id = ? AND id IN ({_marks(len(ids))}) RETURNING rowid",
+                f"DELETE FROM chunks WHERE +agent_id = ? AND id IN ({_marks(len(ids))}) RETURNING rowid",
                 (agent_id, *ids),
             ).fetchall()
             if rows:

@@ -1,0 +1,52 @@
+"""Keyword search when one agent's rows are few among many, and when a query's words match too many rows."""
+
+from __future__ import annotations
+
+import pytest
+
+import hippo.stores.sqlite.store as sqlite_store
+from hippo.core.recall import keyword_match
+from hippo.stores.base import ChunkFilter
+
+
+def test_an_agent_with_few_rows_still_gets_its_keyword_hits(make_mem):
+    crowd, few = make_mem("crowd"), make_mem("few")
+    crowd.store_memories([f"Note {i}: the garden needs watering on day {i}" for i in range(400)])
+    mine = ["In the small garden behind the old farmhouse we grow tomatoes, beans, courgettes and basil",
+            "The wooden gate at the far end of the garden is broken and the hinge needs replacing soon"]
+    few.store_memories([*mine, "Lunch was pasta"])  # long rows: BM25 ranks them below the crowd's
+    found = few.store.keyword_search("few", keyword_match("garden"), 5, ChunkFilter())
+    contents = {c.content for c in few.store.get_chunks("few", [i for i, _ in found])}
+    assert contents == set(mine)
+    # Best-ranked globally are the crowd's rows; the agent's own order is still by BM25.
+    assert [s for _, s in found] == sorted((s for _, s in found), reverse=True)
+
+
+def test_the_fast_path_and_the_join_agree(make_mem):
+    mem = make_mem("solo")
+    mem.store_memories([f"Entry {i} about {'cats' if i % 3 else 'dogs'} and weather" for i in range(300)])
+    match = keyword_match("dogs weather")
+    fast = mem.store.keyword_search("solo", match, 20, ChunkFilter())
+    with mem.store._reading() as conn:
+        joined = conn.execute(
+            "SELECT c.id, -bm25(chunks_fts) FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
+            "WHERE chunks_fts MATCH ? AND c.agent_id = 'solo' ORDER BY bm25(chunks_fts) LIMIT 20", (match,),
+        ).fetchall()
+    assert [s for _, s in fast] == pytest.approx([s for _, s in joined])
+    assert {i for i, _ in fast} == {i for i, _ in joined}
+
+
+def test_frequent_words_are_left_out_only_over_the_budget(make_mem, monkeypatch):
+    mem = make_mem("budget")
+    mem.store_memories([f"Meeting notes number {i}" for i in range(120)] + ["The meeting about the zeppelin"])
+    match = keyword_match("zeppelin meeting")
+    everything = mem.store.keyword_search("budget", match, 200, ChunkFilter())
+    assert len(everything) == 121  # both words count while the budget allows
+
+    monkeypatch.setattr(sqlite_store, "KEYWORD_BUDGET", 50)
+    pruned = mem.store.keyword_search("budget", match, 200, ChunkFilter())
+    (only,) = mem.store.get_chunks("budget", [i for i, _ in pruned])
+    assert only.content == "The meeting about the zeppelin"  # the rare word stays, "meeting" (121 rows) goes
+
+    single = mem.store.keyword_search("budget", keyword_match("meeting"), 200, ChunkFilter())
+    assert len(single) == 121  # a lone word is never dropped
