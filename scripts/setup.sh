@@ -19,8 +19,8 @@ if ! .venv/bin/python -c "import torch" 2>/dev/null; then
 fi
 stamp=.venv/.hippo-installed
 if [[ ! -f $stamp || pyproject.toml -nt $stamp ]]; then
-    echo "hippo: installing hippo-memory[local,openai,anthropic,mcp,http,cli,dev,ann]" >&2
-    "${PIP[@]}" install -e ".[local,openai,anthropic,mcp,http,cli,dev,ann]"
+    echo "hippo: installing hippo-memory[local,openai,anthropic,mcp,http,cli,dev,ann,bench]" >&2
+    "${PIP[@]}" install -e ".[local,openai,anthropic,mcp,http,cli,dev,ann,bench]"
     touch "$stamp"
 fi
 # Export the bundled model to ONNX once, so the first recall is fast.

@@ -34,3 +34,23 @@ def test_locomo_smoke(capsys):
     for row in rows.values():
         assert all(0.0 <= row[f"R@{k}"] <= 1.0 for k in (5, 10, 20))
         assert row["R@5"] <= row["R@10"] <= row["R@20"]
+
+
+def test_scale_smoke(capsys):
+    scale = load_bench("scale")
+    assert scale.main(["--smoke", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)["sizes"]["300"]
+    assert result["chunks"] == 300 and result["hits_per_query"] > 0
+    assert result["store_batched_per_s"] > 0 and result["db_mb_per_10k"] > 0
+    # the smoke run lowers the ANN threshold, so the HNSW path and its recall check run too
+    assert result["index"] == "HnswIndex" and 0.0 <= result["ann_recall_at_10"] <= 1.0
+
+
+def test_ann_choice_smoke(capsys):
+    ann = load_bench("ann_choice")
+    assert ann.main(["--smoke"]) == 0
+    out = capsys.readouterr().out
+    assert "| exact numpy |" in out
+    rows = [line for line in out.splitlines() if line.startswith(("| hnswlib HNSW", "| faiss HNSW"))]
+    assert {r.split()[1] for r in rows} == {"hnswlib", "faiss"}
+    assert "deleted ids returned afterwards: 0" in out

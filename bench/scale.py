@@ -1,0 +1,242 @@
+"""Speed and scale: recall latency, store throughput, size and memory at 10k, 100k (and 1M) chunks.
+
+Stores are built from realistic text (``bench/ann_choice.py``'s corpus: LoCoMo
+turns, observations and summaries plus variations) with real all-MiniLM-L6-v2
+vectors cached on disk, so a rerun embeds nothing. The database records the
+local model's id, exactly as if ``store_memory`` had embedded each text;
+documents and queries are looked up in the cache, so timings exclude the
+embedding unless a line says otherwise.
+
+    python bench/scale.py [--sizes 10000,100000] [--queries 200] [--json]
+    python bench/scale.py --smoke          # tiny, fake vectors: for the test suite
+
+Every timed figure has its baseline from the same process: recall against a
+bare numpy top-10 over the same vectors, batched store against one-by-one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+import hippo
+from hippo.core.memory import MemoryInput
+from hippo.providers.base import Thresholds, normalize_rows
+
+HERE = Path(__file__).resolve().parent
+LOCAL_MODEL = "local:all-MiniLM-L6-v2"
+
+
+def _ann_choice() -> Any:
+    spec = importlib.util.spec_from_file_location("bench_ann_choice", HERE / "ann_choice.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+class LookupEmbedder:
+    """The local model's vectors, read from the on-disk cache instead of computed."""
+
+    def __init__(self, texts: Sequence[str], vectors: np.ndarray, model_id: str = LOCAL_MODEL) -> None:
+        self.model_id = model_id
+        self.dimension = int(vectors.shape[1])
+        self.thresholds = Thresholds(duplicate=0.97, ambiguous=0.45, forget=0.5)
+        self._rows = {t: i for i, t in enumerate(texts)}
+        self._vectors = vectors
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return self._vectors[[self._rows[t] for t in texts]]
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._vectors[self._rows[text]]
+
+
+def percentiles(times_ms: list[float]) -> tuple[float, float]:
+    ordered = sorted(times_ms)
+    return statistics.median(ordered), ordered[int(0.95 * (len(ordered) - 1))]
+
+
+def vm_rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def corpus_and_vectors(n: int, smoke: bool) -> tuple[list[str], np.ndarray, list[str], np.ndarray]:
+    ann = _ann_choice()
+    if smoke:
+        from hippo.providers.fake import FakeEmbedder
+
+        texts, questions = ann.corpus(n), ann.questions()[:20]
+        fake = FakeEmbedder(dimension=384)
+        return texts, fake.embed_documents(texts), questions, normalize_rows(fake.embed_documents(questions))
+    size = 100_000 if n <= 100_000 else n
+    base = ann.cached_vectors(f"ann-minilm-{size}", lambda: ann.corpus(size))[:n]
+    return ann.corpus(n), base, ann.questions(), ann.cached_vectors("locomo-questions", ann.questions)
+
+
+def exact_top10(vectors: np.ndarray, qvectors: np.ndarray) -> np.ndarray:
+    """Row numbers of the true top 10 of each query, in blocks (a 1M x 384 matrix is 1.5 GB)."""
+    out = []
+    for start in range(0, len(qvectors), 64):
+        scores = qvectors[start:start + 64] @ vectors.T
+        out.append(np.argpartition(-scores, 9, axis=1)[:, :10])
+    return np.concatenate(out)
+
+
+def ann_recall(mem: "hippo.Memory", texts: list[str], vectors: np.ndarray, qvectors: np.ndarray) -> float | None:
+    """recall@10 of the agent's vector index against exact search over the same vectors (None: exact index)."""
+    from hippo.index.hnsw import HnswIndex
+
+    index = mem.store._vectors.index_of(mem.agent_id)
+    if not isinstance(index, HnswIndex):
+        return None
+    row_of = {t: i for i, t in enumerate(texts)}
+    with mem.store._reading() as conn:
+        rowid_to_row = {rowid: row_of[content] for rowid, content in conn.execute("SELECT rowid, content FROM chunks")}
+    truth = exact_top10(vectors, qvectors)
+    found = [{rowid_to_row[k] for k, _ in index.search(q, 10)} for q in qvectors]
+    return float(np.mean([len(f & set(t.tolist())) / 10 for f, t in zip(found, truth)]))
+
+
+def measure(n: int, queries: int, smoke: bool, workdir: Path) -> dict[str, Any]:
+    texts, vectors, questions, qvectors = corpus_and_vectors(n, smoke)
+    questions, qvectors = questions[:queries], qvectors[:queries]
+    lookup = LookupEmbedder([*texts, *questions], np.vstack([vectors, qvectors]),
+                            model_id="fake:384" if smoke else LOCAL_MODEL)
+    # The smoke run lowers the ANN threshold so the HNSW path runs on its 300 chunks too.
+    options: dict[str, Any] = {"ann_threshold": 100} if smoke else {}
+    db = workdir / f"scale-{n}.db"
+    out: dict[str, Any] = {"chunks": n}
+    rss_before = vm_rss_mb()
+    with hippo.open(db, agent_id="bench", embedder=lookup, **options) as mem:
+        batch, rates = 1000, []
+        for start in range(0, n, batch):
+            items = [MemoryInput(t) for t in texts[start:start + batch]]
+            began = time.perf_counter()
+            mem.store_memories(items)
+            rates.append(len(items) / (time.perf_counter() - began))
+            if start // batch % 100 == 99:
+                print(f"  stored {start + batch:,}/{n:,}", file=sys.stderr)
+        out["store_batched_per_s"] = statistics.median(rates)
+
+    single = texts[:200]
+    with hippo.open(workdir / f"single-{n}.db", agent_id="bench", embedder=lookup) as one:
+        began = time.perf_counter()
+        for t in single:
+            one.store_memory(t)
+        out["store_one_by_one_per_s"] = len(single) / (time.perf_counter() - began)
+
+    # First recall after opening: loads the vectors and, past the ANN threshold, builds and saves the index.
+    for key in ("first_recall_s", "first_recall_reopened_s"):
+        with hippo.open(db, agent_id="bench", embedder=lookup, **options) as mem:
+            began = time.perf_counter()
+            mem.recall_memories(questions[0], limit=10, touch=False)
+            out[key] = time.perf_counter() - began
+    print(f"  index ready in {out['first_recall_s']:.1f} s; reopened {out['first_recall_reopened_s']:.2f} s",
+          file=sys.stderr)
+
+    with hippo.open(db, agent_id="bench", embedder=lookup, **options) as mem:
+        mem.recall_memories(questions[0], limit=10, touch=False)  # load the index, as a running server has it
+        out["index"] = type(mem.store._vectors.index_of("bench")).__name__
+        recall_ms, exact_ms, found = [], [], []
+        matrix = normalize_rows(vectors)
+        for q, qv in zip(questions, qvectors):
+            began = time.perf_counter()
+            hits = mem.recall_memories(q, limit=10)
+            recall_ms.append((time.perf_counter() - began) * 1000)
+            began = time.perf_counter()
+            scores = matrix @ qv
+            np.argpartition(-scores, 9)[:10]
+            exact_ms.append((time.perf_counter() - began) * 1000)
+            found.append(len(hits.hits))
+        out["recall_p50_ms"], out["recall_p95_ms"] = percentiles(recall_ms)
+        out["numpy_top10_p50_ms"], out["numpy_top10_p95_ms"] = percentiles(exact_ms)
+        out["recall_vs_numpy_p50"] = out["recall_p50_ms"] / out["numpy_top10_p50_ms"]
+        out["hits_per_query"] = statistics.mean(found)
+        out["db_mb"] = mem.store.size_bytes() / 2**20
+        out["db_mb_per_10k"] = out["db_mb"] / (n / 10_000)
+        out["ann_files_mb"] = sum(p.stat().st_size for p in Path(f"{db}.hnsw").glob("*")) / 2**20 \
+            if Path(f"{db}.hnsw").is_dir() else 0.0
+        out["rss_mb"] = vm_rss_mb()
+        out["rss_added_mb"] = out["rss_mb"] - rss_before
+        out["ann_recall_at_10"] = ann_recall(mem, texts, matrix, qvectors)
+    del matrix
+    return out
+
+
+def embedding_throughput(texts: list[str]) -> dict[str, float]:
+    """The local model itself, and store_memories with the embedding included."""
+    from hippo.providers.local import LocalEmbedder
+
+    model = LocalEmbedder()
+    model.embed_documents(texts[:64])
+    began = time.perf_counter()
+    model.embed_documents(texts)
+    embed_rate = len(texts) / (time.perf_counter() - began)
+    with tempfile.TemporaryDirectory() as tmp, hippo.open(Path(tmp) / "e.db", agent_id="bench",
+                                                          embedder=model) as mem:
+        began = time.perf_counter()
+        mem.store_memories([MemoryInput(t) for t in texts])
+        stored_rate = len(texts) / (time.perf_counter() - began)
+    return {"embed_per_s": embed_rate, "store_batched_with_embedding_per_s": stored_rate}
+
+
+def cli_cold_start(runs: int = 5) -> dict[str, float]:
+    hippo_bin = Path(sys.executable).with_name("hippo")
+    times = []
+    for _ in range(runs):
+        began = time.perf_counter()
+        subprocess.run([str(hippo_bin), "--help"], capture_output=True, check=True)
+        times.append((time.perf_counter() - began) * 1000)
+    return {"cli_help_p50_ms": statistics.median(times)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="10000,100000", help="comma-separated store sizes")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--smoke", action="store_true", help="300 chunks, fake vectors, no model")
+    args = parser.parse_args(argv)
+    sizes = [300] if args.smoke else [int(s) for s in args.sizes.split(",")]
+    results: dict[str, Any] = {"sizes": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in sizes:
+            print(f"building {n} chunks...", file=sys.stderr)
+            results["sizes"][n] = measure(n, args.queries, args.smoke, Path(tmp))
+    if not args.smoke:
+        results["embedding"] = embedding_throughput(_ann_choice().corpus(2000))
+        results["cli"] = cli_cold_start()
+    results["machine"] = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return 0
+    for n, r in results["sizes"].items():
+        print(f"{n:>9} chunks: recall p50 {r['recall_p50_ms']:.2f} ms p95 {r['recall_p95_ms']:.2f} ms "
+              f"(numpy top-10 p50 {r['numpy_top10_p50_ms']:.2f} ms, x{r['recall_vs_numpy_p50']:.1f}); "
+              f"store batched {r['store_batched_per_s']:.0f}/s, one by one {r['store_one_by_one_per_s']:.0f}/s; "
+              f"{r['db_mb_per_10k']:.1f} MB per 10k (+{r['ann_files_mb']:.0f} MB index files); "
+              f"RSS {r['rss_mb']:.0f} MB (+{r['rss_added_mb']:.0f}); index {r['index']}, "
+              f"ready in {r['first_recall_s']:.1f} s, reopened {r['first_recall_reopened_s']:.2f} s; "
+              f"ANN recall@10 {r['ann_recall_at_10']}")
+    for key, value in {**results.get("embedding", {}), **results.get("cli", {})}.items():
+        print(f"{key}: {value:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
