@@ -5,7 +5,7 @@ observed at its session's date; each question is a recall query against its
 own conversation (here: its own agent in one database); evidence recall@k is the
 share of a question's evidence turns among the top k, averaged over questions.
 
-    python bench/locomo.py [--data ../shared/bench/locomo-dev.json] [--weights 0.3,0.5]
+    python bench/locomo.py [--data ../shared/bench/locomo-dev.json] [--weights 0.3,0.5] [--try date_preference=0]
                            [--conversations N] [--max-questions N] [--json]
 """
 
@@ -143,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--embedder", default="local")
     parser.add_argument("--weights", default="", help="comma-separated vector weights of the fusion to try")
+    parser.add_argument("--try", dest="variants", action="append", default=[], metavar="NAME=VALUE[,NAME=VALUE]",
+                        help="also run hippo with these settings, e.g. --try date_preference=0 (repeatable)")
     parser.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
     parser.add_argument("--max-questions", type=int, default=None, help="only the first N questions of each")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
@@ -165,6 +167,10 @@ def main(argv: list[str] | None = None) -> int:
         for w in filter(None, args.weights.split(",")):
             rows[f"hippo w={w}"] = evaluate(db, conversations, ids, hippo_recall, embedder=args.embedder,
                                             vector_weight=float(w))
+        for variant in args.variants:
+            settings = {key.strip(): float(value) for key, value in (p.split("=", 1) for p in variant.split(","))}
+            rows[f"hippo {variant}"] = evaluate(db, conversations, ids, hippo_recall, embedder=args.embedder,
+                                                **settings)
     def main_r10(name: str) -> list[float]:
         return [r for cat, r in rows[name]["per_question_r10"] if cat != 5]
 
@@ -186,11 +192,12 @@ def main(argv: list[str] | None = None) -> int:
     for cat, counts in errors.items():
         print(f"  {cat} {CATEGORY_NAMES[cat]:12} " + " ".join(f"{counts[k]:5d}" for k in ERROR_COLUMNS))
     print("\nR@10 by category (5 = adversarial, reported apart)")
-    print(f"{'category':16}" + "".join(f"{name:>14}" for name in rows))
+    widths = {name: max(14, len(name) + 2) for name in rows}
+    print(f"{'category':16}" + "".join(f"{name:>{widths[name]}}" for name in rows))
     for cat in sorted({c for r in rows.values() for c in r["by_category"]}):
         label = f"{cat} {CATEGORY_NAMES.get(cat, '')}"
-        print(f"{label:16}" + "".join(f"{r['by_category'].get(cat, {}).get('R@10', float('nan')):14.3f}"
-                                      for r in rows.values()))
+        print(f"{label:16}" + "".join(f"{r['by_category'].get(cat, {}).get('R@10', float('nan')):{widths[n]}.3f}"
+                                      for n, r in rows.items()))
     return 0
 
 

@@ -40,6 +40,9 @@ class Settings:
     weight_strength: float = 0.3
     weight_recency: float = 0.1
     decay_lambda: float = 0.001
+    # Added to the relevance of memories observed on the day or in the month a query names
+    # ("on October 13, 2023"); 0 turns the date step off. Measured in bench/locomo.py.
+    date_preference: float = 0.2
     # An agent with this many vectors is searched through an HNSW index (the ``ann`` extra)
     # instead of exactly; None or 0 keeps every agent exact. Measured in bench/ann_choice.py.
     ann_threshold: int | None = DEFAULT_ANN_THRESHOLD

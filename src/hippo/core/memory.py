@@ -14,6 +14,7 @@ from hippo.config import Settings
 from hippo.core import transfer
 from hippo.core import validation as v
 from hippo.core.blocks import BlockEditor
+from hippo.core.dates import named_period
 from hippo.core.embedding import EmbeddingService
 from hippo.core.fusion import Fusion
 from hippo.core.keywords import ENGLISH_STOPWORDS, fts_query
@@ -254,10 +255,21 @@ class Memory:
         query_vector = self.embedding.query(query)
         now = self.now()
         pool = max(50, limit * 5)
+        # A query that names a day or month ("on October 13, 2023") prefers what was observed then,
+        # unless the caller bounded the time already.
+        period = None
+        if self.settings.date_preference and where.since is None and where.until is None:
+            period = named_period(query, now)
         while True:
             found = find_candidates(self.store, self.agent_id, query, query_vector, pool, where)
+            preferred: frozenset[str] = frozenset()
+            if period is not None:
+                dated = find_candidates(self.store, self.agent_id, query, query_vector, pool,
+                                        replace(where, since=period[0], until=period[1]))
+                found, preferred = found.merged(dated), frozenset(c.id for c in dated.chunks)
             hits = rank(found, now, limit=limit, fusion=self._fusion, weights=self._weights,
-                        decay_lambda=self.settings.decay_lambda, min_relevance=self.settings.min_relevance)
+                        decay_lambda=self.settings.decay_lambda, min_relevance=self.settings.min_relevance,
+                        preferred=preferred, preference=self.settings.date_preference)
             # Decayed or irrelevant candidates may have crowded live ones out of the pool.
             if len(hits) >= limit or found.exhausted or pool >= _MAX_POOL:
                 break

@@ -36,6 +36,16 @@ class Candidates:
     bm25: dict[str, float]
     exhausted: bool  # neither side had more than it returned
 
+    def merged(self, other: "Candidates") -> "Candidates":
+        """Both sets of candidates (scores of one query against one index, so comparable)."""
+        known = {c.id for c in self.chunks}
+        return Candidates(
+            [*self.chunks, *(c for c in other.chunks if c.id not in known)],
+            {**other.similarity, **self.similarity},
+            {**other.bm25, **self.bm25},
+            self.exhausted,
+        )
+
 
 def keyword_match(query: str) -> str | None:
     """The FTS5 expression for a recall query: stop words dropped unless nothing else is left."""
@@ -78,8 +88,14 @@ def rank(
     weights: ScoreWeights,
     decay_lambda: float,
     min_relevance: float = 0.0,
+    preferred: frozenset[str] = frozenset(),
+    preference: float = 0.0,
 ) -> list[Hit]:
-    """Score every live candidate, drop the decayed (< 0.05) and the irrelevant, keep the best ``limit``."""
+    """Score every live candidate, drop the decayed (< 0.05) and the irrelevant, keep the best ``limit``.
+
+    ``preferred`` chunks (observed in the period the query names) get ``preference`` added to their
+    relevance, at most 1.
+    """
     keyword = keyword_scores(found.bm25)
     hits = []
     for chunk in found.chunks:
@@ -93,6 +109,8 @@ def rank(
         similarity = found.similarity.get(chunk.id)
         kw = keyword.get(chunk.id)
         relevance = fusion.relevance(similarity, kw)
+        if chunk.id in preferred:
+            relevance = min(1.0, relevance + preference)
         if relevance < min_relevance:
             continue
         recency = recency_score(chunk.created_at, now)
