@@ -135,7 +135,8 @@ class LoopbackTrap:
 class HippoSide:
     name = "hippo"
 
-    def __init__(self, folder: Path, embedder: str) -> None:
+    def __init__(self, folder: Path, embedder: Any) -> None:
+        folder.mkdir(exist_ok=True)
         self._base = hippo.open(folder / "hippo.db", agent_id="warmup", embedder=embedder)
         self._batch_base = hippo.open(folder / "hippo-batched.db", agent_id="warmup", embedder=embedder)
         self._agents: dict[tuple[str, str], hippo.Memory] = {}
@@ -198,6 +199,30 @@ class Mem0Side:
 
     def close(self) -> None:
         self.memory.close()
+
+
+class Precomputed:
+    """all-MiniLM-L6-v2 vectors of every text of the run, computed before the pass (hippo's local model),
+    so the pass times the memory layer alone. Serves hippo as an embedder and mem0 as its ``embed``."""
+
+    def __init__(self, texts: list[str]) -> None:
+        from hippo.providers.local import LocalEmbedder
+
+        model = LocalEmbedder()
+        self.model_id, self.dimension, self.thresholds = model.model_id, model.dimension, model.thresholds
+        unique = list(dict.fromkeys(texts))
+        self._rows = dict(zip(unique, model.embed_documents(unique)))
+
+    def embed_documents(self, texts: Any) -> Any:
+        import numpy as np
+
+        return np.stack([self._rows[t] for t in texts])
+
+    def embed_query(self, text: str) -> Any:
+        return self._rows[text]
+
+    def mem0_embed(self, text: str, memory_action: str | None = None) -> list[float]:
+        return self._rows[text].tolist()
 
 
 def open_mem0(folder: Path, llm_port: int) -> tuple[Mem0Side | None, str | None]:
@@ -417,6 +442,9 @@ def run(folder: Path, conversations: list[dict], args: argparse.Namespace, trap:
             result["embedding"] = embedding_profile(sides, sample)
         if mem0_side is not None:
             result["llm"] = llm_check(mem0_side, trap)
+            if not args.skip_precomputed:
+                print("second pass: vectors computed beforehand", file=sys.stderr)
+                result["without_embedding"] = without_embedding(folder, conversations, trap.port)
         if args.profile:
             profile_calls(sides, conversations)
     finally:
@@ -424,6 +452,32 @@ def run(folder: Path, conversations: list[dict], args: argparse.Namespace, trap:
             side.close()
     result["load_average_end"] = os.getloadavg()[0]
     return result
+
+
+def without_embedding(folder: Path, conversations: list[dict], llm_port: int) -> dict[str, Any]:
+    """Adds and searches again, in fresh stores, with every vector computed beforehand."""
+    texts = [t for c in conversations for _, t, _ in c["turns"]] + [q for c in conversations for q, _, _ in c["questions"]]
+    texts += WARMUP + [t + " (batched)" for t in WARMUP] + WARMUP_QUERIES
+    vectors = Precomputed(texts)
+    hippo_side = HippoSide(folder / "precomputed", vectors)
+    mem0_side = Mem0Side(folder / "precomputed", llm_port)
+    mem0_side.memory.embedding_model.embed = vectors.mem0_embed
+    sides = [hippo_side, mem0_side]
+    try:
+        warm_up(sides)
+        timings = {side.name: Timings() for side in sides}
+        measure_adds(sides, timings, conversations)
+        for n, conv in enumerate(conversations):
+            for side in sides if n % 2 == 0 else sides[::-1]:
+                for question, _, _ in conv["questions"]:
+                    _, seconds = timed(lambda: side.search(conv["id"], question, SEARCH_LIMIT))
+                    timings[side.name].search.append(seconds)
+        return {name: {"add_per_s": len(t.add) / sum(t.add), "add_p50_ms": statistics.median(t.add) * 1000,
+                       "add_p95_ms": p(t.add, 0.95) * 1000, "search_p50_ms": statistics.median(t.search) * 1000,
+                       "search_p95_ms": p(t.search, 0.95) * 1000} for name, t in timings.items()}
+    finally:
+        for side in sides:
+            side.close()
 
 
 def ratio_rows(result: dict[str, Any]) -> Iterator[tuple[str, str, str, str]]:
@@ -450,6 +504,13 @@ def ratio_rows(result: dict[str, Any]) -> Iterator[tuple[str, str, str, str]]:
     if "cat5" in h["recall"]:
         for k in KS:
             yield row(f"evidence R@{k}, category 5 (adversarial)", lambda r, k=k: r["recall"]["cat5"][f"R@{k}"], ".3f")
+    bare = result.get("without_embedding")
+    if bare:
+        for key, label in (("add_per_s", "add, one call per turn (memories/s)"), ("add_p50_ms", "add p50 (ms)"),
+                           ("add_p95_ms", "add p95 (ms)"), ("search_p50_ms", f"search, limit {SEARCH_LIMIT}, p50 (ms)"),
+                           ("search_p95_ms", f"search, limit {SEARCH_LIMIT}, p95 (ms)")):
+            hv, mv = bare["hippo"][key], bare["mem0"][key]
+            yield (f"embedding excluded: {label}", f"{hv:.2f}", f"{mv:.2f}", f"{hv / mv:.3f}")
     if "embedding" in result and m:
         yield row("embedding alone, one text, p50 (ms)", lambda r: result["embedding"][r["name"]]["embed_p50_ms"],
                   ".2f")
@@ -491,6 +552,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
     parser.add_argument("--max-questions", type=int, default=None, help="only the first N questions of each")
     parser.add_argument("--max-turns", type=int, default=None, help="only the first N turns of each (smoke runs)")
+    parser.add_argument("--skip-precomputed", action="store_true",
+                        help="skip the second pass (vectors computed beforehand: the memory layer alone)")
     parser.add_argument("--hippo-only", action="store_true", help="skip the mem0 half")
     parser.add_argument("--profile", action="store_true", help="cProfile 200 adds and 100 searches per side")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")

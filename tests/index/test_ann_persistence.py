@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 from pathlib import Path
 
@@ -48,7 +49,7 @@ def test_own_writes_are_saved_on_close(ann_corpus, corpus_db, local_embedder):
     assert len(list(Path(f"{corpus_db}.hnsw").glob("*.bin"))) == 1  # older graphs are removed
 
 
-def test_another_connection_writing_makes_the_saved_index_stale(ann_corpus, corpus_db, local_embedder):
+def test_another_connection_writing_makes_the_saved_index_stale(ann_corpus, corpus_db, local_embedder, caplog):
     query = local_embedder.embed_query("a blue butterfly in the garden")
     with open_ann(corpus_db, local_embedder) as mem:
         search(mem, query)
@@ -59,8 +60,12 @@ def test_another_connection_writing_makes_the_saved_index_stale(ann_corpus, corp
     with hippo.open(corpus_db, agent_id=AGENT, embedder=local_embedder, ann_threshold=0) as other:
         newer = other.store_memory("Zed saw a green butterfly in the garden today.")
     assert sidecar(corpus_db) == saved  # now older than the database
+    caplog.set_level(logging.INFO, logger="hippo.stores.sqlite")
     with open_ann(corpus_db, local_embedder) as mem:
         assert search(mem, local_embedder.embed_query("a green butterfly in the garden"), 1) == [newer.id]
+    # caught up with the one new row, not rebuilt from all 2,000
+    assert "catching up the saved ANN index of an agent: 1 rows added, 0 removed" in caplog.text
+    assert "building the ANN index" not in caplog.text
     assert sidecar(corpus_db)["version"] > saved["version"]
     assert sidecar(corpus_db)["count"] == saved["count"] + 1
 
@@ -118,3 +123,17 @@ def test_forgetting_shreds_the_saved_index(ann_corpus, corpus_db, local_embedder
         assert not {ids[3], ids[4]} & set(search(mem, matrix[3], 50) + search(mem, matrix[4], 50))
     saved = saved_bytes(corpus_db)
     assert all(matrix[i].astype("<f4").tobytes() not in saved for i in (3, 4))
+
+
+def test_rows_retired_by_another_connection_leave_the_caught_up_index(ann_corpus, corpus_db, local_embedder, caplog):
+    ids, matrix = ann_corpus.ids, ann_corpus.matrix
+    with open_ann(corpus_db, local_embedder) as mem:
+        assert search(mem, matrix[5], 1) == [ids[5]]
+    with hippo.open(corpus_db, agent_id=AGENT, embedder=local_embedder, ann_threshold=0) as other:
+        assert other.store.supersede(AGENT, [ids[5]], ids[6]) == [ids[5]]  # ids[5] is history now
+    caplog.set_level(logging.INFO, logger="hippo.stores.sqlite")
+    with open_ann(corpus_db, local_embedder) as mem:
+        assert ids[5] not in search(mem, matrix[5], 50)
+        assert isinstance(mem.store._vectors.index_of(AGENT), HnswIndex)
+    assert "0 rows added, 1 removed" in caplog.text
+    assert sidecar(corpus_db)["count"] == len(ids) - 1

@@ -3,9 +3,10 @@
 Layout: ``<db>.hnsw/<agent-hash>.json`` (the sidecar) names the graph file
 ``<agent-hash>-<token>.bin`` and its key list ``…bin.keys.npy``. The sidecar is
 written last and removed first, so a crash mid-save leaves no sidecar and the
-next start rebuilds. A saved index is used only when its sidecar's agent
-version, row count, model and dimension match the database, its key list equals
-the agent's live rowids, and a sample of its vectors equals the stored ones.
+next start rebuilds. A saved index is used only when its sidecar's model and
+dimension match the database and a sample of its vectors equals the stored
+ones; rows added or retired since it was saved are then applied to it (when
+they are fewer than half the agent's rows; otherwise it is rebuilt).
 """
 
 from __future__ import annotations
@@ -76,26 +77,47 @@ class AnnFiles:
             return None
         return sidecar if sidecar.format == _FORMAT and sidecar.token.isalnum() else None
 
-    def load(self, agent_id: str, snap: Snapshot, stored: Callable[[np.ndarray], np.ndarray]) -> HnswIndex | None:
-        """The saved index if it matches ``snap`` exactly; ``stored(keys)`` reads vectors from the database."""
+    def load(
+        self, agent_id: str, snap: Snapshot, stored: Callable[[np.ndarray], np.ndarray]
+    ) -> tuple[HnswIndex, bool] | None:
+        """The saved index brought up to ``snap``, and whether it needed no change; None when it
+        cannot be used. ``stored(keys)`` reads vectors from the database.
+
+        An index saved a few writes ago (another process added or superseded chunks, or this one
+        stopped without closing) is caught up: rows it lacks are inserted, rows no longer live are
+        removed. Any hard delete shreds the saved files, so a rowid never comes back with another
+        vector behind a saved index's back.
+        """
         if self.folder is None:
             return None
         sidecar = self._read_sidecar(agent_id)
-        if sidecar is None or (sidecar.version, sidecar.count, sidecar.model_id, sidecar.dimension) != (
-            snap.version, len(snap.keys), snap.model_id, snap.dimension
-        ):
+        if sidecar is None or (sidecar.model_id, sidecar.dimension) != (snap.model_id, snap.dimension):
             return None
         try:
             index = HnswIndex.load(self._graph_path(agent_id, sidecar.token), sidecar.dimension)
         except (OSError, ValueError) as exc:
             _log.info("rebuilding the ANN index of an agent: %s", exc)
             return None
-        if not np.array_equal(index.keys(), snap.keys):
+        index.source = stored
+        saved_keys = index.keys()
+        both = np.intersect1d(saved_keys, snap.keys, assume_unique=True)
+        if len(both) == 0:
             return None
-        sample = snap.keys[np.linspace(0, len(snap.keys) - 1, min(_SAMPLE, len(snap.keys))).astype(int)]
+        sample = both[np.linspace(0, len(both) - 1, min(_SAMPLE, len(both))).astype(int)]
         if not np.allclose(index.graph_vectors(sample), stored(sample), atol=1e-6):
-            return None  # same counts, other vectors: a database recreated under the same name
-        return index
+            return None  # other vectors under the same keys: a database recreated under the same name
+        missing = np.setdiff1d(snap.keys, saved_keys, assume_unique=True)
+        gone = np.setdiff1d(saved_keys, snap.keys, assume_unique=True)
+        if len(missing) + len(gone) == 0:
+            return index, sidecar.version == snap.version
+        if len(missing) + len(gone) > len(snap.keys) // 2:
+            return None  # rebuilding costs less than catching up
+        _log.info("catching up the saved ANN index of an agent: %d rows added, %d removed", len(missing), len(gone))
+        index.remove(gone.tolist())
+        for start in range(0, len(missing), 10_000):
+            part = missing[start:start + 10_000]
+            index.add(part.tolist(), stored(part))
+        return index, False
 
     def save(self, agent_id: str, index: HnswIndex, version: int, model_id: str | None) -> None:
         """Persist ``index`` as the agent's state at ``version``; failures are logged, not raised."""

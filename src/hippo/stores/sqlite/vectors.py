@@ -178,10 +178,11 @@ class VectorCache:
             if len(snap.keys) == 0:
                 return _Entry(snap.version, None)
             if self._wants_ann(len(snap.keys)):
-                saved = self._files.load(agent_id, snap, self._stored)
-                if saved is not None:
+                loaded = self._files.load(agent_id, snap, self._stored)
+                if loaded is not None:
+                    saved, current = loaded
                     saved.source = self._stored
-                    return _Entry(snap.version, saved, saved=snap.version)
+                    return _Entry(snap.version, saved, saved=snap.version if current else None)
             rows = self._conn.execute(f"SELECT rowid, embedding {_LIVE}", (agent_id,)).fetchall()
         finally:
             if not in_tx:
