@@ -109,3 +109,17 @@ def test_replacing_a_vector_on_the_exact_path(tmp_path, embedder):
         mem.store.set_vectors(AGENT, {stored[1].id: query})
         assert set(search(mem, query, 2)) == {stored[0].id, stored[1].id}
         assert isinstance(mem.store._vectors.index_of(AGENT), ExactIndex)
+
+
+def test_without_hnswlib_the_store_stays_exact_and_says_so(ann_corpus, corpus_db, local_embedder, monkeypatch,
+                                                           caplog):
+    import hippo.stores.sqlite.vectors as vectors
+
+    monkeypatch.setattr(vectors, "ann_available", lambda: False)
+    with open_ann(corpus_db, local_embedder) as mem:
+        found = search(mem, ann_corpus.queries[0])
+        assert isinstance(mem.store._vectors.index_of(AGENT), ExactIndex)
+        search(mem, ann_corpus.queries[1])
+    assert found == exact(ann_corpus, ann_corpus.queries[0])
+    warnings = [r for r in caplog.records if "hippo-memory[ann]" in r.getMessage()]
+    assert len(warnings) == 1 and warnings[0].levelname == "WARNING"

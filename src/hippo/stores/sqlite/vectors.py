@@ -45,13 +45,22 @@ class VectorCache:
         self._versions: dict[str, int] = {}
         self._files = AnnFiles(path)
         self.ann_threshold = ann_threshold
+        self._warned = False
 
     def _version(self, agent_id: str) -> int:
         row = self._conn.execute("SELECT version FROM agent_versions WHERE agent_id = ?", (agent_id,)).fetchone()
         return row[0] if row else 0
 
     def _wants_ann(self, count: int) -> bool:
-        return bool(self.ann_threshold) and count >= self.ann_threshold and ann_available()  # type: ignore[operator]
+        if not self.ann_threshold or count < self.ann_threshold:
+            return False
+        if ann_available():
+            return True
+        if not self._warned:
+            self._warned = True
+            _log.warning("an agent has %d vectors: searched exactly, which slows down from here on; "
+                         "pip install 'hippo-memory[ann]' for the HNSW index", count)
+        return False
 
     # -- transaction hooks (called by the store, under its lock) --------------
 
