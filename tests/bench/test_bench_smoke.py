@@ -54,3 +54,15 @@ def test_ann_choice_smoke(capsys):
     rows = [line for line in out.splitlines() if line.startswith(("| hnswlib HNSW", "| faiss HNSW"))]
     assert {r.split()[1] for r in rows} == {"hnswlib", "faiss"}
     assert "deleted ids returned afterwards: 0" in out
+
+
+@pytest.mark.skipif(not DATA.exists(), reason="shared/bench/locomo-dev.json is not beside the project")
+def test_charts_from_the_smoke_results(capsys, tmp_path):
+    locomo, scale, charts = load_bench("locomo"), load_bench("scale"), load_bench("charts")
+    locomo.main(["--data", str(DATA), "--embedder", "fake", "--conversations", "1", "--max-questions", "10", "--json"])
+    (tmp_path / "locomo.json").write_text(capsys.readouterr().out)
+    scale.main(["--smoke", "--json"])
+    (tmp_path / "scale.json").write_text(capsys.readouterr().out)
+    assert charts.main(["--results", str(tmp_path)]) == 0
+    for name in ("locomo", "scale"):
+        assert (tmp_path / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -23,7 +23,11 @@ BENCH_PYTHON = ROOT / ".venv-bench-mem0" / "bin" / "python"
 
 
 def load_script():
-    spec = importlib.util.spec_from_file_location("bench_mem0_compare", ROOT / "bench" / "mem0_compare.py")
+    return load_module("mem0_compare")
+
+
+def load_module(name: str):
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "bench" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
@@ -93,3 +97,7 @@ def test_side_by_side_with_mem0_small(tmp_path):
     assert out["llm"]["connections_during_benchmark"] == 0  # infer=False: mem0 never called its LLM
     assert out["llm"]["deliberate_call_connections"] > 0  # ...and the trap would have seen it
     assert out["network_refused"] == []
+    assert out["without_embedding"]["mem0"]["search_p50_ms"] > 0  # the pass with vectors computed beforehand
+    charts = load_module("charts")
+    charts.mem0_chart(out, tmp_path / "mem0.png")
+    assert (tmp_path / "mem0.png").read_bytes()[:4] == b"\x89PNG"

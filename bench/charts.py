@@ -1,0 +1,122 @@
+"""Charts for BENCHMARKS.md from the JSON the benchmarks print.
+
+    python bench/locomo.py --json > bench/results/locomo.json
+    python bench/scale.py --sizes 10000,100000,1000000 --json > bench/results/scale.json
+    .venv-bench-mem0/bin/python bench/mem0_compare.py --json > bench/results/mem0.json
+    python bench/charts.py                       # writes bench/results/*.png from whichever JSON exists
+
+matplotlib comes with the ``bench`` extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).resolve().parent / "results"
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def locomo_chart(data: dict, target: Path) -> None:
+    """Evidence recall@10 by category: BM25 alone, vectors alone, hippo."""
+    plt = _pyplot()
+    rows = {name: data["rows"][name] for name in ("bm25", "vectors", "hippo")}
+    cats = sorted({int(c) for r in rows.values() for c in r["by_category"]})
+    fig, ax = plt.subplots(figsize=(8, 4))
+    width = 0.27
+    for i, (name, row) in enumerate(rows.items()):
+        values = [row["by_category"].get(str(c), row["by_category"].get(c, {})).get("R@10", 0) for c in cats]
+        ax.bar([x + (i - 1) * width for x in range(len(cats))], values, width, label=name)
+    ax.set_xticks(range(len(cats)), [f"{c} {CATEGORIES[c]}" for c in cats])
+    ax.set_ylabel("evidence recall@10")
+    ax.set_ylim(0, 1)
+    ax.set_title("LoCoMo dev: recall@10 by question category")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(target, dpi=110)
+    plt.close(fig)
+
+
+def scale_chart(data: dict, target: Path) -> None:
+    """recall_memories p50/p95 against store size, with a bare numpy top-10 beside it."""
+    plt = _pyplot()
+    sizes = sorted(data["sizes"], key=int)
+    n = [int(s) for s in sizes]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for key, label, style in (("recall_p50_ms", "hippo recall_memories p50", "o-"),
+                              ("recall_p95_ms", "hippo recall_memories p95", "o--"),
+                              ("numpy_top10_p50_ms", "numpy exact top-10 p50 (vectors only)", "s:")):
+        ax.plot(n, [data["sizes"][s][key] for s in sizes], style, label=label)
+    ax.axhline(10, color="grey", lw=0.8)
+    ax.axhline(50, color="grey", lw=0.8)
+    ax.text(n[0], 10.5, "target at 100k: 10 ms", fontsize=8, color="grey")
+    ax.text(n[0], 52, "target at 1M: 50 ms", fontsize=8, color="grey")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("chunks in the store")
+    ax.set_ylabel("ms per query (embedding excluded)")
+    ax.set_title("Recall latency by store size")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(target, dpi=110)
+    plt.close(fig)
+
+
+def mem0_chart(data: dict, target: Path) -> None:
+    """hippo and mem0 side by side: adds per second and search p50, with and without embedding."""
+    plt = _pyplot()
+    bare = data.get("without_embedding", {})
+    panels = [
+        ("adds per second (higher is better)", [
+            ("embedding included", data["hippo"]["add_per_s"], data["mem0"]["add_per_s"]),
+            *([("embedding excluded", bare["hippo"]["add_per_s"], bare["mem0"]["add_per_s"])] if bare else []),
+        ]),
+        ("search p50, ms (lower is better)", [
+            ("embedding included", data["hippo"]["search_p50_ms"], data["mem0"]["search_p50_ms"]),
+            *([("embedding excluded", bare["hippo"]["search_p50_ms"], bare["mem0"]["search_p50_ms"])] if bare else []),
+        ]),
+    ]
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
+    for ax, (title, groups) in zip(axes, panels):
+        for i, (label, h, m) in enumerate(groups):
+            ax.bar([i - 0.2], [h], 0.4, color="tab:blue", label="hippo" if i == 0 else None)
+            ax.bar([i + 0.2], [m], 0.4, color="tab:orange", label="mem0" if i == 0 else None)
+            ratio = h / m if "second" in title else m / h
+            ax.text(i, max(h, m) * 1.15, f"hippo {ratio:.0f}x", ha="center", fontsize=8)
+        ax.set_xticks(range(len(groups)), [g[0] for g in groups])
+        ax.set_yscale("log")
+        ax.set_title(title, fontsize=10)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(target, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--results", type=Path, default=RESULTS, help="folder with the JSON; the charts go there")
+    args = parser.parse_args(argv)
+    made = []
+    for name, draw in (("locomo", locomo_chart), ("scale", scale_chart), ("mem0", mem0_chart)):
+        source = args.results / f"{name}.json"
+        if source.exists():
+            draw(json.loads(source.read_text()), args.results / f"{name}.png")
+            made.append(f"{name}.png")
+    print("wrote " + (", ".join(made) if made else "nothing (no results JSON found)"), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
