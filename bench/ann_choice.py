@@ -425,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=100_000, help="real vectors to index")
     parser.add_argument("--queries", type=int, default=500)
     parser.add_argument("--m", type=int, default=16)
-    parser.add_argument("--ef-construction", type=int, default=200)
+    parser.add_argument("--ef-construction", type=int, default=100)
     parser.add_argument("--ef", default="32,64,128,256,512")
     parser.add_argument("--scale", type=int, default=0, help="also run hnswlib at this many derived vectors")
     parser.add_argument("--sweep", default="", help="sizes for hippo's exact vs HnswIndex, e.g. 25000,50000")

@@ -210,19 +210,23 @@ class Precomputed:
 
         model = LocalEmbedder()
         self.model_id, self.dimension, self.thresholds = model.model_id, model.dimension, model.thresholds
-        unique = list(dict.fromkeys(texts))
+        unique = list(dict.fromkeys(map(self._key, texts)))
         self._rows = dict(zip(unique, model.embed_documents(unique)))
+
+    @staticmethod
+    def _key(text: str) -> str:
+        return " ".join(text.split())  # mem0 and hippo both tidy whitespace before they embed
 
     def embed_documents(self, texts: Any) -> Any:
         import numpy as np
 
-        return np.stack([self._rows[t] for t in texts])
+        return np.stack([self._rows[self._key(t)] for t in texts])
 
     def embed_query(self, text: str) -> Any:
-        return self._rows[text]
+        return self._rows[self._key(text)]
 
     def mem0_embed(self, text: str, memory_action: str | None = None) -> list[float]:
-        return self._rows[text].tolist()
+        return self._rows[self._key(text)].tolist()
 
 
 def open_mem0(folder: Path, llm_port: int) -> tuple[Mem0Side | None, str | None]:

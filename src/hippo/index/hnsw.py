@@ -22,9 +22,12 @@ import numpy as np
 __all__ = ["HnswIndex", "ann_available", "require_hnswlib"]
 
 M = 16
-EF_CONSTRUCTION = 200
+EF_CONSTRUCTION = 100  # half the build and insert time of 200 for recall@10 0.996 vs 0.998 (NOTES.md)
 EF_SEARCH = 256  # recall@10 0.999 at 100k, and short queries on rare topics (bench/ann_choice.py)
-EXACT_FILTER_MIN = 1_000  # a filtered search over at most max(this, 5·sqrt(len)) keys is exact
+EXACT_FILTER_MIN = 1_000  # a filtered search over at most max(this, 16·sqrt(len)) keys is exact
+# Reading k rows from SQLite costs ~1.6 µs each; hnswlib's filter costs ~ef·len/k steps. They cross
+# at ~5,000 of 100k keys (bench/ann_choice.py --sweep), i.e. ~16·sqrt(len).
+EXACT_FILTER_SCALE = 16
 _REBUILD_SHARE = 0.25  # removed elements, as a share of the graph, that trigger a rebuild
 _MIN_CAPACITY = 1024
 
@@ -139,7 +142,7 @@ class HnswIndex:
         query = np.asarray(query, dtype=np.float32)
         if allowed is not None:
             allowed = np.asarray(allowed, dtype=np.int64)
-            if len(allowed) > max(EXACT_FILTER_MIN, 5 * len(self._keys) ** 0.5):
+            if len(allowed) > max(EXACT_FILTER_MIN, EXACT_FILTER_SCALE * len(self._keys) ** 0.5):
                 keep = set(allowed.tolist())
                 found = self._approximate(query, min(limit, len(keep)), keep.__contains__)
                 if found is not None:

@@ -396,23 +396,20 @@ class SQLiteStore:
         clause, params = filter_sql(where)
         with self._reading() as conn:
             match = _affordable(conn, match)
-            # Rank in FTS5 alone first (no row lookups); fall back to the join when the
-            # agent's filtered rows are too few among the best-ranked ones.
-            wide = limit * 4
-            ranked = conn.execute(
-                "SELECT rowid, bm25(chunks_fts) AS rank FROM chunks_fts WHERE chunks_fts MATCH ? "
-                "ORDER BY rank LIMIT ?", (match, wide),
+            # Rank in FTS5 alone (no row lookups while scoring), then keep the agent's rows among
+            # the best 8·limit; only when fewer than ``limit`` remain (the agent holds a small share
+            # of the matches, or there are few) is every match joined, as the exact answer needs.
+            rows = conn.execute(
+                "SELECT c.id, r.rank FROM (SELECT rowid, bm25(chunks_fts) AS rank FROM chunks_fts "
+                "WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?) AS r JOIN chunks c ON c.rowid = r.rowid "
+                f"WHERE +c.agent_id = ? AND {clause} ORDER BY r.rank LIMIT ?",
+                (match, limit * 8, agent_id, *params, limit),
             ).fetchall()
-            if ranked:
-                mine = dict(conn.execute(
-                    f"SELECT c.rowid, c.id FROM chunks c WHERE c.rowid IN ({_marks(len(ranked))}) "
-                    f"AND +c.agent_id = ? AND {clause}", (*[r for r, _ in ranked], agent_id, *params),
-                ).fetchall())
-                if len(mine) >= limit or len(ranked) < wide:
-                    return [(mine[r], -rank) for r, rank in ranked if r in mine][:limit]
+            if len(rows) >= limit:
+                return [(row[0], -row[1]) for row in rows]
             rows = conn.execute(
                 "SELECT c.id, bm25(chunks_fts) AS rank FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
-                f"WHERE chunks_fts MATCH ? AND c.agent_id = ? AND {clause} ORDER BY rank LIMIT ?",
+                f"WHERE chunks_fts MATCH ? AND +c.agent_id = ? AND {clause} ORDER BY rank LIMIT ?",
                 (match, agent_id, *params, limit),
             ).fetchall()
         return [(row[0], -row[1]) for row in rows]
