@@ -262,16 +262,19 @@ class Memory:
             period = named_period(query, now)
         while True:
             found = find_candidates(self.store, self.agent_id, query, query_vector, pool, where)
+            unseen = found.unseen_relevance(self._fusion)
             preferred: frozenset[str] = frozenset()
             if period is not None:
                 dated = find_candidates(self.store, self.agent_id, query, query_vector, pool,
                                         replace(where, since=period[0], until=period[1]))
+                unseen = max(unseen, dated.unseen_relevance(self._fusion) + self.settings.date_preference)
                 found, preferred = found.merged(dated), frozenset(c.id for c in dated.chunks)
             hits = rank(found, now, limit=limit, fusion=self._fusion, weights=self._weights,
                         decay_lambda=self.settings.decay_lambda, min_relevance=self.settings.min_relevance,
                         preferred=preferred, preference=self.settings.date_preference)
-            # Decayed or irrelevant candidates may have crowded live ones out of the pool.
-            if len(hits) >= limit or found.exhausted or pool >= _MAX_POOL:
+            # Decayed or irrelevant candidates may have crowded live ones out of the pool; a larger
+            # pool helps only if a chunk outside it could still reach min_relevance.
+            if len(hits) >= limit or found.exhausted or pool >= _MAX_POOL or unseen < self.settings.min_relevance:
                 break
             pool *= 4
         if touch and hits:

@@ -35,6 +35,9 @@ class Candidates:
     similarity: dict[str, float]
     bm25: dict[str, float]
     exhausted: bool  # neither side had more than it returned
+    # The best cosine and raw BM25 a chunk outside the pool can have (0: that side returned all it had).
+    unseen_similarity: float = 0.0
+    unseen_bm25: float = 0.0
 
     def merged(self, other: "Candidates") -> "Candidates":
         """Both sets of candidates (scores of one query against one index, so comparable)."""
@@ -44,7 +47,15 @@ class Candidates:
             {**other.similarity, **self.similarity},
             {**other.bm25, **self.bm25},
             self.exhausted,
+            self.unseen_similarity,
+            self.unseen_bm25,
         )
+
+    def unseen_relevance(self, fusion: Fusion) -> float:
+        """An upper bound on the relevance of any chunk a larger pool would add: keyword scores
+        are scaled against this pool's best, which a larger pool cannot raise."""
+        best = max(self.bm25.values(), default=0.0)
+        return fusion.relevance(self.unseen_similarity, self.unseen_bm25 / best if best > 0 else 0.0)
 
 
 def keyword_match(query: str) -> str | None:
@@ -68,6 +79,8 @@ def find_candidates(
     if match is not None:
         bm25 = dict(store.keyword_search(agent_id, match, pool, where))
     exhausted = len(similarity) < pool and len(bm25) < pool
+    unseen_similarity = min(similarity.values()) if len(similarity) >= pool else 0.0
+    unseen_bm25 = min(bm25.values()) if len(bm25) >= pool else 0.0
     ids = list(dict.fromkeys([*similarity, *bm25]))
     chunks = store.get_chunks(agent_id, ids)
     if query_vector is not None:
@@ -76,7 +89,7 @@ def find_candidates(
         for chunk_id, vector in store.get_vectors(agent_id, unscored).items():
             if len(vector) == len(query_vector):
                 similarity[chunk_id] = float(np.dot(vector, query_vector))
-    return Candidates(chunks, similarity, bm25, exhausted)
+    return Candidates(chunks, similarity, bm25, exhausted, unseen_similarity, unseen_bm25)
 
 
 def rank(
