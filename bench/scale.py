@@ -112,6 +112,20 @@ def ann_recall(mem: "hippo.Memory", texts: list[str], vectors: np.ndarray, qvect
     return float(np.mean([len(f & set(t.tolist())) / 10 for f, t in zip(found, truth)]))
 
 
+def budget_overlap(mem: "hippo.Memory", questions: list[str]) -> tuple[int, float]:
+    """Share of recall's top 10 that stays the same when the keyword side scores every match."""
+    import hippo.stores.sqlite.store as sqlite_store
+
+    budget = sqlite_store.KEYWORD_BUDGET
+    default = [{h.id for h in mem.recall_memories(q, limit=10, touch=False)} for q in questions]
+    sqlite_store.KEYWORD_BUDGET = 10**12
+    try:
+        full = [{h.id for h in mem.recall_memories(q, limit=10, touch=False)} for q in questions]
+    finally:
+        sqlite_store.KEYWORD_BUDGET = budget
+    return budget, float(np.mean([len(a & b) / max(1, len(b)) for a, b in zip(default, full)]))
+
+
 def measure(n: int, queries: int, smoke: bool, workdir: Path) -> dict[str, Any]:
     texts, vectors, questions, qvectors = corpus_and_vectors(n, smoke)
     questions, qvectors = questions[:queries], qvectors[:queries]
@@ -175,6 +189,7 @@ def measure(n: int, queries: int, smoke: bool, workdir: Path) -> dict[str, Any]:
         out["rss_mb"] = vm_rss_mb()
         out["rss_added_mb"] = out["rss_mb"] - rss_before
         out["ann_recall_at_10"] = ann_recall(mem, texts, matrix, qvectors)
+        out["keyword_budget"], out["keyword_budget_top10_overlap"] = budget_overlap(mem, questions[:100])
         rates = []
         for start in range(0, len(later), 500):  # every commit also inserts into the loaded index
             items = [MemoryInput(t) for t in later[start:start + 500]]
@@ -241,7 +256,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{r['db_mb_per_10k']:.1f} MB per 10k (+{r['ann_files_mb']:.0f} MB index files); "
               f"RSS {r['rss_mb']:.0f} MB (+{r['rss_added_mb']:.0f}); index {r['index']}, "
               f"ready in {r['first_recall_s']:.1f} s, reopened {r['first_recall_reopened_s']:.2f} s; "
-              f"ANN recall@10 {r['ann_recall_at_10']}")
+              f"ANN recall@10 {r['ann_recall_at_10']}; top-10 kept under the keyword budget "
+              f"{r['keyword_budget_top10_overlap']:.3f}")
     for key, value in {**results.get("embedding", {}), **results.get("cli", {})}.items():
         print(f"{key}: {value:.1f}")
     return 0

@@ -52,7 +52,7 @@ def _row_to_chunk(row: tuple) -> Chunk:
     )
 
 
-KEYWORD_BUDGET = 20_000  # rows FTS5 may score per keyword search (bench/scale.py)
+KEYWORD_BUDGET = 10_000  # rows FTS5 may score per keyword search (bench/scale.py measures what it changes)
 _OR_TERMS = re.compile(r'"[^"]+"(?: OR "[^"]+")*')
 
 
