@@ -168,7 +168,8 @@ def main(argv: list[str] | None = None) -> int:
             rows[f"hippo w={w}"] = evaluate(db, conversations, ids, hippo_recall, embedder=args.embedder,
                                             vector_weight=float(w))
         for variant in args.variants:
-            settings = {key.strip(): float(value) for key, value in (p.split("=", 1) for p in variant.split(","))}
+            settings = {key.strip(): (int(value) if value.strip().isdigit() else float(value))
+                        for key, value in (p.split("=", 1) for p in variant.split(","))}
             rows[f"hippo {variant}"] = evaluate(db, conversations, ids, hippo_recall, embedder=args.embedder,
                                                 **settings)
     def main_r10(name: str) -> list[float]:
