@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import sqlite3
+import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-__all__ = ["START", "Clock", "counts", "sql"]
+__all__ = ["START", "Clock", "counts", "load_bench", "sql"]
 
 START = datetime(2025, 1, 1, 12, 0, tzinfo=timezone.utc)
 
@@ -43,3 +45,13 @@ def sql(path: Path, query: str, params: tuple = ()) -> list[tuple]:
 def counts(path: Path) -> tuple[int, int]:
     """Rows in chunks and memory_blocks."""
     return (sql(path, "SELECT count(*) FROM chunks")[0][0], sql(path, "SELECT count(*) FROM memory_blocks")[0][0])
+
+
+def load_bench(name: str):
+    """A script of bench/ as a module (bench/ is no package)."""
+    path = Path(__file__).resolve().parents[1] / "bench" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import load_bench
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT.parent / "shared" / "bench" / "locomo-dev.json"
@@ -23,15 +24,7 @@ BENCH_PYTHON = ROOT / ".venv-bench-mem0" / "bin" / "python"
 
 
 def load_script():
-    return load_module("mem0_compare")
-
-
-def load_module(name: str):
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "bench" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("mem0_compare")
 
 
 @pytest.mark.skipif(not DATA.exists(), reason="shared/bench/locomo-dev.json is not beside the project")
@@ -98,6 +91,6 @@ def test_side_by_side_with_mem0_small(tmp_path):
     assert out["llm"]["deliberate_call_connections"] > 0  # ...and the trap would have seen it
     assert out["network_refused"] == []
     assert out["without_embedding"]["mem0"]["search_p50_ms"] > 0  # the pass with vectors computed beforehand
-    charts = load_module("charts")
+    charts = load_bench("charts")
     charts.mem0_chart(out, tmp_path / "mem0.png")
     assert (tmp_path / "mem0.png").read_bytes()[:4] == b"\x89PNG"
