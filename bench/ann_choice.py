@@ -4,7 +4,7 @@ The corpus is realistic text: every LoCoMo turn, observation and summary
 sentence, plus variations of them (other names, turns joined, time phrases),
 embedded with hippo's own local model. Vectors are cached as .npy under
 ``$HIPPO_CACHE_DIR/bench`` (else ``~/.cache/hippo/bench``), so only the first
-run pays for embedding (~3 minutes per 100k on 2 cores). Queries are the
+run pays for embedding (~6 minutes per 100k on 2 cores). Queries are the
 LoCoMo questions, which are not in the corpus.
 
     python bench/ann_choice.py [--n 100000] [--queries 500] [--sweep 25000,50000,100000] [--scale 1000000]

@@ -22,8 +22,8 @@ import numpy as np
 __all__ = ["HnswIndex", "ann_available", "require_hnswlib"]
 
 M = 16
-EF_CONSTRUCTION = 100  # half the build and insert time of 200 for recall@10 0.996 vs 0.998 (NOTES.md)
-EF_SEARCH = 256  # recall@10 0.999 at 100k, and short queries on rare topics (bench/ann_choice.py)
+EF_CONSTRUCTION = 100  # half the build and insert time of 200, recall@10 0.996 vs 0.998 (BENCHMARKS.md)
+EF_SEARCH = 256  # recall@10 0.997 at 100k, 0.991 at 1M (BENCHMARKS.md); 128 would give 0.995
 EXACT_FILTER_MIN = 1_000  # a filtered search over at most max(this, 16·sqrt(len)) keys is exact
 # Reading k rows from SQLite costs ~1.6 µs each; hnswlib's filter costs ~ef·len/k steps. They cross
 # at ~5,000 of 100k keys (bench/ann_choice.py --sweep), i.e. ~16·sqrt(len).
