@@ -188,8 +188,10 @@ class SQLiteStore:
             return {}
         with self._reading() as conn:
             rows = conn.execute(
-                f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE agent_id = ? AND kind = 'memory' "
-                f"AND content_hash IN ({_marks(len(hashes))})",
+                # Named: the planner otherwise picks (agent_id, kind) and walks every memory of the
+                # agent (590 ms for 1,000 hashes at 100k rows; 14 ms through this index).
+                f"SELECT {_CHUNK_COLUMNS} FROM chunks INDEXED BY idx_chunks_memory_dedup "
+                f"WHERE agent_id = ? AND kind = 'memory' AND content_hash IN ({_marks(len(hashes))})",
                 (agent_id, *hashes),
             ).fetchall()
         return {chunk.content_hash: chunk for chunk in map(_row_to_chunk, rows)}  # type: ignore[misc]
