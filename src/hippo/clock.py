@@ -27,4 +27,5 @@ def to_iso(value: datetime) -> str:
 
 
 def from_iso(text: str) -> datetime:
-    return to_utc(datetime.fromisoformat(text))
+    value = datetime.fromisoformat(text)
+    return value if value.tzinfo is timezone.utc else to_utc(value)  # what to_iso wrote is UTC already

@@ -11,6 +11,9 @@ from ulid import ULID
 
 import hippo
 from hippo import MemoryInput
+from hippo.core.fusion import Fusion
+from hippo.core.recall import as_hits, find_candidates, rank
+from hippo.core.strength import ScoreWeights
 from hippo.stores.base import ChunkFilter
 from hippo.types import Chunk
 
@@ -341,3 +344,34 @@ def test_observed_at_does_not_change_recency(mem, clock):
     [hit] = mem.recall_memories("backfilled note", touch=False)
     assert hit.id == stored.id
     assert hit.recency == pytest.approx(1.0)
+
+
+def test_standings_are_what_ranking_reads_of_chunks(make_mem, clock):
+    alice, bob = make_mem("alice"), make_mem("bob")
+    first = alice.store_memory("The ferry leaves at nine", intensity=0.7)
+    clock.advance(hours=5)
+    second = alice.store_memory("The ferry returns at six")
+    theirs = bob.store_memory("Bob's ferry is private")
+    alice.recall_memories("ferry nine", limit=1)  # touches the first one
+
+    ids = [second.id, "no-such-id", theirs.id, first.id]
+    standings = alice.store.standings("alice", ids)
+    assert [s.id for s in standings] == [second.id, first.id]  # in the order asked; others' and unknown left out
+    for standing, chunk in zip(standings, alice.store.get_chunks("alice", [second.id, first.id])):
+        assert standing.running_intensity == chunk.running_intensity
+        assert standing.access_count == chunk.access_count
+        assert standing.last_accessed == pytest.approx(chunk.last_accessed_at.timestamp(), abs=0.001)
+        assert standing.created == pytest.approx(chunk.created_at.timestamp(), abs=0.001)
+        assert standing.superseded_by is None and standing.has_vector
+    assert standings[1].access_count == 1
+
+
+def test_a_hit_deleted_while_ranking_is_left_out(mem, clock):
+    kept = mem.store_memory("The cellar key hangs by the door")
+    gone = mem.store_memory("The cellar light is broken")
+    query = "cellar"
+    found = find_candidates(mem.store, "alice", query, mem.embedding.query(query), 50, ChunkFilter())
+    ranked = rank(found, clock(), limit=10, fusion=Fusion(), weights=ScoreWeights(), decay_lambda=0.001)
+    assert {r.standing.id for r in ranked} == {kept.id, gone.id}
+    mem.store.delete_chunks("alice", [gone.id])  # another process, between ranking and reading
+    assert [h.id for h in as_hits(mem.store, "alice", ranked)] == [kept.id]

@@ -13,25 +13,26 @@ from hippo.core.keywords import ENGLISH_STOPWORDS, fts_query
 from hippo.core.strength import (
     HIDDEN_BELOW,
     ScoreWeights,
-    effective_strength,
     final_score,
-    recency_score,
+    recency_after,
     retrieval_boost,
+    strength_after,
 )
-from hippo.stores.base import ChunkFilter
-from hippo.types import Chunk, Hit
+from hippo.stores.base import ChunkFilter, Standing
+from hippo.types import Hit
 
 if TYPE_CHECKING:
     from hippo.stores.base import Store
 
-__all__ = ["Candidates", "find_candidates", "rank", "touched"]
+__all__ = ["Candidates", "Ranked", "as_hits", "find_candidates", "rank", "touched"]
 
 
 @dataclass(frozen=True, slots=True)
 class Candidates:
-    """Chunks found for a query, with their cosine and raw BM25 where known."""
+    """Chunks found for a query (what ranking reads of them), with their cosine and raw BM25
+    where known."""
 
-    chunks: list[Chunk]
+    chunks: list[Standing]
     similarity: dict[str, float]
     bm25: dict[str, float]
     exhausted: bool  # neither side had more than it returned
@@ -82,7 +83,7 @@ def find_candidates(
     unseen_similarity = min(similarity.values()) if len(similarity) >= pool else 0.0
     unseen_bm25 = min(bm25.values()) if len(bm25) >= pool else 0.0
     ids = list(dict.fromkeys([*similarity, *bm25]))
-    chunks = store.get_chunks(agent_id, ids)
+    chunks = store.standings(agent_id, ids)
     if query_vector is not None:
         # Keyword-only candidates still deserve their true cosine.
         unscored = [c.id for c in chunks if c.id not in similarity and c.has_vector]
@@ -90,6 +91,19 @@ def find_candidates(
             if len(vector) == len(query_vector):
                 similarity[chunk_id] = float(np.dot(vector, query_vector))
     return Candidates(chunks, similarity, bm25, exhausted, unseen_similarity, unseen_bm25)
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """A candidate with the parts of its score, before its text is read."""
+
+    standing: Standing
+    score: float
+    relevance: float
+    similarity: float | None
+    keyword: float | None
+    effective_strength: float
+    recency: float
 
 
 def rank(
@@ -103,20 +117,20 @@ def rank(
     min_relevance: float = 0.0,
     preferred: frozenset[str] = frozenset(),
     preference: float = 0.0,
-) -> list[Hit]:
+) -> list[Ranked]:
     """Score every live candidate, drop the decayed (< 0.05) and the irrelevant, keep the best ``limit``.
 
     ``preferred`` chunks (observed in the period the query names) get ``preference`` added to their
     relevance, at most 1.
     """
     keyword = keyword_scores(found.bm25)
-    hits = []
+    now_s = now.timestamp()
+    ranked = []
     for chunk in found.chunks:
         if chunk.superseded_by is not None:
             continue
-        strength = effective_strength(
-            chunk.running_intensity, chunk.access_count, chunk.last_accessed_at, now, decay_lambda=decay_lambda
-        )
+        idle_hours = max(0.0, now_s - chunk.last_accessed) / 3600.0  # clock skew counts as zero
+        strength = strength_after(chunk.running_intensity, chunk.access_count, idle_hours, decay_lambda)
         if strength < HIDDEN_BELOW:
             continue
         similarity = found.similarity.get(chunk.id)
@@ -126,11 +140,21 @@ def rank(
             relevance = min(1.0, relevance + preference)
         if relevance < min_relevance:
             continue
-        recency = recency_score(chunk.created_at, now)
+        recency = recency_after(max(0.0, now_s - chunk.created) / 3600.0)
         score = final_score(relevance, strength, recency, weights)
-        hits.append(Hit(chunk, score, relevance, similarity, kw, strength, recency))
-    hits.sort(key=lambda h: (-h.score, h.chunk.id))
-    return hits[:limit]
+        ranked.append(Ranked(chunk, score, relevance, similarity, kw, strength, recency))
+    ranked.sort(key=lambda r: (-r.score, r.standing.id))
+    return ranked[:limit]
+
+
+def as_hits(store: "Store", agent_id: str, ranked: list[Ranked]) -> list[Hit]:
+    """The ranked candidates as hits, whole chunks read (one deleted meanwhile is left out)."""
+    chunks = {c.id: c for c in store.get_chunks(agent_id, [r.standing.id for r in ranked])}
+    return [
+        Hit(chunks[r.standing.id], r.score, r.relevance, r.similarity, r.keyword, r.effective_strength, r.recency)
+        for r in ranked
+        if r.standing.id in chunks
+    ]
 
 
 def touched(hits: list[Hit], now: datetime) -> list[Hit]:

@@ -19,10 +19,12 @@ __all__ = [
     "effective_strength",
     "half_life_hours",
     "hours_between",
+    "recency_after",
     "recency_score",
     "reinforced_intensity",
     "retrieval_boost",
     "final_score",
+    "strength_after",
 ]
 
 DECAY_LAMBDA = 0.001  # per hour: a never-accessed memory halves in about 29 days
@@ -59,7 +61,11 @@ def effective_strength(
     decay_lambda: float = DECAY_LAMBDA,
 ) -> float:
     """``running_intensity × e^(−λ / decay_resistance × hours_since_last_access)``."""
-    hours = hours_between(last_accessed_at, now)
+    return strength_after(running_intensity, access_count, hours_between(last_accessed_at, now), decay_lambda)
+
+
+def strength_after(running_intensity: float, access_count: int, hours: float, decay_lambda: float = DECAY_LAMBDA) -> float:
+    """:func:`effective_strength` ``hours`` after the last access."""
     return running_intensity * math.exp(-decay_lambda / decay_resistance(access_count) * hours)
 
 
@@ -80,8 +86,12 @@ def reinforced_intensity(old_intensity: float, encounter_count: int, new_reading
 
 def recency_score(created_at: datetime, now: datetime) -> float:
     """``e^(−0.01 × days_since_creation)``: 0.97 at 3 days, 0.74 at 30, 0.03 at a year."""
-    days = hours_between(created_at, now) / 24.0
-    return math.exp(-RECENCY_RATE * days)
+    return recency_after(hours_between(created_at, now))
+
+
+def recency_after(hours: float) -> float:
+    """:func:`recency_score` ``hours`` after creation."""
+    return math.exp(-RECENCY_RATE * hours / 24.0)
 
 
 def final_score(

@@ -16,7 +16,7 @@ from hippo.types import ApiKey, Block, Chunk, ConversationHit
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["UNCHANGED", "ChunkFilter", "Store", "StoreCapabilities", "StrengthUpdate"]
+__all__ = ["UNCHANGED", "ChunkFilter", "Standing", "Store", "StoreCapabilities", "StrengthUpdate"]
 
 UNCHANGED: Any = type("Unchanged", (), {"__repr__": lambda self: "UNCHANGED"})()
 """Marks an optional argument the caller did not give (where ``None`` is a value)."""
@@ -62,6 +62,20 @@ class StrengthUpdate:
     last_accessed_at: datetime
 
 
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """What ranking reads of a candidate chunk: its strength and age, not its text or metadata
+    (recall ranks a pool of candidates and reads whole chunks only for the hits it returns)."""
+
+    id: str
+    running_intensity: float
+    access_count: int
+    last_accessed: float  # seconds since the epoch (UTC), as ``datetime.timestamp()``
+    created: float
+    superseded_by: str | None
+    has_vector: bool
+
+
 class Store(Protocol):
     capabilities: StoreCapabilities
 
@@ -100,7 +114,13 @@ class Store(Protocol):
 
     def set_vectors(self, agent_id: str, vectors: dict[str, "np.ndarray"]) -> None: ...
 
-    def get_chunks(self, agent_id: str, ids: Sequence[str]) -> list[Chunk]: ...
+    def get_chunks(self, agent_id: str, ids: Sequence[str]) -> list[Chunk]:
+        """This agent's chunks among ``ids``, in the order of ``ids``; unknown ids are left out."""
+        ...
+
+    def standings(self, agent_id: str, ids: Sequence[str]) -> list[Standing]:
+        """As :meth:`get_chunks`, the fields ranking needs only."""
+        ...
 
     def get_vectors(self, agent_id: str, ids: Sequence[str]) -> dict[str, "np.ndarray"]: ...
 

@@ -18,7 +18,7 @@ from hippo.clock import from_iso, to_iso
 from hippo.config import DEFAULT_ANN_THRESHOLD
 from hippo.errors import EmbedderMismatch, StorageError
 from hippo.index.exact import decode_vector, encode_vector
-from hippo.stores.base import UNCHANGED, ChunkFilter, StoreCapabilities, StrengthUpdate
+from hippo.stores.base import UNCHANGED, ChunkFilter, Standing, StoreCapabilities, StrengthUpdate
 from hippo.stores.sqlite.conversation import has_messages_table, search_messages
 from hippo.stores.sqlite.filters import filter_sql
 from hippo.stores.sqlite.schema import migrate
@@ -50,6 +50,14 @@ def _row_to_chunk(row: tuple) -> Chunk:
         observed_at=from_iso(row[12]) if row[12] else None,
         has_vector=bool(row[13]),
     )
+
+
+_EPOCH_JULIAN_DAY = 2440587.5
+_STANDING_COLUMNS = (
+    "id, running_intensity, access_count, "
+    f"(julianday(last_accessed_at) - {_EPOCH_JULIAN_DAY}) * 86400.0, (julianday(created_at) - {_EPOCH_JULIAN_DAY}) * 86400.0, "
+    "superseded_by, embedding IS NOT NULL"
+)
 
 
 KEYWORD_BUDGET = 10_000  # rows FTS5 may score per keyword search (bench/scale.py measures what it changes)
@@ -293,6 +301,17 @@ class SQLiteStore:
                 (agent_id, *ids),
             ).fetchall()
         by_id = {row[0]: _row_to_chunk(row) for row in rows}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def standings(self, agent_id: str, ids: Sequence[str]) -> list[Standing]:
+        if not ids:
+            return []
+        with self._reading() as conn:
+            rows = conn.execute(
+                f"SELECT {_STANDING_COLUMNS} FROM chunks WHERE +agent_id = ? AND id IN ({_marks(len(ids))})",
+                (agent_id, *ids),
+            ).fetchall()
+        by_id = {row[0]: Standing(*row[:6], bool(row[6])) for row in rows}
         return [by_id[i] for i in ids if i in by_id]
 
     def holds_nothing(self) -> bool:
