@@ -103,10 +103,18 @@ CREATE TABLE api_keys (
 );
 """
 
+# Recall's time filters (``since``/``until``, and the period a query names) select by when a
+# chunk was observed, or else created; without this index each such recall read every row of
+# the agent (75 ms at 100k rows).
+_CHUNKS_WHEN = """
+CREATE INDEX idx_chunks_when ON chunks(agent_id, COALESCE(observed_at, created_at), superseded_by);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_chunks_blocks_embedding_model", _CHUNKS),
     ("0002_chunks_fts", _CHUNKS_FTS),
     ("0003_api_keys", _API_KEYS),
+    ("0004_chunks_when", _CHUNKS_WHEN),
 ]
 
 

@@ -417,17 +417,20 @@ class SQLiteStore:
         clause, params = filter_sql(where)
         with self._reading() as conn:
             match = _affordable(conn, match)
-            # Rank in FTS5 alone (no row lookups while scoring), then keep the agent's rows among
-            # the best 8·limit; only when fewer than ``limit`` remain (the agent holds a small share
-            # of the matches, or there are few) is every match joined, as the exact answer needs.
-            rows = conn.execute(
-                "SELECT c.id, r.rank FROM (SELECT rowid, bm25(chunks_fts) AS rank FROM chunks_fts "
-                "WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?) AS r JOIN chunks c ON c.rowid = r.rowid "
-                f"WHERE +c.agent_id = ? AND {clause} ORDER BY r.rank LIMIT ?",
-                (match, limit * 8, agent_id, *params, limit),
-            ).fetchall()
-            if len(rows) >= limit:
-                return [(row[0], -row[1]) for row in rows]
+            # Without a filter: rank in FTS5 alone (no row lookups while scoring), then keep the
+            # agent's rows among the best 8·limit. Only when fewer than ``limit`` remain (the agent
+            # holds a small share of the matches, or there are few), or when a filter narrows the
+            # rows (a time filter leaves that fast path short almost always), is every match
+            # joined: the exact answer, with BM25 computed only for the rows that pass.
+            if where.is_empty:
+                rows = conn.execute(
+                    "SELECT c.id, r.rank FROM (SELECT rowid, bm25(chunks_fts) AS rank FROM chunks_fts "
+                    "WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?) AS r JOIN chunks c ON c.rowid = r.rowid "
+                    f"WHERE +c.agent_id = ? AND {clause} ORDER BY r.rank LIMIT ?",
+                    (match, limit * 8, agent_id, *params, limit),
+                ).fetchall()
+                if len(rows) >= limit:
+                    return [(row[0], -row[1]) for row in rows]
             rows = conn.execute(
                 "SELECT c.id, bm25(chunks_fts) AS rank FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
                 f"WHERE chunks_fts MATCH ? AND +c.agent_id = ? AND {clause} ORDER BY rank LIMIT ?",

@@ -1,0 +1,47 @@
+"""Schema migrations on files written by an older hippo, and the time-filter index (0004)."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import timedelta
+
+from support import sql
+
+import hippo
+from hippo.stores.base import ChunkFilter
+from hippo.stores.sqlite.filters import filter_sql
+from hippo.stores.sqlite.schema import MIGRATIONS, _statements
+
+
+def version_3_file(path) -> None:
+    """A database as hippo wrote it before migration 0004, holding one memory of 'alice'."""
+    conn = sqlite3.connect(str(path), isolation_level=None)
+    for _, script in MIGRATIONS[:3]:
+        for statement in _statements(script):
+            conn.execute(statement)
+    conn.execute("PRAGMA user_version = 3")
+    conn.execute(
+        "INSERT INTO chunks(id, agent_id, content, kind, last_accessed_at, created_at, observed_at) "
+        "VALUES ('old-1', 'alice', 'The lighthouse was repainted in June', 'memory', "
+        "'2024-12-30T00:00:00.000000+00:00', '2024-12-30T00:00:00.000000+00:00', '2024-06-02T00:00:00.000000+00:00')"
+    )
+    conn.close()
+
+
+def test_an_older_file_gains_the_time_index_and_keeps_its_memories(db_path, clock):
+    version_3_file(db_path)
+    mem = hippo.open(db_path, agent_id="alice", embedder=None, clock=clock)
+    assert sql(db_path, "PRAGMA user_version") == [(len(MIGRATIONS),)]
+    assert sql(db_path, "SELECT name FROM sqlite_master WHERE name = 'idx_chunks_when'") == [("idx_chunks_when",)]
+    hits = mem.recall_memories("lighthouse repainted", since="2024-06-01", until="2024-07-01", touch=False).hits
+    assert [h.id for h in hits] == ["old-1"]
+    assert mem.recall_memories("lighthouse repainted", since="2024-07-01", touch=False).hits == []
+
+
+def test_a_time_filter_reads_the_index_not_every_row(mem, clock):
+    mem.store_memory("Planted the tomatoes", observed_at=clock() - timedelta(days=40))
+    clause, params = filter_sql(ChunkFilter(since=clock() - timedelta(days=60), until=clock() - timedelta(days=30)))
+    with mem.store._reading() as conn:
+        plan = " ".join(row[3] for row in conn.execute(
+            f"EXPLAIN QUERY PLAN SELECT c.rowid FROM chunks c WHERE c.agent_id = ? AND {clause}", ("alice", *params)))
+    assert "idx_chunks_when" in plan and "SCAN" not in plan
