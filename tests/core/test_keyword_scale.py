@@ -50,3 +50,18 @@ def test_frequent_words_are_left_out_only_over_the_budget(make_mem, monkeypatch)
 
     single = mem.store.keyword_search("budget", keyword_match("meeting"), 200, ChunkFilter())
     assert len(single) == 121  # a lone word is never dropped
+
+
+def test_the_fast_plan_is_tried_only_where_the_agent_owns_enough_matches(make_mem):
+    crowd, few = make_mem("crowd"), make_mem("few")
+    crowd.store_memories([f"Note {i}: the garden needs watering on day {i}" for i in range(400)])
+    few.store_memories(["The garden gate is broken", "Lunch was pasta"])
+    for mem in (crowd, few):
+        mem.recall_memories("garden", touch=False)  # loads each agent's vectors
+    store = few.store
+    with store._reading() as conn:
+        _, matches = sqlite_store._affordable(conn, keyword_match("garden"))
+        assert matches == 401
+        assert store._expected_own_matches(conn, "few", matches) < 2  # 2 of 402 rows: the exact plan
+        assert store._expected_own_matches(conn, "crowd", matches) > 390  # nearly all: the fast plan
+        assert store._expected_own_matches(conn, "nobody-loaded", matches) == float("inf")  # unknown: try it

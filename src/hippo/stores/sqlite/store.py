@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import sqlite3
@@ -64,27 +65,26 @@ KEYWORD_BUDGET = 10_000  # rows FTS5 may score per keyword search (bench/scale.p
 _OR_TERMS = re.compile(r'"[^"]+"(?: OR "[^"]+")*')
 
 
-def _affordable(conn: sqlite3.Connection, match: str) -> str:
-    """``match`` without its most frequent terms when all of them would match too many rows."""
+def _affordable(conn: sqlite3.Connection, match: str) -> tuple[str, int | None]:
+    """``match`` without its most frequent terms when all of them would match too many rows, and
+    how many rows at most the result matches (None for other than an OR of terms)."""
     if not _OR_TERMS.fullmatch(match):
-        return match
+        return match, None
     terms = match.split(" OR ")
-    if len(terms) == 1:
-        return match
     counts = [
         conn.execute("SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
                      (term, KEYWORD_BUDGET + 1)).fetchone()[0]
         for term in terms
     ]
-    if sum(counts) <= KEYWORD_BUDGET:
-        return match
+    if sum(counts) <= KEYWORD_BUDGET or len(terms) == 1:
+        return match, sum(counts)
     kept, total = [], 0
     for count, term in sorted(zip(counts, terms)):
         if kept and total + count > KEYWORD_BUDGET:
             break
         kept.append(term)
         total += count
-    return " OR ".join(t for t in terms if t in kept)
+    return " OR ".join(t for t in terms if t in kept), total
 
 
 def _marks(n: int) -> str:
@@ -416,13 +416,13 @@ class SQLiteStore:
         least) until the rest fit; the rarest term always stays."""
         clause, params = filter_sql(where)
         with self._reading() as conn:
-            match = _affordable(conn, match)
-            # Without a filter: rank in FTS5 alone (no row lookups while scoring), then keep the
-            # agent's rows among the best 8·limit. Only when fewer than ``limit`` remain (the agent
-            # holds a small share of the matches, or there are few), or when a filter narrows the
-            # rows (a time filter leaves that fast path short almost always), is every match
-            # joined: the exact answer, with BM25 computed only for the rows that pass.
-            if where.is_empty:
+            match, matches = _affordable(conn, match)
+            # Two plans. Fast: rank in FTS5 alone (no row lookups while scoring), then keep the
+            # agent's rows among the best 8·limit. Exact: join every match to its row and compute
+            # BM25 only for the rows that pass. The fast plan pays off only when the agent's own
+            # matches are many (a large agent, or one alone in its file); for an agent with a small
+            # share of the file, or under a filter, it comes up short and the exact plan runs anyway.
+            if where.is_empty and self._expected_own_matches(conn, agent_id, matches) >= limit * 8:
                 rows = conn.execute(
                     "SELECT c.id, r.rank FROM (SELECT rowid, bm25(chunks_fts) AS rank FROM chunks_fts "
                     "WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?) AS r JOIN chunks c ON c.rowid = r.rowid "
@@ -437,6 +437,15 @@ class SQLiteStore:
                 (match, agent_id, *params, limit),
             ).fetchall()
         return [(row[0], -row[1]) for row in rows]
+
+    def _expected_own_matches(self, conn: sqlite3.Connection, agent_id: str, matches: int | None) -> float:
+        """``matches`` times the agent's share of the file's rows, as far as known without
+        counting (its loaded vectors against the highest rowid); infinite when unknown."""
+        own = self._vectors.loaded_count(agent_id)
+        if matches is None or own is None:
+            return math.inf
+        (highest,) = conn.execute("SELECT max(rowid) FROM chunks").fetchone()
+        return matches * own / max(1, highest or 0, own)
 
     def delete_chunks(self, agent_id: str, ids: Sequence[str]) -> int:
         if not ids:

@@ -159,6 +159,11 @@ class VectorCache:
             self._save(agent_id, entry)
         return entry.index.search(query, limit, allowed)
 
+    def loaded_count(self, agent_id: str) -> int | None:
+        """How many vectors the agent's loaded index holds; None when none is loaded."""
+        entry = self._agents.get(agent_id)
+        return None if entry is None or entry.index is None else len(entry.index)
+
     def index_of(self, agent_id: str) -> VectorIndex | None:
         """The agent's current index (loading it if needed): for tests and diagnostics."""
         return self._fresh(agent_id).index
