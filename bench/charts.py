@@ -94,7 +94,7 @@ def mem0_chart(data: dict, target: Path) -> None:
             ax.bar([i - 0.2], [h], 0.4, color="tab:blue", label="hippo" if i == 0 else None)
             ax.bar([i + 0.2], [m], 0.4, color="tab:orange", label="mem0" if i == 0 else None)
             ratio = h / m if "second" in title else m / h
-            ax.text(i, max(h, m) * 1.15, f"hippo {ratio:.0f}x", ha="center", fontsize=8)
+            ax.text(i, max(h, m) * 1.15, f"hippo {ratio:.1f}×", ha="center", fontsize=8)
         ax.set_xticks(range(len(groups)), [g[0] for g in groups])
         ax.set_yscale("log")
         ax.set_title(title, fontsize=10)
