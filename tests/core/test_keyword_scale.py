@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 import hippo.stores.sqlite.store as sqlite_store
@@ -65,3 +67,25 @@ def test_the_fast_plan_is_tried_only_where_the_agent_owns_enough_matches(make_me
         assert store._expected_own_matches(conn, "few", matches) < 2  # 2 of 402 rows: the exact plan
         assert store._expected_own_matches(conn, "crowd", matches) > 390  # nearly all: the fast plan
         assert store._expected_own_matches(conn, "nobody-loaded", matches) == float("inf")  # unknown: try it
+
+
+def test_a_small_agent_among_many_matches_gets_the_exact_answer(make_mem, clock):
+    crowd, few = make_mem("crowd"), make_mem("few")
+    crowd.store_memories([f"Note {i}: the garden needs watering on day {i}" for i in range(300)])
+    few.store_memories([f"Garden diary {i}: {'roses' if i % 2 else 'beans'} in the garden" for i in range(12)]
+                       + ["Lunch was pasta"])
+    few.recall_memories("garden", touch=False)  # loads its vectors: 13 rows, fewer than the matches
+    match = keyword_match("garden roses")
+    with few.store._reading() as conn:
+        reference = conn.execute(
+            "SELECT c.id, -bm25(chunks_fts) FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
+            "WHERE chunks_fts MATCH ? AND c.agent_id = 'few' ORDER BY bm25(chunks_fts) LIMIT 8", (match,),
+        ).fetchall()
+    found = few.store.keyword_search("few", match, 8, ChunkFilter())
+    assert [i for i, _ in found] == [i for i, _ in reference]
+    assert [s for _, s in found] == pytest.approx([s for _, s in reference])
+    # A filter still applies on top.
+    later = few.store_memory("The garden roses bloomed", observed_at=clock() + timedelta(days=3))
+    few.recall_memories("garden", touch=False)
+    since = few.store.keyword_search("few", match, 8, ChunkFilter(since=clock() + timedelta(days=1)))
+    assert [i for i, _ in since] == [later.id]

@@ -431,10 +431,15 @@ class SQLiteStore:
                 ).fetchall()
                 if len(rows) >= limit:
                     return [(row[0], -row[1]) for row in rows]
+            # An agent with fewer rows than there are matches: drop other agents' matches against
+            # the set of its rowids (read from an index) before any row is looked up.
+            own = self._vectors.loaded_count(agent_id)
+            narrow = own is not None and matches is not None and own <= matches
+            mine = "AND +chunks_fts.rowid IN (SELECT rowid FROM chunks WHERE agent_id = ?) " if narrow else ""
             rows = conn.execute(
                 "SELECT c.id, bm25(chunks_fts) AS rank FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
-                f"WHERE chunks_fts MATCH ? AND +c.agent_id = ? AND {clause} ORDER BY rank LIMIT ?",
-                (match, agent_id, *params, limit),
+                f"WHERE chunks_fts MATCH ? {mine}AND +c.agent_id = ? AND {clause} ORDER BY rank LIMIT ?",
+                (match, *([agent_id] if narrow else []), agent_id, *params, limit),
             ).fetchall()
         return [(row[0], -row[1]) for row in rows]
 
