@@ -97,9 +97,10 @@ def mem0_chart(data: dict, target: Path) -> None:
             ax.text(i, max(h, m) * 1.15, f"hippo {ratio:.1f}×", ha="center", fontsize=8)
         ax.set_xticks(range(len(groups)), [g[0] for g in groups])
         ax.set_yscale("log")
+        ax.set_ylim(top=max(max(h, m) for _, h, m in groups) * 2)  # room for the ratio labels
         ax.set_title(title, fontsize=10)
-        ax.legend(fontsize=8)
-    fig.tight_layout()
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=8)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     fig.savefig(target, dpi=110)
     plt.close(fig)
 
