@@ -375,3 +375,19 @@ def test_a_hit_deleted_while_ranking_is_left_out(mem, clock):
     assert {r.standing.id for r in ranked} == {kept.id, gone.id}
     mem.store.delete_chunks("alice", [gone.id])  # another process, between ranking and reading
     assert [h.id for h in as_hits(mem.store, "alice", ranked)] == [kept.id]
+
+
+def test_a_wide_filter_is_checked_on_the_results_and_a_narrow_one_listed_first(mem, clock, embedder):
+    texts = [f"Harbour log {i}: the {'north' if i % 3 else 'south'} pier, tide {i % 7}" for i in range(60)]
+    for i, text in enumerate(texts):
+        mem.store_memory(text, observed_at=clock() - timedelta(days=i))
+    query = embedder.embed_query("south pier tide")
+    ids = {c.id: c for c in mem.store.get_chunks("alice", [h.id for h in mem.store.list_chunks("alice", limit=100)])}
+    vectors = mem.store.get_vectors("alice", list(ids))
+
+    for days, limit in ((50, 5), (3, 5), (0, 5)):  # most rows pass; 4 pass; only today's passes
+        allowed = {i for i, c in ids.items() if c.observed_at >= clock() - timedelta(days=days)}
+        best = sorted((float(vectors[i] @ query) for i in allowed), reverse=True)[:limit]
+        found = mem.store.vector_search("alice", query, limit, ChunkFilter(since=clock() - timedelta(days=days)))
+        assert {i for i, _ in found} <= allowed
+        assert [s for _, s in found] == pytest.approx(best, abs=1e-6)  # ties may come in either order

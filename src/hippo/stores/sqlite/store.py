@@ -378,6 +378,10 @@ class SQLiteStore:
     def vector_search(self, agent_id: str, query: np.ndarray, limit: int, where: ChunkFilter) -> list[tuple[str, float]]:
         with self._reading() as conn:
             allowed = None
+            if not where.is_empty and not where.include_superseded:
+                found = self._filter_afterwards(conn, agent_id, query, limit, where)
+                if found is not None:
+                    return self._ids_for_rowids(found)
             if not where.is_empty or where.include_superseded:
                 clause, params = filter_sql(where)
                 allowed = np.fromiter(
@@ -388,6 +392,22 @@ class SQLiteStore:
             if where.include_superseded:
                 found = self._merge_superseded(conn, agent_id, query, limit, found, allowed)
             return self._ids_for_rowids(found)
+
+    def _filter_afterwards(self, conn: sqlite3.Connection, agent_id: str, query: np.ndarray, limit: int,
+                           where: ChunkFilter) -> list[tuple[int, float]] | None:
+        """The best ``limit`` that pass ``where`` when they are among the best 2·limit of all (a
+        wide filter: then they are exactly the best that pass); None when fewer pass. Listing every
+        allowed row first would cost a Python step per row: 34 ms for 100k."""
+        found = self._vectors.search(agent_id, query, limit * 2, None)
+        if len(found) < limit:
+            return None
+        clause, params = filter_sql(where)
+        passing = {r[0] for r in conn.execute(
+            f"SELECT c.rowid FROM chunks c WHERE c.rowid IN ({_marks(len(found))}) AND +c.agent_id = ? AND {clause}",
+            (*(r for r, _ in found), agent_id, *params),
+        )}
+        kept = [item for item in found if item[0] in passing]
+        return kept[:limit] if len(kept) >= limit else None
 
     def _merge_superseded(self, conn: sqlite3.Connection, agent_id: str, query: np.ndarray, limit: int,
                           found: list[tuple[int, float]], allowed: np.ndarray | None) -> list[tuple[int, float]]:
