@@ -64,9 +64,9 @@ def test_the_fast_plan_is_tried_only_where_the_agent_owns_enough_matches(make_me
     with store._reading() as conn:
         _, matches = sqlite_store._affordable(conn, keyword_match("garden"))
         assert matches == 401
-        assert store._expected_own_matches(conn, "few", matches) < 2  # 2 of 402 rows: the exact plan
-        assert store._expected_own_matches(conn, "crowd", matches) > 390  # nearly all: the fast plan
-        assert store._expected_own_matches(conn, "nobody-loaded", matches) == float("inf")  # unknown: try it
+        assert store._expected_own_matches(conn, store._vectors.loaded_count("few"), matches) < 2  # 2 of 402 rows: the exact plan
+        assert store._expected_own_matches(conn, store._vectors.loaded_count("crowd"), matches) > 390  # nearly all: the fast plan
+        assert store._expected_own_matches(conn, store._vectors.loaded_count("nobody-loaded"), matches) == float("inf")  # unknown: try it
 
 
 def test_a_small_agent_among_many_matches_gets_the_exact_answer(make_mem, clock):

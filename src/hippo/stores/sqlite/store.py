@@ -293,25 +293,20 @@ class SQLiteStore:
                     self._vectors.stage_add(agent_id, row[0], vector)
 
     def get_chunks(self, agent_id: str, ids: Sequence[str]) -> list[Chunk]:
-        if not ids:
-            return []
-        with self._reading() as conn:
-            rows = conn.execute(
-                f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE +agent_id = ? AND id IN ({_marks(len(ids))})",
-                (agent_id, *ids),
-            ).fetchall()
-        by_id = {row[0]: _row_to_chunk(row) for row in rows}
-        return [by_id[i] for i in ids if i in by_id]
+        return self._rows_by_id(agent_id, ids, _CHUNK_COLUMNS, _row_to_chunk)
 
     def standings(self, agent_id: str, ids: Sequence[str]) -> list[Standing]:
+        return self._rows_by_id(agent_id, ids, _STANDING_COLUMNS, lambda row: Standing(*row[:6], bool(row[6])))
+
+    def _rows_by_id(self, agent_id: str, ids: Sequence[str], columns: str, convert: Callable[[tuple], Any]) -> list:
+        """``columns`` of the agent's rows among ``ids``, converted, in the order of ``ids``."""
         if not ids:
             return []
         with self._reading() as conn:
             rows = conn.execute(
-                f"SELECT {_STANDING_COLUMNS} FROM chunks WHERE +agent_id = ? AND id IN ({_marks(len(ids))})",
-                (agent_id, *ids),
+                f"SELECT {columns} FROM chunks WHERE +agent_id = ? AND id IN ({_marks(len(ids))})", (agent_id, *ids)
             ).fetchall()
-        by_id = {row[0]: Standing(*row[:6], bool(row[6])) for row in rows}
+        by_id = {row[0]: convert(row) for row in rows}
         return [by_id[i] for i in ids if i in by_id]
 
     def holds_nothing(self) -> bool:
@@ -442,7 +437,8 @@ class SQLiteStore:
             # BM25 only for the rows that pass. The fast plan pays off only when the agent's own
             # matches are many (a large agent, or one alone in its file); for an agent with a small
             # share of the file, or under a filter, it comes up short and the exact plan runs anyway.
-            if where.is_empty and self._expected_own_matches(conn, agent_id, matches) >= limit * 8:
+            own = self._vectors.loaded_count(agent_id)
+            if where.is_empty and self._expected_own_matches(conn, own, matches) >= limit * 8:
                 rows = conn.execute(
                     "SELECT c.id, r.rank FROM (SELECT rowid, bm25(chunks_fts) AS rank FROM chunks_fts "
                     "WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?) AS r JOIN chunks c ON c.rowid = r.rowid "
@@ -453,7 +449,6 @@ class SQLiteStore:
                     return [(row[0], -row[1]) for row in rows]
             # An agent with fewer rows than there are matches: drop other agents' matches against
             # the set of its rowids (read from an index) before any row is looked up.
-            own = self._vectors.loaded_count(agent_id)
             narrow = own is not None and matches is not None and own <= matches
             mine = "AND +chunks_fts.rowid IN (SELECT rowid FROM chunks WHERE agent_id = ?) " if narrow else ""
             rows = conn.execute(
@@ -463,10 +458,10 @@ class SQLiteStore:
             ).fetchall()
         return [(row[0], -row[1]) for row in rows]
 
-    def _expected_own_matches(self, conn: sqlite3.Connection, agent_id: str, matches: int | None) -> float:
+    @staticmethod
+    def _expected_own_matches(conn: sqlite3.Connection, own: int | None, matches: int | None) -> float:
         """``matches`` times the agent's share of the file's rows, as far as known without
-        counting (its loaded vectors against the highest rowid); infinite when unknown."""
-        own = self._vectors.loaded_count(agent_id)
+        counting (``own``: its loaded vectors, against the highest rowid); infinite when unknown."""
         if matches is None or own is None:
             return math.inf
         (highest,) = conn.execute("SELECT max(rowid) FROM chunks").fetchone()
