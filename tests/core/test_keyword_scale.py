@@ -7,8 +7,10 @@ from datetime import timedelta
 import pytest
 
 import hippo.stores.sqlite.store as sqlite_store
+from hippo.core.memory import MemoryInput
 from hippo.core.recall import keyword_match
 from hippo.stores.base import ChunkFilter
+from hippo.stores.sqlite.filters import filter_sql
 
 
 def test_an_agent_with_few_rows_still_gets_its_keyword_hits(make_mem):
@@ -89,3 +91,35 @@ def test_a_small_agent_among_many_matches_gets_the_exact_answer(make_mem, clock)
     few.recall_memories("garden", touch=False)
     since = few.store.keyword_search("few", match, 8, ChunkFilter(since=clock() + timedelta(days=1)))
     assert [i for i, _ in since] == [later.id]
+
+
+
+def test_a_period_with_fewer_rows_than_matches_is_read_from_the_time_index(make_mem, clock):
+    mem = make_mem("diary")
+    days = [clock() - timedelta(days=d) for d in range(200)]
+    # Each row a different length, so that no two BM25 scores tie.
+    mem.store_memories([MemoryInput(f"Day {i}: the dog in the park" + " and home" * i, observed_at=when)
+                        for i, when in enumerate(days)]
+                       + [MemoryInput("A rainy day: no walk with the dog", observed_at=days[3])])
+    mem.store_memories([f"Note {i}: the cat" for i in range(300)])  # stored now, matching neither word
+    match = keyword_match("dog walk")
+    week = ChunkFilter(since=days[6], until=days[0])  # 7 rows (today's are left out)
+    year = ChunkFilter(since=days[-1] - timedelta(days=1), until=days[0])  # 200 rows
+    everything = ChunkFilter(since=days[-1] - timedelta(days=1))  # 501 rows
+    with mem.store._reading() as conn:
+        _, matches = sqlite_store._affordable(conn, match)
+        assert matches == 202  # "dog" in 201 rows, "walk" in 1
+        plans = {name: mem.store._fewer_rows_than(conn, "diary", where, None, matches)[0]
+                 for name, where in (("week", week), ("year", year), ("everything", everything))}
+    assert "SELECT c.rowid FROM chunks c" in plans["week"] and "SELECT c.rowid FROM chunks c" in plans["year"]
+    assert plans["everything"] == ""  # more rows in the period than matches: each match's row is checked instead
+    for where in (week, year, everything):
+        clause, params = filter_sql(where)
+        with mem.store._reading() as conn:
+            expected = conn.execute(
+                "SELECT c.id, -bm25(chunks_fts) FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
+                f"WHERE chunks_fts MATCH ? AND c.agent_id = 'diary' AND {clause} ORDER BY bm25(chunks_fts) LIMIT 20",
+                (match, *params)).fetchall()
+        found = mem.store.keyword_search("diary", match, 20, where)
+        assert [i for i, _ in found] == [i for i, _ in expected]
+        assert [s for _, s in found] == pytest.approx([s for _, s in expected])

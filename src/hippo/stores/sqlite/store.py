@@ -23,7 +23,7 @@ from hippo.stores.base import UNCHANGED, ChunkFilter, Standing, StoreCapabilitie
 from hippo.stores.sqlite.conversation import has_messages_table, search_messages
 from hippo.stores.sqlite.filters import filter_sql
 from hippo.stores.sqlite.schema import migrate
-from hippo.stores.sqlite.vectors import VectorCache
+from hippo.stores.sqlite.vectors import VectorCache, read_rowids
 from hippo.types import ApiKey, Block, Chunk, ConversationHit
 
 __all__ = ["SQLiteStore"]
@@ -379,10 +379,8 @@ class SQLiteStore:
                     return self._ids_for_rowids(found)
             if not where.is_empty or where.include_superseded:
                 clause, params = filter_sql(where)
-                allowed = np.fromiter(
-                    (r[0] for r in conn.execute(f"SELECT c.rowid FROM chunks c WHERE c.agent_id = ? AND {clause}", (agent_id, *params))),
-                    dtype=np.int64,
-                )
+                allowed = read_rowids(conn, f"SELECT c.rowid FROM chunks c WHERE c.agent_id = ? AND {clause}",
+                                      (agent_id, *params))
             found = self._vectors.search(agent_id, query, limit, allowed)
             if where.include_superseded:
                 found = self._merge_superseded(conn, agent_id, query, limit, found, allowed)
@@ -447,16 +445,37 @@ class SQLiteStore:
                 ).fetchall()
                 if len(rows) >= limit:
                     return [(row[0], -row[1]) for row in rows]
-            # An agent with fewer rows than there are matches: drop other agents' matches against
-            # the set of its rowids (read from an index) before any row is looked up.
-            narrow = own is not None and matches is not None and own <= matches
-            mine = "AND +chunks_fts.rowid IN (SELECT rowid FROM chunks WHERE agent_id = ?) " if narrow else ""
+            within, within_params = self._fewer_rows_than(conn, agent_id, where, own, matches)
             rows = conn.execute(
                 "SELECT c.id, bm25(chunks_fts) AS rank FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
-                f"WHERE chunks_fts MATCH ? {mine}AND +c.agent_id = ? AND {clause} ORDER BY rank LIMIT ?",
-                (match, *([agent_id] if narrow else []), agent_id, *params, limit),
+                f"WHERE chunks_fts MATCH ? {within}AND +c.agent_id = ? AND {clause} ORDER BY rank LIMIT ?",
+                (match, *within_params, agent_id, *params, limit),
             ).fetchall()
         return [(row[0], -row[1]) for row in rows]
+
+    @staticmethod
+    def _fewer_rows_than(conn: sqlite3.Connection, agent_id: str, where: ChunkFilter, own: int | None,
+                         matches: int | None) -> tuple[str, list[Any]]:
+        """A condition that keeps the matches among a set of rowids read from an index, when that
+        set is smaller than the matches; every other match is then dropped before its row is
+        looked up. The set is the agent's rows in the filter's period when it has one (the period
+        is counted on the time index, never past ``matches``), else all the agent's rows."""
+        if matches is None:
+            return "", []
+        if where.since is not None or where.until is not None:
+            period, period_params = filter_sql(
+                ChunkFilter(since=where.since, until=where.until, include_superseded=where.include_superseded))
+            (in_period,) = conn.execute(
+                f"SELECT count(*) FROM (SELECT 1 FROM chunks c WHERE c.agent_id = ? AND {period} LIMIT ?)",
+                (agent_id, *period_params, matches + 1),
+            ).fetchone()
+            if in_period <= matches:
+                clause, params = filter_sql(where)
+                return (f"AND +chunks_fts.rowid IN (SELECT c.rowid FROM chunks c WHERE c.agent_id = ? AND {clause}) ",
+                        [agent_id, *params])
+        if own is not None and own <= matches:
+            return "AND +chunks_fts.rowid IN (SELECT rowid FROM chunks WHERE agent_id = ?) ", [agent_id]
+        return "", []
 
     @staticmethod
     def _expected_own_matches(conn: sqlite3.Connection, own: int | None, matches: int | None) -> float:

