@@ -35,6 +35,8 @@ def test_scale_smoke(capsys):
     assert result["store_batched_per_s"] > 0 and result["db_mb_per_10k"] > 0
     # the smoke run lowers the ANN threshold, so the HNSW path and its recall check run too
     assert result["index"] == "HnswIndex" and 0.0 <= result["ann_recall_at_10"] <= 1.0
+    # questions naming a month of the stored history run the time-filtered pass and find rows of that month
+    assert result["dated_recall_p50_ms"] > 0 and result["dated_hits_in_month"] > 0
 
 
 def test_ann_choice_smoke(capsys):
