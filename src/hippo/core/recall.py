@@ -95,15 +95,16 @@ def find_candidates(
 
 @dataclass(frozen=True, slots=True)
 class Ranked:
-    """A candidate with the parts of its score, before its text is read."""
+    """A candidate with the parts of its score, before its text is read: ``parts`` are the
+    fields of :class:`Hit` after ``chunk``, in its order (score, relevance, similarity,
+    keyword, effective_strength, recency)."""
 
     standing: Standing
-    score: float
-    relevance: float
-    similarity: float | None
-    keyword: float | None
-    effective_strength: float
-    recency: float
+    parts: tuple[float, float, float | None, float | None, float, float]
+
+    @property
+    def score(self) -> float:
+        return self.parts[0]
 
 
 def rank(
@@ -142,7 +143,7 @@ def rank(
             continue
         recency = recency_after(max(0.0, now_s - chunk.created) / 3600.0)
         score = final_score(relevance, strength, recency, weights)
-        ranked.append(Ranked(chunk, score, relevance, similarity, kw, strength, recency))
+        ranked.append(Ranked(chunk, (score, relevance, similarity, kw, strength, recency)))
     ranked.sort(key=lambda r: (-r.score, r.standing.id))
     return ranked[:limit]
 
@@ -150,11 +151,7 @@ def rank(
 def as_hits(store: "Store", agent_id: str, ranked: list[Ranked]) -> list[Hit]:
     """The ranked candidates as hits, whole chunks read (one deleted meanwhile is left out)."""
     chunks = {c.id: c for c in store.get_chunks(agent_id, [r.standing.id for r in ranked])}
-    return [
-        Hit(chunks[r.standing.id], r.score, r.relevance, r.similarity, r.keyword, r.effective_strength, r.recency)
-        for r in ranked
-        if r.standing.id in chunks
-    ]
+    return [Hit(chunks[r.standing.id], *r.parts) for r in ranked if r.standing.id in chunks]
 
 
 def touched(hits: list[Hit], now: datetime) -> list[Hit]:
