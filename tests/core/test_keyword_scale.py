@@ -13,6 +13,16 @@ from hippo.stores.base import ChunkFilter
 from hippo.stores.sqlite.filters import filter_sql
 
 
+def unbounded_bm25(mem, agent_id: str, match: str, limit: int, where: ChunkFilter = ChunkFilter()) -> list:
+    """The reference answer: every match joined to its row, filtered, ranked by BM25 (no plan, no budget)."""
+    clause, params = filter_sql(where)
+    with mem.store._reading() as conn:
+        return conn.execute(
+            "SELECT c.id, -bm25(chunks_fts) FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
+            f"WHERE chunks_fts MATCH ? AND c.agent_id = ? AND {clause} ORDER BY bm25(chunks_fts) LIMIT ?",
+            (match, agent_id, *params, limit)).fetchall()
+
+
 def test_an_agent_with_few_rows_still_gets_its_keyword_hits(make_mem):
     crowd, few = make_mem("crowd"), make_mem("few")
     crowd.store_memories([f"Note {i}: the garden needs watering on day {i}" for i in range(400)])
@@ -31,11 +41,7 @@ def test_the_fast_path_and_the_join_agree(make_mem):
     mem.store_memories([f"Entry {i} about {'cats' if i % 3 else 'dogs'} and weather" for i in range(300)])
     match = keyword_match("dogs weather")
     fast = mem.store.keyword_search("solo", match, 20, ChunkFilter())
-    with mem.store._reading() as conn:
-        joined = conn.execute(
-            "SELECT c.id, -bm25(chunks_fts) FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
-            "WHERE chunks_fts MATCH ? AND c.agent_id = 'solo' ORDER BY bm25(chunks_fts) LIMIT 20", (match,),
-        ).fetchall()
+    joined = unbounded_bm25(mem, "solo", match, 20)
     assert [s for _, s in fast] == pytest.approx([s for _, s in joined])
     assert {i for i, _ in fast} == {i for i, _ in joined}
 
@@ -78,11 +84,7 @@ def test_a_small_agent_among_many_matches_gets_the_exact_answer(make_mem, clock)
                        + ["Lunch was pasta"])
     few.recall_memories("garden", touch=False)  # loads its vectors: 13 rows, fewer than the matches
     match = keyword_match("garden roses")
-    with few.store._reading() as conn:
-        reference = conn.execute(
-            "SELECT c.id, -bm25(chunks_fts) FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
-            "WHERE chunks_fts MATCH ? AND c.agent_id = 'few' ORDER BY bm25(chunks_fts) LIMIT 8", (match,),
-        ).fetchall()
+    reference = unbounded_bm25(few, "few", match, 8)
     found = few.store.keyword_search("few", match, 8, ChunkFilter())
     assert [i for i, _ in found] == [i for i, _ in reference]
     assert [s for _, s in found] == pytest.approx([s for _, s in reference])
@@ -109,17 +111,12 @@ def test_a_period_with_fewer_rows_than_matches_is_read_from_the_time_index(make_
     with mem.store._reading() as conn:
         _, matches = sqlite_store._affordable(conn, match)
         assert matches == 202  # "dog" in 201 rows, "walk" in 1
-        plans = {name: mem.store._fewer_rows_than(conn, "diary", where, None, matches)[0]
+        plans = {name: mem.store._fewer_rows_than(conn, "diary", where, *filter_sql(where), None, matches)[0]
                  for name, where in (("week", week), ("year", year), ("everything", everything))}
     assert "SELECT c.rowid FROM chunks c" in plans["week"] and "SELECT c.rowid FROM chunks c" in plans["year"]
     assert plans["everything"] == ""  # more rows in the period than matches: each match's row is checked instead
     for where in (week, year, everything):
-        clause, params = filter_sql(where)
-        with mem.store._reading() as conn:
-            expected = conn.execute(
-                "SELECT c.id, -bm25(chunks_fts) FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
-                f"WHERE chunks_fts MATCH ? AND c.agent_id = 'diary' AND {clause} ORDER BY bm25(chunks_fts) LIMIT 20",
-                (match, *params)).fetchall()
+        expected = unbounded_bm25(mem, "diary", match, 20, where)
         found = mem.store.keyword_search("diary", match, 20, where)
         assert [i for i, _ in found] == [i for i, _ in expected]
         assert [s for _, s in found] == pytest.approx([s for _, s in expected])

@@ -373,12 +373,12 @@ class SQLiteStore:
     def vector_search(self, agent_id: str, query: np.ndarray, limit: int, where: ChunkFilter) -> list[tuple[str, float]]:
         with self._reading() as conn:
             allowed = None
+            clause, params = filter_sql(where)
             if not where.is_empty and not where.include_superseded:
-                found = self._filter_afterwards(conn, agent_id, query, limit, where)
+                found = self._filter_afterwards(conn, agent_id, query, limit, clause, params)
                 if found is not None:
                     return self._ids_for_rowids(found)
             if not where.is_empty or where.include_superseded:
-                clause, params = filter_sql(where)
                 allowed = read_rowids(conn, f"SELECT c.rowid FROM chunks c WHERE c.agent_id = ? AND {clause}",
                                       (agent_id, *params))
             found = self._vectors.search(agent_id, query, limit, allowed)
@@ -387,14 +387,13 @@ class SQLiteStore:
             return self._ids_for_rowids(found)
 
     def _filter_afterwards(self, conn: sqlite3.Connection, agent_id: str, query: np.ndarray, limit: int,
-                           where: ChunkFilter) -> list[tuple[int, float]] | None:
-        """The best ``limit`` that pass ``where`` when they are among the best 2·limit of all (a
-        wide filter: then they are exactly the best that pass); None when fewer pass. Listing every
-        allowed row first would cost a Python step per row: 34 ms for 100k."""
+                           clause: str, params: list[Any]) -> list[tuple[int, float]] | None:
+        """The best ``limit`` that pass the filter (``clause``) when they are among the best 2·limit
+        of all (a wide filter: then they are exactly the best that pass); None when fewer pass.
+        Listing every allowed row first would cost a Python step per row: 34 ms for 100k."""
         found = self._vectors.search(agent_id, query, limit * 2, None)
         if len(found) < limit:
             return None
-        clause, params = filter_sql(where)
         passing = {r[0] for r in conn.execute(
             f"SELECT c.rowid FROM chunks c WHERE c.rowid IN ({_marks(len(found))}) AND +c.agent_id = ? AND {clause}",
             (*(r for r, _ in found), agent_id, *params),
@@ -445,7 +444,7 @@ class SQLiteStore:
                 ).fetchall()
                 if len(rows) >= limit:
                     return [(row[0], -row[1]) for row in rows]
-            within, within_params = self._fewer_rows_than(conn, agent_id, where, own, matches)
+            within, within_params = self._fewer_rows_than(conn, agent_id, where, clause, params, own, matches)
             rows = conn.execute(
                 "SELECT c.id, bm25(chunks_fts) AS rank FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
                 f"WHERE chunks_fts MATCH ? {within}AND +c.agent_id = ? AND {clause} ORDER BY rank LIMIT ?",
@@ -454,12 +453,12 @@ class SQLiteStore:
         return [(row[0], -row[1]) for row in rows]
 
     @staticmethod
-    def _fewer_rows_than(conn: sqlite3.Connection, agent_id: str, where: ChunkFilter, own: int | None,
-                         matches: int | None) -> tuple[str, list[Any]]:
+    def _fewer_rows_than(conn: sqlite3.Connection, agent_id: str, where: ChunkFilter, clause: str,
+                         params: list[Any], own: int | None, matches: int | None) -> tuple[str, list[Any]]:
         """A condition that keeps the matches among a set of rowids read from an index, when that
         set is smaller than the matches; every other match is then dropped before its row is
-        looked up. The set is the agent's rows in the filter's period when it has one (the period
-        is counted on the time index, never past ``matches``), else all the agent's rows."""
+        looked up. The set is the agent's rows that pass ``where`` (``clause``) when it names a
+        period (counted on the time index, never past ``matches``), else all the agent's rows."""
         if matches is None:
             return "", []
         if where.since is not None or where.until is not None:
@@ -470,7 +469,6 @@ class SQLiteStore:
                 (agent_id, *period_params, matches + 1),
             ).fetchone()
             if in_period <= matches:
-                clause, params = filter_sql(where)
                 return (f"AND +chunks_fts.rowid IN (SELECT c.rowid FROM chunks c WHERE c.agent_id = ? AND {clause}) ",
                         [agent_id, *params])
         if own is not None and own <= matches:
