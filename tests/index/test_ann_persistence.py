@@ -12,6 +12,7 @@ from test_ann_recall import open_ann, search
 
 import hippo
 from hippo.index.hnsw import HnswIndex
+from hippo.index.int8 import quantize
 
 BUTTERFLY = "Zed found a rare blue butterfly in the botanical garden yesterday."
 
@@ -108,7 +109,9 @@ def test_forgetting_shreds_the_saved_index(ann_corpus, corpus_db, local_embedder
     ids, matrix = ann_corpus.ids, ann_corpus.matrix
     with open_ann(corpus_db, local_embedder) as mem:
         search(mem, ann_corpus.queries[0])
+    codes = quantize(matrix[3:5])[0]
     assert matrix[3].astype("<f4").tobytes() in saved_bytes(corpus_db)  # the premise: vectors are in the file
+    assert codes[0].tobytes() in saved_bytes(corpus_db)  # and their int8 copy
     with open_ann(corpus_db, local_embedder) as mem:
         search(mem, ann_corpus.queries[0])
         mem.store.delete_chunks(AGENT, [ids[3]])
@@ -123,6 +126,7 @@ def test_forgetting_shreds_the_saved_index(ann_corpus, corpus_db, local_embedder
         assert not {ids[3], ids[4]} & set(search(mem, matrix[3], 50) + search(mem, matrix[4], 50))
     saved = saved_bytes(corpus_db)
     assert all(matrix[i].astype("<f4").tobytes() not in saved for i in (3, 4))
+    assert all(code.tobytes() not in saved for code in codes)
 
 
 def test_rows_retired_by_another_connection_leave_the_caught_up_index(ann_corpus, corpus_db, local_embedder, caplog):

@@ -3,31 +3,43 @@
 Keys are hnswlib labels. hnswlib only marks removed elements; this index also
 overwrites a removed element's vector with zeros first, so a saved file never
 holds a removed vector, and it rebuilds itself once removed elements make up a
-quarter of the graph. Filtered searches over few allowed keys are answered
-exactly; larger ones use hnswlib's filter. hnswlib hands vectors back slowly
-(through Python lists), so the exact path reads them from ``source`` when the
-owner has a faster copy (the SQLite store reads its own rows).
+quarter of the graph.
+
+Filtered searches over few allowed keys are answered without the graph: an
+int8 copy of the vectors kept beside it (``Int8Rows``, a quarter of their
+float32 size) picks the best ``limit + RESCORE_EXTRA`` allowed keys, whose
+exact scores are then computed from the full vectors; larger filtered searches
+use hnswlib's filter. hnswlib hands vectors back slowly (through Python lists),
+so full vectors are read from ``source`` when the owner has a faster copy (the
+SQLite store reads its own rows).
 Measurements behind the defaults: ``bench/ann_choice.py`` and NOTES.md.
 """
 
 from __future__ import annotations
 
 import os
+import zipfile
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
 
 import numpy as np
 
+from hippo.index.int8 import Int8Rows
+
 __all__ = ["HnswIndex", "ann_available", "require_hnswlib"]
 
 M = 16
 EF_CONSTRUCTION = 100  # half the build and insert time of 200, recall@10 0.996 vs 0.998 (BENCHMARKS.md)
 EF_SEARCH = 256  # recall@10 0.997 at 100k, 0.991 at 1M (BENCHMARKS.md); 128 would give 0.995
-EXACT_FILTER_MIN = 1_000  # a filtered search over at most max(this, 16·sqrt(len)) keys is exact
-# Reading k rows from SQLite costs ~1.6 µs each; hnswlib's filter costs ~ef·len/k steps. They cross
-# at ~5,000 of 100k keys (bench/ann_choice.py --sweep), i.e. ~16·sqrt(len).
-EXACT_FILTER_SCALE = 16
+EXACT_FILTER_MIN = 1_000  # a filtered search over at most max(this, 40·sqrt(len)) keys is exact
+# The int8 scan costs ~0.36 µs per allowed key; hnswlib's filter ~0.6·len/k ms for k allowed keys
+# (bench/ann_choice.py --sweep at 100k). They cross at k ≈ 40·sqrt(len): 13k of 100k, 40k of 1M.
+EXACT_FILTER_SCALE = 40
+# Candidates beyond ``limit`` whose exact scores are read after the int8 scan. int8 scores are
+# within 0.0023 of exact on 100k MiniLM vectors; 5 extra already gave the exact top 10/20/50 in
+# all 2,700 filtered searches measured (NOTES.md).
+RESCORE_EXTRA = 16
 _REBUILD_SHARE = 0.25  # removed elements, as a share of the graph, that trigger a rebuild
 _MIN_CAPACITY = 1024
 
@@ -71,6 +83,7 @@ class HnswIndex:
         count = 0 if keys is None else len(keys)
         self._graph = self._new_graph(max(_MIN_CAPACITY, count))
         self._keys: set[int] = set()
+        self._rows = Int8Rows(dimension)
         if count:
             self.add([int(k) for k in keys], np.asarray(matrix, dtype=np.float32))  # type: ignore[union-attr]
 
@@ -102,6 +115,7 @@ class HnswIndex:
             self._graph.resize_index(max(needed, 2 * self._graph.get_max_elements()))
         # An existing label (live or removed) is updated in place and unmarked by hnswlib.
         self._graph.add_items(vectors, np.asarray(keys, dtype=np.uint64))
+        self._rows.put(np.asarray(keys, dtype=np.int64), vectors)
         self._keys.update(keys)
 
     def remove(self, keys: list[int]) -> None:
@@ -113,6 +127,7 @@ class HnswIndex:
         self._graph.add_items(np.zeros((len(doomed), self.dimension), dtype=np.float32), labels)
         for key in doomed:
             self._graph.mark_deleted(key)
+        self._rows.drop(np.asarray(doomed, dtype=np.int64))
         self._keys.difference_update(doomed)
         if self.removed > _REBUILD_SHARE * self._graph.element_count and self.removed > _MIN_CAPACITY:
             self._rebuild()
@@ -121,7 +136,7 @@ class HnswIndex:
         keys = self.keys()
         vectors = self.vectors(keys)
         self._graph = self._new_graph(max(_MIN_CAPACITY, len(keys)))
-        self._keys = set()
+        self._keys, self._rows = set(), Int8Rows(self.dimension)
         self.add(keys.tolist(), vectors)
 
     def vectors(self, keys: np.ndarray) -> np.ndarray:
@@ -147,8 +162,7 @@ class HnswIndex:
                 found = self._approximate(query, min(limit, len(keep)), keep.__contains__)
                 if found is not None:
                     return found
-            members = np.fromiter((k for k in allowed.tolist() if k in self._keys), dtype=np.int64)
-            return self._exact(query, limit, members)
+            return self._exact(query, limit, allowed)
         found = self._approximate(query, min(limit, len(self._keys)), None)
         return found if found is not None else self._exact(query, limit, self.keys())
 
@@ -164,20 +178,21 @@ class HnswIndex:
         return [(int(key), 1.0 - float(d)) for key, d in zip(labels[0], distances[0])]
 
     def _exact(self, query: np.ndarray, limit: int, keys: np.ndarray) -> list[tuple[int, float]]:
+        """The best ``limit`` of the live ones of ``keys``: picked by the int8 copy, scored exactly."""
         if len(keys) == 0 or limit <= 0:
             return []
+        keys, rough = self._rows.scores(query, keys)
+        keys = keys[_top(rough, limit + RESCORE_EXTRA)]
         scores = self.vectors(keys) @ query
-        limit = min(limit, len(scores))
-        top = np.argpartition(-scores, limit - 1)[:limit]
-        top = top[np.argsort(-scores[top], kind="stable")]
-        return [(int(keys[i]), float(scores[i])) for i in top]
+        return [(int(keys[i]), float(scores[i])) for i in _top(scores, limit)]
 
     # -- files ----------------------------------------------------------------
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the graph to ``path`` and the live keys beside it (``<path>.keys.npy``), each atomically."""
+        """Write the graph to ``path`` and the live keys with their int8 rows beside it
+        (``<path>.rows.npz``), each atomically."""
         path = Path(path)
-        for target, write in ((path, self._graph.save_index), (_keys_path(path), self._save_keys)):
+        for target, write in ((path, self._graph.save_index), (_rows_path(path), self._save_rows)):
             tmp = target.with_name(target.name + f".{os.getpid()}.tmp")
             try:
                 write(str(tmp))
@@ -185,29 +200,46 @@ class HnswIndex:
             finally:
                 tmp.unlink(missing_ok=True)
 
-    def _save_keys(self, tmp: str) -> None:
+    def _save_rows(self, tmp: str) -> None:
+        keys, codes, scales = self._rows.live()
         with open(tmp, "wb") as handle:
-            np.save(handle, self.keys())
+            np.savez(handle, keys=keys, codes=codes, scales=scales)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], dimension: int, *, ef_search: int = EF_SEARCH) -> "HnswIndex":
         """The index saved at ``path``; raises ``OSError`` or ``ValueError`` when it cannot be read."""
         path = Path(path)
-        keys = np.load(_keys_path(path), allow_pickle=False)
+        try:
+            with np.load(_rows_path(path), allow_pickle=False) as saved:
+                rows = Int8Rows.from_arrays(saved["keys"], saved["codes"], saved["scales"])
+        except (KeyError, EOFError, zipfile.BadZipFile) as exc:
+            raise ValueError(f"cannot read the rows of the ANN index {path}: {exc}") from None
+        if rows.dimension != dimension:
+            raise ValueError(f"the ANN index {path} holds rows of another dimension")
         self = cls.__new__(cls)
         self.dimension, self.ef_search, self.source = dimension, ef_search, None
         graph = require_hnswlib().Index(space="ip", dim=dimension)
         try:
-            graph.load_index(str(path), max_elements=max(_MIN_CAPACITY, len(keys)))
+            graph.load_index(str(path), max_elements=max(_MIN_CAPACITY, len(rows)))
         except RuntimeError as exc:
             raise ValueError(f"cannot read the ANN index {path}: {exc}") from None
         self.m, self.ef_construction = graph.M, graph.ef_construction
         graph.set_ef(ef_search)
-        self._graph, self._keys = graph, set(keys.tolist())
+        self._graph, self._rows = graph, rows
+        self._keys = set(rows.live()[0].tolist())
         if graph.element_count < len(self._keys):
             raise ValueError(f"the ANN index {path} holds fewer elements than its key list")
         return self
 
 
-def _keys_path(path: Path) -> Path:
-    return path.with_name(path.name + ".keys.npy")
+def _top(scores: np.ndarray, limit: int) -> np.ndarray:
+    """Positions of the ``limit`` highest scores, best first."""
+    limit = min(limit, len(scores))
+    if limit <= 0:
+        return np.zeros(0, dtype=np.intp)
+    top = np.argpartition(-scores, limit - 1)[:limit]
+    return top[np.argsort(-scores[top], kind="stable")]
+
+
+def _rows_path(path: Path) -> Path:
+    return path.with_name(path.name + ".rows.npz")

@@ -1,9 +1,9 @@
 """Saved ANN indexes beside a SQLite file, and the checks that keep a stale one from being used.
 
 Layout: ``<db>.hnsw/<agent-hash>.json`` (the sidecar) names the graph file
-``<agent-hash>-<token>.bin`` and its key list ``…bin.keys.npy``. The sidecar is
-written last and removed first, so a crash mid-save leaves no sidecar and the
-next start rebuilds. A saved index is used only when its sidecar's model and
+``<agent-hash>-<token>.bin`` and its live keys with their int8 vectors
+(``…bin.rows.npz``). The sidecar is written last and removed first, so a crash
+mid-save leaves no sidecar and the next start rebuilds. A saved index is used only when its sidecar's model and
 dimension match the database and a sample of its vectors equals the stored
 ones; rows added or retired since it was saved are then applied to it (when
 they are fewer than half the agent's rows; otherwise it is rebuilt).
@@ -27,7 +27,7 @@ from hippo.index.hnsw import HnswIndex
 __all__ = ["AnnFiles", "Snapshot"]
 
 _log = logging.getLogger(__name__)
-_FORMAT = 1
+_FORMAT = 2  # 2: the int8 rows beside the graph (1 saved only the keys)
 _SAMPLE = 16
 
 
@@ -145,14 +145,13 @@ class AnnFiles:
                 _unlink(path)
 
     def shred(self, agent_id: str) -> None:
-        """Remove every saved file of the agent, zeroing graph files first: they hold the
-        vectors of chunks that were just forgotten."""
+        """Remove every saved file of the agent, zeroing them first: the graph and the int8
+        rows hold the vectors of chunks that were just forgotten."""
         if self.folder is None or not self.folder.is_dir():
             return
         _unlink(self._sidecar_path(agent_id))
         for path in self.folder.glob(f"{self._stem(agent_id)}-*"):
-            if path.name.endswith(".bin"):
-                _zero_fill(path)
+            _zero_fill(path)
             _unlink(path)
 
     def clear(self) -> None:
