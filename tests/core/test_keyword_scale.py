@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import numpy as np
 import pytest
 
 import hippo.stores.sqlite.store as sqlite_store
@@ -120,3 +121,55 @@ def test_a_period_with_fewer_rows_than_matches_is_read_from_the_time_index(make_
         found = mem.store.keyword_search("diary", match, 20, where)
         assert [i for i, _ in found] == [i for i, _ in expected]
         assert [s for _, s in found] == pytest.approx([s for _, s in expected])
+
+
+def test_a_period_listed_by_the_vector_search_is_reused_by_the_keyword_search(make_mem, clock, embedder,
+                                                                            monkeypatch):
+    mem, other = make_mem("diary"), make_mem("other")  # two connections to one file
+    days = [clock() - timedelta(days=d) for d in range(200)]
+    mem.store_memories([MemoryInput(f"Day {i}: {'the dog in the park' if i % 10 == 0 else 'a cat'}" + " ok" * i,
+                                    observed_at=when) for i, when in enumerate(days)])
+    other.store_memories([MemoryInput(f"Other {i}: a dog", observed_at=days[i]) for i in range(1, 11)])
+    match, query = keyword_match("dog"), embedder.embed_query("dog")
+    month = ChunkFilter(since=days[40], until=days[0])  # 40 rows, more than the 30 matches: no time-index plan
+    among: list[np.ndarray] = []
+    original = sqlite_store.SQLiteStore._keyword_among
+    monkeypatch.setattr(sqlite_store.SQLiteStore, "_keyword_among",
+                        lambda self, conn, m, allowed, limit: among.append(allowed) or original(self, conn, m, allowed, limit))
+
+    def check(uses_the_list: bool) -> list[str]:
+        before = len(among)
+        found = mem.store.keyword_search("diary", match, 20, month)
+        expected = unbounded_bm25(mem, "diary", match, 20, month)
+        assert len(among) == before + uses_the_list
+        assert [i for i, _ in found] == [i for i, _ in expected]
+        assert [s for _, s in found] == pytest.approx([s for _, s in expected])
+        return [i for i, _ in found]
+
+    check(uses_the_list=False)  # nothing listed yet: each match's row is checked
+    mem.store.vector_search("diary", query, 10, month)  # few of the best 20 fall in the month: the list is read
+    check(uses_the_list=True)
+    assert len(among[-1]) == 40
+    other.store_memory("Other late: a dog", observed_at=days[5])  # another connection writes: the list is stale
+    check(uses_the_list=False)
+    mem.store.vector_search("diary", query, 10, month)
+    check(uses_the_list=True)
+    late = mem.store_memory("Day late: the dog again", observed_at=days[5])  # so is it after this connection writes
+    assert late.id in check(uses_the_list=False)
+
+
+def test_a_question_naming_a_month_scores_its_matches_once(make_mem, clock):
+    mem = make_mem("diary")
+    start = clock() - timedelta(days=730)
+    mem.store_memories([MemoryInput(f"Day {i}: the dog in the park" + " and home" * (i % 7),
+                                    observed_at=start + timedelta(days=i * 730 / 500)) for i in range(500)])
+    month = start + timedelta(days=400)
+    statements: list[str] = []
+    mem.store._conn.set_trace_callback(statements.append)
+    try:
+        hits = mem.recall_memories(f"Where did the dog play in {month:%B %Y}?", limit=5, touch=False)
+    finally:
+        mem.store._conn.set_trace_callback(None)
+    assert sum("group_concat(rank)" in s for s in statements) == 1  # the period pass reuses the scores
+    assert not any("JOIN chunks c ON c.rowid = chunks_fts.rowid" in s for s in statements)  # and joins no match
+    assert {h.chunk.observed_at.strftime("%B %Y") for h in hits} == {f"{month:%B %Y}"}

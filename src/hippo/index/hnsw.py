@@ -35,7 +35,7 @@ EF_SEARCH = 256  # recall@10 0.997 at 100k, 0.991 at 1M (BENCHMARKS.md); 128 wou
 EXACT_FILTER_MIN = 1_000  # a filtered search over at most max(this, 40·sqrt(len)) keys is exact
 # The int8 scan costs ~0.36 µs per allowed key; hnswlib's filter ~0.6·len/k ms for k allowed keys
 # (bench/ann_choice.py --sweep at 100k). They cross at k ≈ 40·sqrt(len): 13k of 100k, 40k of 1M.
-EXACT_FILTER_SCALE = 40
+EXACT_FILTER_SCALE = 50
 # Candidates beyond ``limit`` whose exact scores are read after the int8 scan. int8 scores are
 # within 0.0023 of exact on 100k MiniLM vectors; 5 extra already gave the exact top 10/20/50 in
 # all 2,700 filtered searches measured (NOTES.md).

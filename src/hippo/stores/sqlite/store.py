@@ -63,6 +63,7 @@ _STANDING_COLUMNS = (
 
 KEYWORD_BUDGET = 10_000  # rows FTS5 may score per keyword search (bench/scale.py measures what it changes)
 _OR_TERMS = re.compile(r'"[^"]+"(?: OR "[^"]+")*')
+_KEPT_MAX = 16  # entries of SQLiteStore._kept: a recall adds at most five
 
 
 def _affordable(conn: sqlite3.Connection, match: str) -> tuple[str, int | None]:
@@ -85,6 +86,14 @@ def _affordable(conn: sqlite3.Connection, match: str) -> tuple[str, int | None]:
         kept.append(term)
         total += count
     return " OR ".join(t for t in terms if t in kept), total
+
+
+def _smallest(values: np.ndarray, count: int) -> np.ndarray:
+    """Positions of the ``count`` smallest ``values``, smallest first (ties by position)."""
+    if count >= len(values):
+        return np.argsort(values, kind="stable")[:count]
+    part = np.argpartition(values, count - 1)[:count]
+    return part[np.lexsort((part, values[part]))]
 
 
 def _marks(n: int) -> str:
@@ -114,6 +123,8 @@ class SQLiteStore:
         self._depth = 0
         self._after_commit: list[Callable[[], None]] = []
         self._vectors = VectorCache(self._conn, self.path, ann_threshold=ann_threshold)
+        self._kept: dict[tuple[Any, ...], Any] = {}  # see _kept_now
+        self._kept_state: tuple[int, int] | None = None
 
     # -- plumbing ---------------------------------------------------------
 
@@ -379,12 +390,44 @@ class SQLiteStore:
                 if found is not None:
                     return self._ids_for_rowids(found)
             if not where.is_empty or where.include_superseded:
-                allowed = read_rowids(conn, f"SELECT c.rowid FROM chunks c WHERE c.agent_id = ? AND {clause}",
-                                      (agent_id, *params))
+                allowed = self._allowed_rowids(conn, agent_id, clause, params)
             found = self._vectors.search(agent_id, query, limit, allowed)
             if where.include_superseded:
                 found = self._merge_superseded(conn, agent_id, query, limit, found, allowed)
             return self._ids_for_rowids(found)
+
+    def _kept_now(self, conn: sqlite3.Connection) -> dict[tuple[Any, ...], Any]:
+        """What is worth keeping between the searches of one recall (a period's rowid list, a
+        keyword query's scores), valid until the file changes: this connection's writes move
+        ``total_changes``, other connections' commits ``PRAGMA data_version``."""
+        state = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
+        if state != self._kept_state or len(self._kept) >= _KEPT_MAX:
+            self._kept, self._kept_state = {}, state
+        return self._kept
+
+    def _allowed_rowids(self, conn: sqlite3.Connection, agent_id: str, clause: str, params: list[Any],
+                        *, read: bool = True) -> np.ndarray | None:
+        """The agent's rowids that pass a filter (``clause``), sorted, kept until the file changes
+        so that recall's vector and keyword searches of one period list them once. With
+        ``read=False``: only a kept list, else None."""
+        kept, key = self._kept_now(conn), ("allowed", agent_id, clause, tuple(params))
+        if key not in kept and read:
+            kept[key] = np.sort(read_rowids(conn, f"SELECT c.rowid FROM chunks c WHERE c.agent_id = ? AND {clause}",
+                                            (agent_id, *params)))
+        return kept.get(key)
+
+    def _scored(self, conn: sqlite3.Connection, match: str) -> tuple[np.ndarray, np.ndarray]:
+        """Every row ``match`` matches, with its BM25 rank (lower is better), scored by FTS5 alone
+        (``rank`` is bm25: the table sets no other) and kept until the file changes, so that a
+        recall's second, time-filtered pass does not score the same matches again."""
+        kept = self._kept_now(conn)
+        if ("scored", match) not in kept:
+            rowids, ranks = conn.execute(
+                "SELECT group_concat(rowid), group_concat(rank) FROM chunks_fts WHERE chunks_fts MATCH ?", (match,)
+            ).fetchone()
+            kept["scored", match] = (np.fromstring(rowids or "", dtype=np.int64, sep=","),
+                                     np.fromstring(ranks or "", dtype=np.float64, sep=","))
+        return kept["scored", match]
 
     def _filter_afterwards(self, conn: sqlite3.Connection, agent_id: str, query: np.ndarray, limit: int,
                            clause: str, params: list[Any]) -> list[tuple[int, float]] | None:
@@ -428,7 +471,12 @@ class SQLiteStore:
         least) until the rest fit; the rarest term always stays."""
         clause, params = filter_sql(where)
         with self._reading() as conn:
-            match, matches = _affordable(conn, match)
+            kept = self._kept_now(conn)
+            if ("affordable", match, KEYWORD_BUDGET) not in kept:
+                kept["affordable", match, KEYWORD_BUDGET] = _affordable(conn, match)
+            match, matches = kept["affordable", match, KEYWORD_BUDGET]
+            # Within the budget every match is scored by FTS5 alone, once per recall (see _scored).
+            scorable = matches is not None and matches <= KEYWORD_BUDGET
             # Two plans. Fast: rank in FTS5 alone (no row lookups while scoring), then keep the
             # agent's rows among the best 8·limit. Exact: join every match to its row and compute
             # BM25 only for the rows that pass. The fast plan pays off only when the agent's own
@@ -436,21 +484,66 @@ class SQLiteStore:
             # share of the file, or under a filter, it comes up short and the exact plan runs anyway.
             own = self._vectors.loaded_count(agent_id)
             if where.is_empty and self._expected_own_matches(conn, own, matches) >= limit * 8:
-                rows = conn.execute(
-                    "SELECT c.id, r.rank FROM (SELECT rowid, bm25(chunks_fts) AS rank FROM chunks_fts "
-                    "WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?) AS r JOIN chunks c ON c.rowid = r.rowid "
-                    f"WHERE +c.agent_id = ? AND {clause} ORDER BY r.rank LIMIT ?",
-                    (match, limit * 8, agent_id, *params, limit),
-                ).fetchall()
+                if scorable:
+                    rows = self._among_the_best(conn, match, limit, agent_id, clause, params)
+                else:
+                    rows = conn.execute(
+                        "SELECT c.id, -r.rank FROM (SELECT rowid, bm25(chunks_fts) AS rank FROM chunks_fts "
+                        "WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?) AS r JOIN chunks c ON c.rowid = r.rowid "
+                        f"WHERE +c.agent_id = ? AND {clause} ORDER BY r.rank LIMIT ?",
+                        (match, limit * 8, agent_id, *params, limit),
+                    ).fetchall()
                 if len(rows) >= limit:
-                    return [(row[0], -row[1]) for row in rows]
+                    return rows
+            # The exact answer without a join, when the rows that pass were listed (by the vector
+            # search of the same filter) and the matches are scored already, or would be joined
+            # one by one otherwise.
+            allowed = None
+            if scorable and not where.is_empty:
+                allowed = self._allowed_rowids(conn, agent_id, clause, params, read=False)
+            if allowed is not None and ("scored", match) in self._kept_now(conn):
+                return self._keyword_among(conn, match, allowed, limit)
             within, within_params = self._fewer_rows_than(conn, agent_id, where, clause, params, own, matches)
+            if allowed is not None and not within:
+                return self._keyword_among(conn, match, allowed, limit)
             rows = conn.execute(
                 "SELECT c.id, bm25(chunks_fts) AS rank FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
                 f"WHERE chunks_fts MATCH ? {within}AND +c.agent_id = ? AND {clause} ORDER BY rank LIMIT ?",
                 (match, *within_params, agent_id, *params, limit),
             ).fetchall()
         return [(row[0], -row[1]) for row in rows]
+
+    def _among_the_best(self, conn: sqlite3.Connection, match: str, limit: int, agent_id: str, clause: str,
+                        params: list[Any]) -> list[tuple[str, float]]:
+        """The best ``limit`` of the agent's rows that pass the filter among the best 8·limit
+        scored matches; the best 2·limit are checked first, which is enough when the agent owns
+        most matches."""
+        rowids, ranks = self._scored(conn, match)
+        top = _smallest(ranks, min(len(ranks), limit * 8))
+        found: list[tuple[str, float]] = []
+        for part in (top[: limit * 2], top[limit * 2:]):
+            if len(part) == 0 or len(found) >= limit:
+                break
+            passing = dict(conn.execute(
+                "SELECT c.rowid, c.id FROM chunks c WHERE c.rowid IN (SELECT value FROM json_each(?)) "
+                f"AND +c.agent_id = ? AND {clause}", (json.dumps(rowids[part].tolist()), agent_id, *params),
+            ).fetchall())
+            found += [(passing[r], -float(ranks[i])) for i, r in zip(part, rowids[part].tolist()) if r in passing]
+        return found[:limit]
+
+    def _keyword_among(self, conn: sqlite3.Connection, match: str, allowed: np.ndarray,
+                       limit: int) -> list[tuple[str, float]]:
+        """BM25 top ``limit`` of the matches among ``allowed`` (sorted rowids that pass the filter),
+        from the scored matches: no match's row is looked up (the join costs ~2.5 µs a match at
+        1M rows, ~20 ms for a month)."""
+        rowids, ranks = self._scored(conn, match)
+        if len(rowids) == 0 or len(allowed) == 0:
+            return []
+        at = np.minimum(np.searchsorted(allowed, rowids), len(allowed) - 1)
+        keep = allowed[at] == rowids
+        rowids, ranks = rowids[keep], ranks[keep]
+        best = np.argsort(ranks, kind="stable")[:limit]
+        return self._ids_for_rowids([(int(rowids[i]), -float(ranks[i])) for i in best])
 
     @staticmethod
     def _fewer_rows_than(conn: sqlite3.Connection, agent_id: str, where: ChunkFilter, clause: str,
