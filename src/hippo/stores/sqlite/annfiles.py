@@ -3,10 +3,11 @@
 Layout: ``<db>.hnsw/<agent-hash>.json`` (the sidecar) names the graph file
 ``<agent-hash>-<token>.bin`` and its live keys with their int8 vectors
 (``…bin.rows.npz``). The sidecar is written last and removed first, so a crash
-mid-save leaves no sidecar and the next start rebuilds. A saved index is used only when its sidecar's model and
-dimension match the database and a sample of its vectors equals the stored
-ones; rows added or retired since it was saved are then applied to it (when
-they are fewer than half the agent's rows; otherwise it is rebuilt).
+mid-save leaves no sidecar and the next start rebuilds. A saved index is used
+only when its sidecar's model and dimension match the database and a sample of
+its vectors equals the stored ones; rows added or retired since it was saved
+are then applied to it (when they are fewer than half the agent's rows;
+otherwise it is rebuilt).
 """
 
 from __future__ import annotations
