@@ -2,9 +2,9 @@
 
 Each row keeps 8-bit codes and one float32 scale (its largest component over
 127), a quarter of the float32 size: 384 MB for a million 384-dimension
-vectors. A dot product from the codes is within about 0.001 of the exact one
-for unit vectors, close enough to pick candidates whose exact scores are then
-read from the full vectors.
+vectors. A dot product from the codes is within 0.0023 of the exact one on
+100k MiniLM vectors, close enough to pick candidates whose exact scores are
+then read from the full vectors.
 
 Rows are kept sorted by key so that a batch of keys is located with one
 ``searchsorted``: new keys above every present one (SQLite hands out rowids in
@@ -36,10 +36,6 @@ class Int8Rows:
 
     def __len__(self) -> int:
         return self._size - self._dead
-
-    @property
-    def nbytes(self) -> int:
-        return self._keys.nbytes + self._codes.nbytes + self._scales.nbytes + self._alive.nbytes
 
     def _positions(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For each of ``keys``: its row, and whether the row holds that key (live or dead)."""

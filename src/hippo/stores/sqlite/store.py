@@ -63,7 +63,7 @@ _STANDING_COLUMNS = (
 
 KEYWORD_BUDGET = 10_000  # rows FTS5 may score per keyword search (bench/scale.py measures what it changes)
 _OR_TERMS = re.compile(r'"[^"]+"(?: OR "[^"]+")*')
-_KEPT_MAX = 16  # entries of SQLiteStore._kept: a recall adds at most five
+_KEPT_MAX = 8  # entries of SQLiteStore._kept (a recall adds three; a wide rowid list at 1M is 8 MB)
 
 
 def _affordable(conn: sqlite3.Connection, match: str) -> tuple[str, int | None]:
