@@ -33,9 +33,9 @@ M = 16
 EF_CONSTRUCTION = 100  # half the build and insert time of 200, recall@10 0.996 vs 0.998 (BENCHMARKS.md)
 EF_SEARCH = 256  # recall@10 0.997 at 100k, 0.991 at 1M (BENCHMARKS.md); 128 would give 0.995
 EXACT_FILTER_MIN = 1_000  # a filtered search over at most max(this, 50·sqrt(len)) keys is exact
-# The int8 scan costs ~0.35 µs per allowed key; hnswlib's filter, with the set of allowed keys built
-# per search, ~0.6·len/k ms for k allowed keys. Measured on saved indexes of real vectors, they
-# cross at ~15k of 100k and ~55k of 1M keys (NOTES.md), ~50·sqrt(len).
+# The int8 scan costs ~0.3 µs per allowed key; hnswlib's filter, with the set of allowed keys built
+# per search, ~0.6·len/k ms for k allowed keys. On real vectors they cross at ~15k of 100k and
+# ~60k of 1M keys (bench/ann_choice.py --sweep, BENCHMARKS.md), ~50·sqrt(len).
 EXACT_FILTER_SCALE = 50
 # Candidates beyond ``limit`` whose exact scores are read after the int8 scan. int8 scores are
 # within 0.0023 of exact on 100k MiniLM vectors; 5 extra already gave the exact top 10/20/50 in
