@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ExactIndex", "decode_vector", "encode_vector"]
+__all__ = ["ExactIndex", "decode_vector", "encode_vector", "locate", "top_positions"]
 
 
 def encode_vector(vector: np.ndarray) -> bytes:
@@ -19,6 +19,23 @@ def encode_vector(vector: np.ndarray) -> bytes:
 
 def decode_vector(blob: bytes) -> np.ndarray:
     return np.frombuffer(blob, dtype="<f4")
+
+
+def top_positions(scores: np.ndarray, limit: int) -> np.ndarray:
+    """Positions of the ``limit`` highest ``scores``, highest first (ties by position)."""
+    limit = min(limit, len(scores))
+    if limit <= 0:
+        return np.zeros(0, dtype=np.intp)
+    top = np.argpartition(-scores, limit - 1)[:limit]
+    return top[np.lexsort((top, -scores[top]))]
+
+
+def locate(sorted_keys: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each of ``keys``: its position in ``sorted_keys`` and whether it is there."""
+    at = np.searchsorted(sorted_keys, keys)
+    found = at < len(sorted_keys)
+    found[found] = sorted_keys[at[found]] == keys[found]
+    return at, found
 
 
 class ExactIndex:
@@ -77,7 +94,4 @@ class ExactIndex:
         scores = self._matrix @ np.asarray(query, dtype=np.float32)
         if allowed is not None:
             scores = np.where(np.isin(self._keys, allowed), scores, -np.inf)
-        limit = min(limit, len(scores))
-        top = np.argpartition(-scores, limit - 1)[:limit]
-        top = top[np.argsort(-scores[top], kind="stable")]
-        return [(int(self._keys[i]), float(scores[i])) for i in top if np.isfinite(scores[i])]
+        return [(int(self._keys[i]), float(scores[i])) for i in top_positions(scores, limit) if np.isfinite(scores[i])]

@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from hippo.index.exact import top_positions
 from hippo.index.int8 import Int8Rows
 
 __all__ = ["HnswIndex", "ann_available", "require_hnswlib"]
@@ -83,8 +84,7 @@ class HnswIndex:
         self.m, self.ef_construction, self.ef_search = m, ef_construction, ef_search
         count = 0 if keys is None else len(keys)
         self._graph = self._new_graph(max(_MIN_CAPACITY, count))
-        self._keys: set[int] = set()
-        self._rows = Int8Rows(dimension)
+        self._rows = Int8Rows(dimension)  # also the record of which keys are live
         if count:
             self.add([int(k) for k in keys], np.asarray(matrix, dtype=np.float32))  # type: ignore[union-attr]
 
@@ -95,16 +95,16 @@ class HnswIndex:
         return graph
 
     def __len__(self) -> int:
-        return len(self._keys)
+        return len(self._rows)
 
     @property
     def removed(self) -> int:
         """Removed elements still taking a slot in the graph (zeroed, never returned)."""
-        return self._graph.element_count - len(self._keys)
+        return self._graph.element_count - len(self._rows)
 
     def keys(self) -> np.ndarray:
         """The live keys, sorted."""
-        return np.sort(np.fromiter(self._keys, dtype=np.int64, count=len(self._keys)))
+        return self._rows.live()[0].copy()
 
     def add(self, keys: list[int], vectors: np.ndarray) -> None:
         """Add rows, or replace the vector of keys already present (removed keys come back)."""
@@ -117,11 +117,11 @@ class HnswIndex:
         # An existing label (live or removed) is updated in place and unmarked by hnswlib.
         self._graph.add_items(vectors, np.asarray(keys, dtype=np.uint64))
         self._rows.put(np.asarray(keys, dtype=np.int64), vectors)
-        self._keys.update(keys)
 
     def remove(self, keys: list[int]) -> None:
         """Zero the vectors of ``keys`` and mark them removed; unknown keys are ignored."""
-        doomed = [k for k in dict.fromkeys(keys) if k in self._keys]
+        unique = np.unique(np.asarray(keys, dtype=np.int64))
+        doomed = unique[self._rows.holds(unique)].tolist()
         if not doomed:
             return
         labels = np.asarray(doomed, dtype=np.uint64)
@@ -129,7 +129,6 @@ class HnswIndex:
         for key in doomed:
             self._graph.mark_deleted(key)
         self._rows.drop(np.asarray(doomed, dtype=np.int64))
-        self._keys.difference_update(doomed)
         if self.removed > _REBUILD_SHARE * self._graph.element_count and self.removed > _MIN_CAPACITY:
             self._rebuild()
 
@@ -137,7 +136,7 @@ class HnswIndex:
         keys = self.keys()
         vectors = self.vectors(keys)
         self._graph = self._new_graph(max(_MIN_CAPACITY, len(keys)))
-        self._keys, self._rows = set(), Int8Rows(self.dimension)
+        self._rows = Int8Rows(self.dimension)
         self.add(keys.tolist(), vectors)
 
     def vectors(self, keys: np.ndarray) -> np.ndarray:
@@ -158,13 +157,13 @@ class HnswIndex:
         query = np.asarray(query, dtype=np.float32)
         if allowed is not None:
             allowed = np.asarray(allowed, dtype=np.int64)
-            if len(allowed) > max(EXACT_FILTER_MIN, EXACT_FILTER_SCALE * len(self._keys) ** 0.5):
+            if len(allowed) > max(EXACT_FILTER_MIN, EXACT_FILTER_SCALE * len(self._rows) ** 0.5):
                 keep = set(allowed.tolist())
                 found = self._approximate(query, min(limit, len(keep)), keep.__contains__)
                 if found is not None:
                     return found
             return self._exact(query, limit, allowed)
-        found = self._approximate(query, min(limit, len(self._keys)), None)
+        found = self._approximate(query, min(limit, len(self._rows)), None)
         return found if found is not None else self._exact(query, limit, self.keys())
 
     def _approximate(self, query: np.ndarray, k: int, keep: Any) -> list[tuple[int, float]] | None:
@@ -183,9 +182,9 @@ class HnswIndex:
         if len(keys) == 0 or limit <= 0:
             return []
         keys, rough = self._rows.scores(query, keys)
-        keys = keys[_top(rough, limit + RESCORE_EXTRA)]
+        keys = keys[top_positions(rough, limit + RESCORE_EXTRA)]
         scores = self.vectors(keys) @ query
-        return [(int(keys[i]), float(scores[i])) for i in _top(scores, limit)]
+        return [(int(keys[i]), float(scores[i])) for i in top_positions(scores, limit)]
 
     # -- files ----------------------------------------------------------------
 
@@ -227,19 +226,9 @@ class HnswIndex:
         self.m, self.ef_construction = graph.M, graph.ef_construction
         graph.set_ef(ef_search)
         self._graph, self._rows = graph, rows
-        self._keys = set(rows.live()[0].tolist())
-        if graph.element_count < len(self._keys):
+        if graph.element_count < len(rows):
             raise ValueError(f"the ANN index {path} holds fewer elements than its key list")
         return self
-
-
-def _top(scores: np.ndarray, limit: int) -> np.ndarray:
-    """Positions of the ``limit`` highest scores, best first."""
-    limit = min(limit, len(scores))
-    if limit <= 0:
-        return np.zeros(0, dtype=np.intp)
-    top = np.argpartition(-scores, limit - 1)[:limit]
-    return top[np.argsort(-scores[top], kind="stable")]
 
 
 def _rows_path(path: Path) -> Path:

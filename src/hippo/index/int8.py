@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from hippo.index.exact import locate
+
 __all__ = ["Int8Rows"]
 
 _DEAD_SHARE = 0.25
@@ -39,11 +41,13 @@ class Int8Rows:
 
     def _positions(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For each of ``keys``: its row, and whether the row holds that key (live or dead)."""
-        present = self._keys[: self._size]
-        at = np.searchsorted(present, keys)
-        found = at < self._size
-        found[found] = present[at[found]] == keys[found]
-        return at, found
+        return locate(self._keys[: self._size], keys)
+
+    def holds(self, keys: np.ndarray) -> np.ndarray:
+        """Whether each of ``keys`` is a live row."""
+        at, found = self._positions(np.asarray(keys, dtype=np.int64))
+        found[found] = self._alive[at[found]]
+        return found
 
     def put(self, keys: np.ndarray, vectors: np.ndarray) -> None:
         """Add rows, or replace the vectors of keys already present (dead keys come back)."""

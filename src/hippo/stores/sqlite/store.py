@@ -18,7 +18,7 @@ import numpy as np
 from hippo.clock import from_iso, to_iso
 from hippo.config import DEFAULT_ANN_THRESHOLD
 from hippo.errors import EmbedderMismatch, StorageError
-from hippo.index.exact import decode_vector, encode_vector
+from hippo.index.exact import decode_vector, encode_vector, top_positions
 from hippo.stores.base import UNCHANGED, ChunkFilter, Standing, StoreCapabilities, StrengthUpdate
 from hippo.stores.sqlite.conversation import has_messages_table, search_messages
 from hippo.stores.sqlite.filters import filter_sql
@@ -86,14 +86,6 @@ def _affordable(conn: sqlite3.Connection, match: str) -> tuple[str, int | None]:
         kept.append(term)
         total += count
     return " OR ".join(t for t in terms if t in kept), total
-
-
-def _smallest(values: np.ndarray, count: int) -> np.ndarray:
-    """Positions of the ``count`` smallest ``values``, smallest first (ties by position)."""
-    if count >= len(values):
-        return np.argsort(values, kind="stable")[:count]
-    part = np.argpartition(values, count - 1)[:count]
-    return part[np.lexsort((part, values[part]))]
 
 
 def _marks(n: int) -> str:
@@ -501,7 +493,7 @@ class SQLiteStore:
             allowed = None
             if scorable and not where.is_empty:
                 allowed = self._allowed_rowids(conn, agent_id, clause, params, read=False)
-            if allowed is not None and ("scored", match) in self._kept_now(conn):
+            if allowed is not None and ("scored", match) in kept:
                 return self._keyword_among(conn, match, allowed, limit)
             within, within_params = self._fewer_rows_than(conn, agent_id, where, clause, params, own, matches)
             if allowed is not None and not within:
@@ -519,7 +511,7 @@ class SQLiteStore:
         scored matches; the best 2·limit are checked first, which is enough when the agent owns
         most matches."""
         rowids, ranks = self._scored(conn, match)
-        top = _smallest(ranks, min(len(ranks), limit * 8))
+        top = top_positions(-ranks, limit * 8)  # bm25 ranks: lower is better
         found: list[tuple[str, float]] = []
         for part in (top[: limit * 2], top[limit * 2:]):
             if len(part) == 0 or len(found) >= limit:
@@ -537,13 +529,9 @@ class SQLiteStore:
         from the scored matches: no match's row is looked up (the join costs ~2.5 µs a match at
         1M rows, ~20 ms for a month)."""
         rowids, ranks = self._scored(conn, match)
-        if len(rowids) == 0 or len(allowed) == 0:
-            return []
-        at = np.minimum(np.searchsorted(allowed, rowids), len(allowed) - 1)
-        keep = allowed[at] == rowids
+        keep = np.isin(rowids, allowed, assume_unique=True)
         rowids, ranks = rowids[keep], ranks[keep]
-        best = np.argsort(ranks, kind="stable")[:limit]
-        return self._ids_for_rowids([(int(rowids[i]), -float(ranks[i])) for i in best])
+        return self._ids_for_rowids([(int(rowids[i]), -float(ranks[i])) for i in top_positions(-ranks, limit)])
 
     @staticmethod
     def _fewer_rows_than(conn: sqlite3.Connection, agent_id: str, where: ChunkFilter, clause: str,

@@ -20,7 +20,7 @@ import numpy as np
 
 from hippo.errors import EmbedderMismatch
 from hippo.index import VectorIndex
-from hippo.index.exact import ExactIndex
+from hippo.index.exact import ExactIndex, locate
 from hippo.index.hnsw import HnswIndex, ann_available
 from hippo.stores.sqlite.annfiles import AnnFiles, Snapshot
 
@@ -242,8 +242,7 @@ class VectorCache:
             return np.zeros((len(keys), 0), dtype=np.float32)
         found = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
-        at = np.minimum(np.searchsorted(found, keys), len(found) - 1)
-        present = found[at] == keys
+        at, present = locate(found, keys)
         out = np.zeros((len(keys), matrix.shape[1]), dtype=np.float32)
         out[present] = matrix[at[present]]
         return out
