@@ -1,18 +1,21 @@
 """Moving memory in and out: export, import (JSON Lines) and reembed.
 
 The format is described in ``hippo.core.transfer``: a header line, one line per
-chunk, one per block. Exports are written to a temporary file that replaces
-the target only when complete; imports are read and validated in full before
-anything is written.
+chunk, one per block. An export to a regular file is written to a temporary
+file that replaces it only when complete (a FIFO or a device is written to
+directly); imports are read and validated in full before anything is written.
 """
 
 from __future__ import annotations
 
+import errno
 import json as jsonlib
 import os
+import stat
 import sys
+import tempfile
 from collections import Counter
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Annotated, Any, Iterator, Optional, TextIO
 
@@ -25,18 +28,54 @@ from hippo.surfaces.cli.app import JSON, Options, app, opened
 
 @contextmanager
 def _output(file: str | None) -> Iterator[TextIO]:
-    """Standard output for ``-`` or none; else a temporary file moved into place on success."""
+    """Where an export goes: standard output for ``-`` or none, else what ``file`` names.
+
+    A regular file (or a new one) is written to a private temporary file beside it and moved
+    over it only when complete, with the mode it had (a new file: the umask's). Through a
+    symlink, the link stays and its target is written. Anything else (a FIFO, a device) is
+    written to directly, never replaced by a file of memories.
+    """
     if file in (None, "-"):
         yield sys.stdout
         return
-    target = Path(file)  # type: ignore[arg-type]
-    partial = target.with_name(f".{target.name}.partial")
+    assert file is not None
     try:
-        with partial.open("w", encoding="utf-8") as out:
+        found: os.stat_result | None = os.stat(file)  # through symlinks
+    except FileNotFoundError:
+        found = None
+    if found is not None and stat.S_ISDIR(found.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "cannot export to a directory", file)
+    if found is not None and not stat.S_ISREG(found.st_mode):
+        with open(file, "w", encoding="utf-8") as out:
             yield out
+        return
+    with _replacing(Path(os.path.realpath(file)), found) as out:
+        yield out
+
+
+@contextmanager
+def _replacing(target: Path, found: os.stat_result | None) -> Iterator[TextIO]:
+    """A temporary file (created 0600 by mkstemp) renamed over ``target`` once written in full."""
+    mode = stat.S_IMODE(found.st_mode) if found is not None else 0o666 & ~_umask()
+    handle, partial = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            yield out
+            out.flush()
+            os.fsync(out.fileno())
+            os.fchmod(out.fileno(), mode)
+            if found is not None and os.geteuid() == 0:
+                os.fchown(out.fileno(), found.st_uid, found.st_gid)  # root exporting over a user's file
         os.replace(partial, target)
     finally:
-        partial.unlink(missing_ok=True)
+        with suppress(FileNotFoundError):
+            os.unlink(partial)
+
+
+def _umask() -> int:
+    current = os.umask(0o077)
+    os.umask(current)
+    return current
 
 
 def _dumps(record: Any) -> str:
