@@ -8,6 +8,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from hippo import limits
 from hippo.errors import ConfigError
 
 __all__ = ["Settings", "load_settings"]
@@ -97,4 +98,21 @@ def load_settings(config_file: str | Path | None = None, **overrides: Any) -> Se
         if name in _NULLABLE and isinstance(value, str) and value.strip().lower() in _NONE_WORDS:
             value = None
         values[name] = value
-    return replace(Settings(), **values)
+    return _checked(replace(Settings(), **values))
+
+
+# Settings that are counts: (smallest allowed, largest allowed, whether None is allowed).
+_COUNTS = {"ann_threshold": (0, 2**40, True), "block_char_limit": (1, limits.BLOCK_CHAR_LIMIT, True),
+           "max_content_chars": (1, 10_000_000, False), "max_query_chars": (1, 1_000_000, False)}
+
+
+def _checked(settings: Settings) -> Settings:
+    """Refuse values that cannot work (a negative threshold, a zero limit) before anything opens."""
+    for name, (low, high, nullable) in _COUNTS.items():
+        value = getattr(settings, name)
+        if value is None and nullable:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ConfigError(f"setting {name} must be a whole number from {low} to {high}"
+                              + (" or none" if nullable else "") + f", got {value!r}"[:120])
+    return settings

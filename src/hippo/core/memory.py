@@ -414,8 +414,7 @@ class Memory:
         key = v.check_block_key(key)
         value = v.check_text(value, "value", max_chars=self.settings.max_content_chars, allow_empty=True)
         if char_limit is not UNCHANGED and char_limit is not None:
-            if isinstance(char_limit, bool) or not isinstance(char_limit, int) or char_limit < 1:
-                raise InvalidInput(f"char_limit must be a positive integer or None, got {char_limit!r}")
+            char_limit = v.check_char_limit(char_limit)
         return self._blocks.set(key, value, self.now(), char_limit=char_limit)
 
     # -- conversation ---------------------------------------------------------

@@ -149,6 +149,8 @@ class ImportPlan:
 
 def parse_records(records: Iterable[Mapping[str, Any]], agent_id: str, *, max_chars: int) -> ImportPlan:
     """Validate a whole export for ``agent_id``; the first problem raises InvalidInput naming its record."""
+    if isinstance(records, (str, bytes, Mapping)) or not isinstance(records, Iterable):
+        raise InvalidInput(f"an import takes a list of records (dicts), got {type(records).__name__}")
     it: Iterator[Mapping[str, Any]] = iter(records)
     first = next(it, None)
     if first is None:
@@ -158,6 +160,7 @@ def parse_records(records: Iterable[Mapping[str, Any]], agent_id: str, *, max_ch
     keys: set[str] = set()
     for number, record in enumerate(it, start=2):
         try:
+            v.check_json_value(record, "the record")
             kind = record.get("type") if isinstance(record, Mapping) else None
             if kind == "chunk":
                 chunk, vector = _chunk(record, agent_id, plan.header, max_chars)

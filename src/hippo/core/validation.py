@@ -8,32 +8,36 @@ import re
 from datetime import datetime
 from typing import Any
 
+from hippo import limits
 from hippo.clock import from_iso, to_utc
 from hippo.errors import InvalidInput
 
 __all__ = [
     "check_agent_id",
     "check_block_key",
+    "check_char_limit",
     "check_chunk_id",
     "check_datetime",
     "check_intensity",
     "check_limit",
+    "check_json_value",
     "check_metadata",
     "check_text",
+    "parse_json",
 ]
 
 AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$")
 BLOCK_KEY = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
 ULID = re.compile(r"^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$")
 _METADATA_KEY = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
-MAX_METADATA_BYTES = 16_384
-MAX_LIMIT = 1000
+MAX_METADATA_BYTES = limits.METADATA_BYTES
+MAX_LIMIT = limits.RESULT_LIMIT
 
 
 def check_agent_id(agent_id: Any) -> str:
-    if not isinstance(agent_id, str) or not AGENT_ID.match(agent_id):
+    if not isinstance(agent_id, str) or not AGENT_ID.fullmatch(agent_id):
         raise InvalidInput(
-            f"invalid agent id {agent_id!r}: 1 to 128 characters, letters, digits and _ . : @ -, "
+            f"invalid agent id {_shown(agent_id)}: 1 to 128 characters, letters, digits and _ . : @ -, "
             "starting with a letter or digit"
         )
     return agent_id
@@ -58,28 +62,47 @@ def check_text(value: Any, name: str, *, max_chars: int, allow_empty: bool = Fal
 
 def check_chunk_id(value: Any) -> str:
     """A chunk id is a ULID: 26 Crockford base-32 characters."""
-    if not isinstance(value, str) or not ULID.match(value):
-        raise InvalidInput(f"invalid memory id {value!r}: expected a 26-character ULID")
+    if not isinstance(value, str) or not ULID.fullmatch(value):
+        raise InvalidInput(f"invalid memory id {_shown(value)}: expected a 26-character ULID")
     return value.upper()
 
 
 def check_block_key(key: Any) -> str:
-    if not isinstance(key, str) or not BLOCK_KEY.match(key):
-        raise InvalidInput(f"invalid block key {key!r}: 1 to 64 letters, digits, _ . -")
+    if not isinstance(key, str) or not BLOCK_KEY.fullmatch(key):
+        raise InvalidInput(f"invalid block key {_shown(key)}: 1 to 64 letters, digits, _ . -")
     return key
 
 
 def check_intensity(value: Any, name: str = "intensity") -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InvalidInput(f"{name} must be a number between 0 and 1, got {value!r}")
-    if not 0.0 <= value <= 1.0:
-        raise InvalidInput(f"{name} must be between 0 and 1, got {value}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or isinstance(value, float) and not \
+            math.isfinite(value):
+        raise InvalidInput(f"{name} must be a number between 0 and 1, got {_shown(value)}")
+    if not 0 <= value <= 1:  # compared before any float(): 10**400 has no float
+        raise InvalidInput(f"{name} must be between 0 and 1, got {_shown(value)}")
     return float(value)
+
+
+def check_char_limit(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= limits.BLOCK_CHAR_LIMIT:
+        raise InvalidInput(f"char_limit must be an integer from 1 to {limits.BLOCK_CHAR_LIMIT} or None, "
+                           f"got {_shown(value)}")
+    return value
+
+
+def _shown(value: Any) -> str:
+    """``repr`` cut short: an error message never carries a 4,000-digit number or a whole document."""
+    if isinstance(value, int) and abs(value) > limits.INTEGER:
+        return f"an integer of about {value.bit_length() * 30103 // 100_000} digits"
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):
+        text = f"a {type(value).__name__}"
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def check_limit(value: Any, name: str = "limit") -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LIMIT:
-        raise InvalidInput(f"{name} must be an integer from 1 to {MAX_LIMIT}, got {value!r}")
+        raise InvalidInput(f"{name} must be an integer from 1 to {MAX_LIMIT}, got {_shown(value)}")
     return value
 
 
@@ -94,7 +117,56 @@ def check_datetime(value: Any, name: str) -> datetime | None:
             return from_iso(value.strip().replace("Z", "+00:00"))
         except ValueError:
             pass
-    raise InvalidInput(f"{name} must be a datetime or ISO-8601 text, got {value!r}")
+    raise InvalidInput(f"{name} must be a datetime or ISO-8601 text, got {_shown(value)}")
+
+
+def check_json_value(value: Any, name: str) -> None:
+    """A JSON value hippo can keep: at most ``limits.NESTING`` levels deep, integers that fit
+    SQLite's INTEGER, finite floats, string keys. Walked without recursion, so no depth of
+    nesting raises anything but InvalidInput."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list, tuple)):
+            if depth >= limits.NESTING:
+                raise InvalidInput(f"{name} is nested more than {limits.NESTING} levels deep")
+            if isinstance(item, dict):
+                if not all(isinstance(k, str) for k in item):
+                    raise InvalidInput(f"{name} has a key that is not a string")
+                stack.extend((v, depth + 1) for v in item.values())
+            else:
+                stack.extend((v, depth + 1) for v in item)
+        elif isinstance(item, int) and not isinstance(item, bool) and abs(item) > limits.INTEGER:
+            raise InvalidInput(f"{name} holds an integer larger than {limits.INTEGER}")
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise InvalidInput(f"{name} holds {item}, which JSON cannot carry")
+
+
+def parse_json(text: str, name: str, *, or_text: bool = False) -> Any:
+    """Parse JSON text within the limits: size, nesting, integer size. Any problem is InvalidInput;
+    with ``or_text``, text that is not JSON at all comes back as it is (``--meta key=plain words``)."""
+    if len(text) > limits.JSON_BYTES:
+        raise InvalidInput(f"{name} is {len(text)} characters of JSON; the limit is {limits.JSON_BYTES}")
+    try:
+        value = json.loads(text, parse_int=_bounded_int, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        if or_text:
+            return text
+        raise InvalidInput(f"{name} is not valid JSON: {exc.msg} at position {exc.pos}") from None
+    except RecursionError:
+        raise InvalidInput(f"{name} is nested more than {limits.NESTING} levels deep") from None
+    check_json_value(value, name)
+    return value
+
+
+def _bounded_int(digits: str) -> int:
+    if len(digits.lstrip("-")) > 19:  # before int(): Python refuses 4,300 digits with a ValueError
+        raise InvalidInput(f"an integer of {len(digits)} digits; the largest allowed is {limits.INTEGER}")
+    return int(digits)
+
+
+def _no_constant(word: str) -> float:
+    raise InvalidInput(f"{word} is not JSON")
 
 
 def check_metadata(value: Any) -> dict[str, Any]:
@@ -104,13 +176,14 @@ def check_metadata(value: Any) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise InvalidInput(f"metadata must be a JSON object (dict), got {type(value).__name__}")
     for key in value:
-        if not isinstance(key, str) or not _METADATA_KEY.match(key):
-            raise InvalidInput(f"invalid metadata key {key!r}: 1 to 64 letters, digits, _ . -")
+        if not isinstance(key, str) or not _METADATA_KEY.fullmatch(key):
+            raise InvalidInput(f"invalid metadata key {_shown(key)}: 1 to 64 letters, digits, _ . -")
     tags = value.get("tags")
     if tags is not None and (
         not isinstance(tags, list) or not all(isinstance(t, str) and t.strip() for t in tags)
     ):
         raise InvalidInput("metadata 'tags' must be a list of non-empty strings")
+    check_json_value(value, "metadata")
     try:
         encoded = json.dumps(value, ensure_ascii=False, allow_nan=False)
         encoded.encode("utf-8")

@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence, Union
 
 import numpy as np
 
-from hippo.errors import ProviderError
+from hippo.errors import ConfigError, ProviderError
 from hippo.providers.base import (
     ChatTurn,
     Completion,
@@ -36,7 +36,13 @@ class FakeEmbedder:
     """Hash-feature embedder; ``fake:<dimension>`` picks the dimension (default 64)."""
 
     def __init__(self, model: str | None = None, *, dimension: int | None = None, fail: bool = False) -> None:
-        dim = dimension or (int(model) if model and model.isdigit() else 64)
+        if dimension is None and model:
+            if not model.isdigit() or len(model) > 5:
+                raise ConfigError(f"fake:<dimension> takes a whole number from 1 to 4096, got {model!r}")
+            dimension = int(model)
+        dim = 64 if dimension is None else dimension
+        if isinstance(dim, bool) or not isinstance(dim, int) or not 1 <= dim <= 4096:
+            raise ConfigError(f"the fake embedder's dimension must be from 1 to 4096, got {dim!r}")
         self.model_id = f"fake:{dim}"
         self.dimension = dim
         self.thresholds = Thresholds(duplicate=0.93, ambiguous=0.78, forget=0.5)

@@ -47,7 +47,7 @@ def create_key(store: Store, agents: Sequence[str], *, admin: bool = False, labe
 
 def verify_key(store: Store, token: str) -> ApiKey | None:
     """The key a bearer token belongs to, or None for anything that is not a live key."""
-    match = _TOKEN.match(token or "")
+    match = _TOKEN.fullmatch(token or "")
     if not match:
         return None
     record = store.get_api_key(match.group(1))

@@ -88,4 +88,7 @@ def results_for(tools: "Toolset", message: Any) -> list[dict[str, Any]]:
     if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_use" for b in content):
         blocks = [dispatch(tools, b) for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
         return [{"role": "user", "content": blocks}]
-    return [dispatch(tools, call) for call in msg.get("tool_calls") or []]
+    calls = msg.get("tool_calls") or []
+    if not isinstance(calls, list):
+        raise InvalidInput(f"tool_calls must be a list of tool calls, got {type(calls).__name__}")
+    return [dispatch(tools, call) for call in calls]

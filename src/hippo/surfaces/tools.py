@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal, Mapping, Seq
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from hippo.core.validation import check_json_value, parse_json
 from hippo.errors import HippoError, InvalidInput
 
 if TYPE_CHECKING:
@@ -192,14 +193,12 @@ class Tool:
 
     def _parse(self, arguments: Mapping[str, Any] | str | None) -> BaseModel:
         if isinstance(arguments, str):
-            try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
-            except json.JSONDecodeError as exc:
-                raise InvalidInput(f"arguments are not valid JSON: {exc.msg} at position {exc.pos}") from None
+            arguments = parse_json(arguments, "arguments") if arguments.strip() else {}
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, Mapping):
             raise InvalidInput(f"arguments must be a JSON object, got {type(arguments).__name__}")
+        check_json_value(dict(arguments), "arguments")
         try:
             return self.args_model.model_validate(dict(arguments))
         except ValidationError as exc:

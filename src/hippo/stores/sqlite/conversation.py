@@ -21,7 +21,7 @@ _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 
 def validate_table_name(name: str) -> str:
     """Table names cannot be bound as parameters, so only plain identifiers pass."""
-    if not isinstance(name, str) or not _IDENTIFIER.match(name):
+    if not isinstance(name, str) or not _IDENTIFIER.fullmatch(name):
         raise InvalidInput(f"invalid table name {name!r}: use letters, digits and underscores")
     return name
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Iterator, Optional
 
 import typer
 
+from hippo.core.validation import parse_json
 from hippo.errors import InvalidInput, NotFound
 from hippo.surfaces.cli.errors import BoundaryGroup
 
@@ -138,16 +139,6 @@ def read_text(value: str, name: str) -> str:
     return text.rstrip("\n")
 
 
-def _value(raw: str) -> Any:
-    """JSON when it parses (numbers, true/false, null, lists), else the text itself."""
-    import json
-
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return raw
-
-
 def metadata_from(tags: list[str] | None, meta: list[str] | None) -> dict[str, Any] | None:
     """``--tag`` and ``--meta key=value`` options as one metadata object."""
     fields: dict[str, Any] = {}
@@ -155,7 +146,7 @@ def metadata_from(tags: list[str] | None, meta: list[str] | None) -> dict[str, A
         key, sep, raw = item.partition("=")
         if not sep or not key.strip():
             raise InvalidInput(f"--meta takes key=value, got {item!r}")
-        fields[key.strip()] = _value(raw)
+        fields[key.strip()] = parse_json(raw, f"--meta {key.strip()}", or_text=True)  # JSON when it parses
     if tags:
         fields["tags"] = list(dict.fromkeys(tags))
     return fields or None
@@ -172,5 +163,7 @@ def when(value: str | None) -> str | None:
     match = _RELATIVE.match(value.strip().lower())
     if match is None:
         return value
-    ago = timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
-    return (datetime.now(timezone.utc) - ago).isoformat()
+    try:
+        return (datetime.now(timezone.utc) - timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})).isoformat()
+    except (OverflowError, ValueError):  # 99999999d reaches back before the year 1
+        raise InvalidInput(f"{value!r} reaches back further than dates go") from None

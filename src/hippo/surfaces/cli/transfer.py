@@ -21,6 +21,7 @@ from typing import Annotated, Any, Iterator, Optional, TextIO
 
 import typer
 
+from hippo.core.validation import parse_json
 from hippo.errors import InvalidInput, NotFound
 from hippo.surfaces.cli import render
 from hippo.surfaces.cli.app import JSON, Options, app, opened
@@ -118,9 +119,9 @@ def _read_records(file: str) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            record = jsonlib.loads(line)
-        except ValueError as exc:
-            raise InvalidInput(f"{file}: line {number} is not JSON: {exc}") from None
+            record = parse_json(line, "the line")
+        except InvalidInput as exc:
+            raise InvalidInput(f"{file}: line {number} is not JSON: {exc.message}") from None
         if not isinstance(record, dict):
             raise InvalidInput(f"{file}: line {number} is not a JSON object")
         records.append(record)

@@ -1,0 +1,18 @@
+"""Every bound hippo puts on what a caller hands it, in one table.
+
+Validation, the tools, MCP, the CLI and the HTTP models read their limits
+here, so a limit is changed in one place and every surface agrees. The text
+limits are the defaults of the matching settings (``max_content_chars``,
+``max_query_chars``); the rest are fixed.
+"""
+
+from __future__ import annotations
+
+CONTENT_CHARS = 32_000  # a memory, a fact text, a block value (Settings.max_content_chars)
+QUERY_CHARS = 4_000  # a recall query, a forget description (Settings.max_query_chars)
+RESULT_LIMIT = 1_000  # hits, forgotten chunks or listed items in one call
+METADATA_BYTES = 16_384  # a chunk's metadata as UTF-8 JSON
+NESTING = 32  # levels of objects and arrays in metadata, tool arguments or an imported record
+JSON_BYTES = 1_000_000  # one JSON document parsed from text: tool arguments, one imported line
+INTEGER = 2**63 - 1  # the largest magnitude of an integer anywhere (SQLite's INTEGER)
+BLOCK_CHAR_LIMIT = 1_000_000  # the largest character limit a block may be given
