@@ -11,11 +11,12 @@ store serialises access to its connection.
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from hippo.errors import ConfigError, MissingDependency
+from hippo.errors import ConfigError, HippoError, InvalidInput, MissingDependency
 
 if TYPE_CHECKING:
     from hippo.core.memory import Memory
@@ -77,7 +78,11 @@ def build_server(mem: "Memory", *, recall_max_tokens: int = 1500) -> Any:
         uri = str(params.uri)
         prefix = BLOCK_URI.split("{")[0]
         key = uri[len(prefix):] if uri.startswith(prefix) else ""
-        value = await anyio.to_thread.run_sync(mem.recall_memory_block, key) if key else None
+        try:
+            value = await anyio.to_thread.run_sync(mem.recall_memory_block, key) if key else None
+        except HippoError as exc:  # an invalid key ("../human", a query string): the client's mistake
+            code = types.INVALID_PARAMS if isinstance(exc, InvalidInput) else types.INTERNAL_ERROR
+            raise MCPError(code, exc.message, {"uri": uri[:200]}) from None
         if value is None:
             raise MCPError(_RESOURCE_NOT_FOUND, f"no memory block at {uri}", {"uri": uri})
         return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type="text/plain",
@@ -101,12 +106,65 @@ def run_stdio(mem: "Memory") -> None:
     from mcp.server.stdio import stdio_server
 
     server = build_server(mem)
+    lines = _Lines(anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")))
 
     async def main() -> None:
-        async with stdio_server() as (read_stream, write_stream):
+        async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+            lines.replies = write_stream
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
     anyio.run(main)
+
+
+class _Lines:
+    """Standard input, line by line, for the SDK's stdio transport.
+
+    The SDK parses each line with pydantic, which refuses JSON that Python reads (a lone
+    surrogate such as "\\ud800" in a string) and then drops the request unanswered: the
+    client would wait until its own timeout. Such a request is answered here with an error.
+    """
+
+    def __init__(self, source: Any) -> None:
+        self.source = source
+        self.replies: Any = None  # the transport's write stream, once it exists
+
+    def __aiter__(self) -> Any:
+        return self._lines()
+
+    async def _lines(self) -> Any:
+        async for line in self.source:
+            refusal = _refusal(line)
+            if refusal is None or self.replies is None:
+                yield line
+            else:
+                from mcp.shared.message import SessionMessage
+
+                await self.replies.send(SessionMessage(refusal))
+
+
+def _refusal(line: str) -> Any:
+    """The error that answers a request the SDK cannot parse, or None for a line it can."""
+    import mcp_types as types
+
+    try:
+        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        return None
+    except ValueError:
+        pass
+    try:
+        request = json.loads(line)
+    except (ValueError, RecursionError):
+        return None  # not JSON at all: the SDK's own handling
+    request_id = request.get("id") if isinstance(request, dict) else None
+    if not isinstance(request_id, (str, int)) or isinstance(request_id, bool) or "method" not in request:
+        return None  # a notification or a malformed message: there is no one to answer
+    try:
+        json.dumps(request, ensure_ascii=False).encode("utf-8")
+        reason = "the request is not valid JSON-RPC for this server"
+    except (UnicodeEncodeError, ValueError, RecursionError):
+        reason = "the request holds text that is not valid Unicode (a lone surrogate such as \\ud800)"
+    return types.JSONRPCError(jsonrpc="2.0", id=request_id,
+                              error=types.ErrorData(code=types.INVALID_PARAMS, message=reason))
 
 
 def http_app(mem: "Memory", *, host: str = "127.0.0.1", path: str = "/mcp") -> Any:
