@@ -125,18 +125,28 @@ class StoreResult(_Dictable):
 
 @dataclass(frozen=True, slots=True)
 class Forgotten(_Dictable):
+    """A deleted chunk. ``scrubbed`` is False while a reader holding an older snapshot keeps its
+    text in the database's write-ahead log: the row is gone, and hippo finishes the scrub when the
+    reader lets go (``note`` says why it waits)."""
+
     id: str
     content: str
     kind: Kind
     similarity: float | None
+    scrubbed: bool = True
+    note: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ForgetResult(_Dictable):
-    """The chunks ``forget_memory`` deleted, or would delete when ``preview`` is true."""
+    """The chunks ``forget_memory`` deleted, or would delete when ``preview`` is true.
+
+    ``scrubbed``: whether their text has already left every file (see :class:`Forgotten`)."""
 
     deleted: list[Forgotten]
     preview: bool = False
+    scrubbed: bool = True
+    note: str | None = None
 
     @property
     def count(self) -> int:

@@ -334,9 +334,12 @@ class Memory:
                     matches.setdefault(chunk_id, None)
         chunks = self.store.get_chunks(self.agent_id, list(matches))
         forgotten = [Forgotten(c.id, c.content, c.kind, matches[c.id]) for c in chunks]
-        if not preview and forgotten:
-            self.store.delete_chunks(self.agent_id, [f.id for f in forgotten])
-        return ForgetResult(forgotten, preview=preview)
+        if preview or not forgotten:
+            return ForgetResult(forgotten, preview=preview)
+        self.store.delete_chunks(self.agent_id, [f.id for f in forgotten])
+        note = self.store.pending_scrub()
+        forgotten = [replace(f, scrubbed=note is None, note=note) for f in forgotten]
+        return ForgetResult(forgotten, scrubbed=note is None, note=note)
 
     # -- by id ----------------------------------------------------------------
 
@@ -380,7 +383,8 @@ class Memory:
         chunk = self.get_memory(chunk_id)
         if not self.store.delete_chunks(self.agent_id, [chunk.id]):
             raise NotFound(f"no memory {chunk_id} for agent {self.agent_id!r}")
-        return Forgotten(chunk.id, chunk.content, chunk.kind, None)
+        note = self.store.pending_scrub()
+        return Forgotten(chunk.id, chunk.content, chunk.kind, None, scrubbed=note is None, note=note)
 
     # -- blocks ---------------------------------------------------------------
 

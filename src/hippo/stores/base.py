@@ -162,7 +162,13 @@ class Store(Protocol):
         ...
 
     def delete_chunks(self, agent_id: str, ids: Sequence[str]) -> int:
-        """Hard delete, leaving no trace of the text in the database files."""
+        """Hard delete, leaving no trace of the text in the database files. Returns at once: the
+        rows are gone, but scrubbing old copies of the text may wait on readers (``pending_scrub``)."""
+        ...
+
+    def pending_scrub(self) -> str | None:
+        """None when the text of every hard delete has left every file; otherwise why not yet
+        (a reader holding an older snapshot). The store finishes the scrub by itself."""
         ...
 
     def pending_vectors(self, agent_id: str | None, limit: int) -> list[tuple[str, str, str]]:

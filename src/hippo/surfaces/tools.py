@@ -356,8 +356,9 @@ class Toolset(Sequence[Tool]):
         if not result.deleted:
             raise _ToolProblem("nothing_matched", f"no memory matches {a.description!r}; nothing was deleted")
         gone = [{"id": f.id, "kind": f.kind, "content": f.content} for f in result.deleted]
-        key = "would_delete" if a.preview else "deleted"
-        return {key: gone, "count": len(gone)}
+        if a.preview:
+            return {"would_delete": gone, "count": len(gone)}
+        return {"deleted": gone, "count": len(gone), "scrubbed": result.scrubbed}
 
     def _recall(self, a: RecallArgs) -> dict[str, Any]:
         recall = self.memory.recall_memories(a.query, a.limit, kind=a.kind, tags=a.tags)

@@ -23,6 +23,7 @@ from hippo.stores.base import UNCHANGED, ChunkFilter, Standing, StoreCapabilitie
 from hippo.stores.sqlite.conversation import has_messages_table, search_messages
 from hippo.stores.sqlite.filters import filter_sql
 from hippo.stores.sqlite.schema import migrate
+from hippo.stores.sqlite.scrub import Scrubber
 from hippo.stores.sqlite.vectors import VectorCache, read_rowids
 from hippo.types import ApiKey, Block, Chunk, ConversationHit
 
@@ -115,12 +116,14 @@ class SQLiteStore:
         self._depth = 0
         self._after_commit: list[Callable[[], None]] = []
         self._vectors = VectorCache(self._conn, self.path, ann_threshold=ann_threshold)
+        self._scrub = Scrubber(self.path)
         self._kept: dict[tuple[Any, ...], Any] = {}  # see _kept_now
         self._kept_state: tuple[int, int] | None = None
 
     # -- plumbing ---------------------------------------------------------
 
     def close(self) -> None:
+        self._scrub.close()
         with self._lock:
             self._vectors.close()  # saves ANN indexes that changed since they were loaded
             self._conn.close()
@@ -578,18 +581,13 @@ class SQLiteStore:
                 # FTS5 only marks deleted terms; 'optimize' rewrites the index without
                 # them, and secure_delete zeroes the pages it frees.
                 self._conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
-                self._after_commit.append(self._checkpoint)
+                self._after_commit.append(self._scrub.after_delete)  # see scrub.py: never waits on readers
         return len(rows)
 
-    def _checkpoint(self) -> None:
-        """Copy the WAL into the file and truncate it, so no old page survives there."""
-        with self._reading() as conn:
-            for _ in range(50):
-                busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-                if not busy:
-                    return
-                threading.Event().wait(0.1)
-        raise StorageError("deleted, but the WAL could not be checkpointed: another connection is reading")
+    def pending_scrub(self) -> str | None:
+        if not self._scrub.pending:
+            return None
+        return self._scrub.reason or "the write-ahead log is being checkpointed"
 
     def pending_vectors(self, agent_id: str | None, limit: int) -> list[tuple[str, str, str]]:
         sql = "SELECT agent_id, id, content FROM chunks WHERE embedding IS NULL"

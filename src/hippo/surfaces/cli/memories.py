@@ -115,9 +115,12 @@ def forget(
                 return render.note("nothing deleted")
         ids = [item.id for item in found.deleted]
         deleted = [mem.delete_memory(chunk_id) for chunk_id in ids]
+    pending = next((item.note for item in deleted if not item.scrubbed), None)
     if json:
-        return render.emit_json({"deleted": [item.to_dict() for item in deleted], "preview": False})
-    render.note(f"deleted {len(deleted)}")
+        return render.emit_json({"deleted": [item.to_dict() for item in deleted], "preview": False,
+                                 "scrubbed": pending is None, "note": pending})
+    render.note(f"deleted {len(deleted)}" + (f"; its text is still in the write-ahead log ({pending}) and is "
+                                             "scrubbed as soon as that reader lets go" if pending else ""))
 
 
 @app.command()
