@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+from urllib.request import pathname2url
 
 __all__ = ["Scrubber"]
 
@@ -61,7 +62,9 @@ class Scrubber:
         if not self._pending:
             return True
         try:
-            conn = sqlite3.connect(self.path, timeout=_BUSY_MS / 1000, isolation_level=None)
+            # mode=rw: never create a file where the database was deleted under us
+            conn = sqlite3.connect(f"file:{pathname2url(self.path)}?mode=rw", uri=True, timeout=_BUSY_MS / 1000,
+                                   isolation_level=None)
         except sqlite3.Error as exc:
             return self._failed(f"cannot open the database to checkpoint it: {exc}")
         try:

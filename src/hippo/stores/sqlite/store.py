@@ -117,6 +117,7 @@ class SQLiteStore:
         self._after_commit: list[Callable[[], None]] = []
         self._vectors = VectorCache(self._conn, self.path, ann_threshold=ann_threshold)
         self._scrub = Scrubber(self.path)
+        self._identity = _identity(self.path)
         self._kept: dict[tuple[Any, ...], Any] = {}  # see _kept_now
         self._kept_state: tuple[int, int] | None = None
 
@@ -165,11 +166,26 @@ class SQLiteStore:
                 hook()
 
     def _begin(self) -> None:
+        self._check_file()
         try:
             self._conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
             raise StorageError(f"cannot start a write: {exc}") from exc
         self._vectors.begin()
+
+    def _check_file(self) -> None:
+        """Refuse to write into a file that was deleted or replaced under us: the write would
+        succeed into an unlinked inode and be lost when the connection closes."""
+        if self._identity is None:
+            return
+        try:
+            found = os.stat(self.path)
+            same = (found.st_dev, found.st_ino) == self._identity
+        except OSError:
+            same = False
+        if not same:
+            raise StorageError(f"the database file {self.path} was deleted or replaced while hippo had it open; "
+                               "nothing was written. Restore the file, or restart hippo to start a new one")
 
     def _rollback(self) -> None:
         self._vectors.rollback()
@@ -683,6 +699,14 @@ class SQLiteStore:
 
 
 _KEY_COLUMNS = "id, secret_hash, agents, admin, label, created_at"
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    """The file's (device, inode), None for an in-memory database."""
+    if path in ("", ":memory:") or path.startswith("file:"):
+        return None
+    found = os.stat(path)
+    return found.st_dev, found.st_ino
 
 
 def _api_key(row: tuple) -> ApiKey:

@@ -23,7 +23,9 @@ app.add_typer(keys_app, name="keys")
 @app.command()
 def serve(
     ctx: typer.Context,
-    host: Annotated[str, typer.Option(help="Address to bind; anything but loopback needs API keys.")] = "127.0.0.1",
+    host: Annotated[str, typer.Option(
+        help="Address to bind; anything but loopback needs API keys. On loopback, requests whose Host header "
+             "names anything but 127.0.0.1, localhost or [::1] get 421.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8000,
     cors_origin: Annotated[Optional[list[str]], typer.Option(
         "--cors-origin", help="Allow browser requests from this origin (repeatable); none by default.")] = None,
@@ -91,7 +93,8 @@ def keys_list(ctx: typer.Context, as_json: JSON = False) -> None:
         emit_json([_public(r) for r in records])
         return
     if not records:
-        note("no API keys: hippo serve accepts requests from this machine only")
+        note("no API keys: a hippo serve started now binds to loopback only and answers without a key; "
+             "a server already running that required keys keeps requiring them until it restarts")
     for r in records:
         reach = "every agent" if r.admin else ", ".join(r.agents)
         print(f"{r.id}  {r.created_at:%Y-%m-%d}  {reach}" + (f"  ({r.label})" if r.label else ""))
@@ -105,7 +108,9 @@ def keys_delete(ctx: typer.Context, key_id: Annotated[str, typer.Argument(help="
 
     with _store(ctx) as store:
         delete_key(store, key_id)
-    note(f"deleted key {key_id}")
+        last = not store.list_api_keys()
+    note(f"deleted key {key_id}" + ("; that was the last key: running servers keep requiring keys, and every "
+                                    "request to them is refused until you create one" if last else ""))
 
 
 @contextmanager

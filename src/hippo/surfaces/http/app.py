@@ -19,8 +19,10 @@ from hippo import __version__
 from hippo.core.memory import Memory
 from hippo.core.validation import AGENT_ID, BLOCK_KEY, ULID, check_agent_id
 from hippo.stores.base import UNCHANGED
-from hippo.surfaces.http.errors import BLOCK_STATUS, ApiError, BodyLimit, install
+from hippo.surfaces.http.errors import BLOCK_STATUS, ApiError, install
+from hippo.surfaces.http.guards import BodyLimit, HostCheck
 from hippo.surfaces.http.models import (
+    AgentStats,
     AppendBody,
     BlockList,
     ErrorBody,
@@ -35,6 +37,7 @@ from hippo.surfaces.http.models import (
 )
 from hippo.surfaces.keys import verify_key
 from hippo.types import (
+    ApiKey,
     Block,
     BlockResult,
     Chunk,
@@ -55,10 +58,13 @@ MEMORY_ID = Path(pattern=ULID.pattern, description="A memory's id (ULID).")
 class Service:
     """The shared state of one server: the database's memory and one view of it per agent."""
 
-    def __init__(self, base: Memory) -> None:
+    def __init__(self, base: Memory, *, require_keys: bool = False) -> None:
         self.base = base
         self._agents: dict[str, Memory] = {}
         self._lock = threading.Lock()
+        # Once keys are required they stay required for this server's life: deleting the last
+        # key must not open a server that was started with keys (or reachable beyond loopback).
+        self._keyed = require_keys
 
     def memory(self, agent_id: str) -> Memory:
         agent_id = check_agent_id(agent_id)
@@ -68,11 +74,14 @@ class Service:
             return self._agents[agent_id]
 
     def auth_required(self) -> bool:
-        return bool(self.base.store.list_api_keys())
+        if not self._keyed and self.base.store.list_api_keys():
+            self._keyed = True
+        return self._keyed
 
-    def authorize(self, authorization: str | None, agent_id: str) -> None:
+    def authorize(self, authorization: str | None, agent_id: str) -> ApiKey | None:
+        """The request's key once it may reach ``agent_id``; None on a server that needs no key."""
         if not self.auth_required():
-            return
+            return None
         scheme, _, token = (authorization or "").partition(" ")
         key = verify_key(self.base.store, token.strip()) if scheme.lower() == "bearer" else None
         if key is None:
@@ -80,6 +89,7 @@ class Service:
                            {"WWW-Authenticate": "Bearer"})
         if not key.allows(agent_id):
             raise ApiError(403, "forbidden", "this API key may not access this agent")
+        return key
 
     def close(self) -> None:
         self.base.close()
@@ -91,7 +101,7 @@ router = APIRouter()
 def agent_memory(request: Request, agent_id: Annotated[str, AGENT]) -> Memory:
     """The memory of the agent in the path, once the request's key may reach it."""
     service: Service = request.app.state.service
-    service.authorize(request.headers.get("authorization"), agent_id)
+    request.state.key = service.authorize(request.headers.get("authorization"), agent_id)
     return service.memory(agent_id)
 
 
@@ -125,7 +135,8 @@ def search_or_list(
     return MemoryPage(items=page.items, next_cursor=page.next_cursor)
 
 
-@router.post(f"{base_path}/memories", response_model=StoreResult, status_code=201, tags=["memories"])
+@router.post(f"{base_path}/memories", response_model=StoreResult, status_code=201, tags=["memories"],
+             responses={200: {"model": StoreResult, "description": "The same text was there: strengthened"}})
 def store(mem: Mem, body: StoreBody, response: Response) -> StoreResult:
     """Store raw content; the same text again strengthens the existing memory (200)."""
     result = mem.store_memory(body.content, body.metadata, body.intensity, observed_at=body.observed_at)
@@ -234,17 +245,27 @@ def call_tool(
     return tools.call(name, arguments)
 
 
-@router.get(f"{base_path}/stats", tags=["service"])
-def stats(mem: Mem) -> dict[str, Any]:
-    """Counts of facts, memories, blocks and pending vectors for this agent."""
+@router.get(f"{base_path}/stats", response_model=AgentStats, tags=["service"])
+def stats(mem: Mem, request: Request) -> AgentStats:
+    """Counts of facts, memories, blocks and pending vectors for this agent.
+
+    `database_bytes` (the whole file, every agent's writes) only for an admin key, or on a
+    server that needs no key (whoever can reach it can read the file)."""
     out = mem.stats().to_dict()
     out.pop("database")  # the server's file system is not the client's business
-    return out
+    key: ApiKey | None = request.state.key
+    if key is not None and not key.admin:
+        out.pop("database_bytes")
+    return AgentStats(**out)
 
 
-def create_app(base: Memory, *, max_body_bytes: int = 1_000_000, cors_origins: tuple[str, ...] = ()) -> FastAPI:
-    """The API over ``base``'s database. The app owns ``base`` and closes it on shutdown."""
-    service = Service(base)
+def create_app(base: Memory, *, max_body_bytes: int = 1_000_000, cors_origins: tuple[str, ...] = (),
+               require_keys: bool = False, allowed_hosts: frozenset[str] | None = None) -> FastAPI:
+    """The API over ``base``'s database. The app owns ``base`` and closes it on shutdown.
+
+    ``require_keys``: refuse requests without a key from the start, whatever the key table says.
+    ``allowed_hosts``: the Host header names answered (others get 421); None answers any."""
+    service = Service(base, require_keys=require_keys)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -255,14 +276,17 @@ def create_app(base: Memory, *, max_body_bytes: int = 1_000_000, cors_origins: t
         lifespan=lifespan,
         title="hippo", version=__version__,
         description="Long-term memory for LLM agents: facts, memories, blocks and conversation search.",
-        responses={code: {"model": ErrorBody} for code in (400, 401, 403, 404, 409, 413, 422, 503)},
+        responses={code: {"model": ErrorBody} for code in (400, 401, 403, 404, 409, 413, 421, 422, 503)},
     )
+    app.router.redirect_slashes = False  # /memories/ is a 404 in the error envelope, not an empty 307
     app.state.service = service
     install(app)
     if cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=list(cors_origins), allow_methods=["*"],
                            allow_headers=["Authorization", "Content-Type"])
     app.add_middleware(BodyLimit, limit=max_body_bytes)
+    if allowed_hosts is not None:
+        app.add_middleware(HostCheck, allowed=allowed_hosts)
 
     app.include_router(router)
     return app

@@ -8,7 +8,6 @@ nothing about the server (the traceback goes to the log).
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -95,30 +94,3 @@ def install(app: FastAPI) -> None:
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:
         log.exception("unhandled error on %s %s", request.method, request.url.path)
         return error_response(500, "internal", "internal server error")
-
-
-class BodyLimit:
-    """ASGI middleware: refuse request bodies over ``limit`` bytes with 413, declared or streamed."""
-
-    def __init__(self, app: Any, limit: int) -> None:
-        self.app, self.limit = app, limit
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        declared = dict(scope.get("headers") or ()).get(b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
-            response = error_response(413, "too_large", f"request body over {self.limit} bytes")
-            return await response(scope, receive, send)
-        seen = 0
-
-        async def counting() -> Any:
-            nonlocal seen
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.limit:
-                    raise ApiError(413, "too_large", f"request body over {self.limit} bytes")
-            return message
-
-        await self.app(scope, counting, send)

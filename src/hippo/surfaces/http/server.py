@@ -28,11 +28,16 @@ def check_bind(mem: "Memory", host: str) -> bool:
 
 
 def _config(mem: "Memory", host: str, port: int, *, max_body_bytes: int, cors_origins: tuple[str, ...]) -> Any:
+    """The app for a bind: keys required from the start when any exist (check_bind), and on
+    loopback only Host names of loopback answered (no DNS rebinding)."""
     import uvicorn
 
     from hippo.surfaces.http import create_app
+    from hippo.surfaces.http.guards import LOOPBACK_HOSTS
 
-    app = create_app(mem, max_body_bytes=max_body_bytes, cors_origins=cors_origins)
+    keyed = check_bind(mem, host)
+    app = create_app(mem, max_body_bytes=max_body_bytes, cors_origins=cors_origins, require_keys=keyed,
+                     allowed_hosts=LOOPBACK_HOSTS if host in LOOPBACK else None)
     return uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", access_log=False)
 
 
@@ -62,7 +67,6 @@ class BackgroundServer:
     def __init__(self, mem: "Memory", **options: Any) -> None:
         import uvicorn
 
-        check_bind(mem, "127.0.0.1")
         self._server = uvicorn.Server(_config(mem, "127.0.0.1", 0, max_body_bytes=options.pop("max_body_bytes",
                                                                                                1_000_000),
                                               cors_origins=options.pop("cors_origins", ())))
