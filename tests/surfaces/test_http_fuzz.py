@@ -1,4 +1,5 @@
-"""Property-based fuzz of the OpenAPI document: generated requests against every operation, no 5xx."""
+"""Property-based fuzz of the OpenAPI document: generated requests against every operation, no 5xx, and
+every response as the document declares it (status, content type, headers, body)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,13 @@ from hippo.providers.fake import FakeEmbedder
 
 schemathesis = pytest.importorskip("schemathesis")
 pytest.importorskip("fastapi")
+from schemathesis.specs.openapi import checks  # noqa: E402
+
 from hippo.surfaces.http import create_app  # noqa: E402
 
 EXAMPLES_PER_OPERATION = 80
+CONFORMANCE = [checks.status_code_conformance, checks.content_type_conformance,
+               checks.response_headers_conformance, checks.response_schema_conformance]
 
 
 def test_generated_requests_never_get_a_server_error(tmp_path, clock):
@@ -34,6 +39,8 @@ def test_generated_requests_never_get_a_server_error(tmp_path, clock):
             assert response.status_code < 500, (operation.label, case.as_curl_command(), response.text[:300])
             if response.status_code >= 400:
                 assert set(response.json()) == {"error"}
+            # Every status, content type, header and body as the OpenAPI document declares them.
+            case.validate_response(response, checks=CONFORMANCE)
 
         call()
     operations = {label for label, _ in sent}
