@@ -12,14 +12,16 @@ otherwise it is rebuilt).
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import logging
 import os
 import secrets
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -120,46 +122,72 @@ class AnnFiles:
             index.add(part.tolist(), stored(part))
         return index, False
 
-    def save(self, agent_id: str, index: HnswIndex, version: int, model_id: str | None) -> None:
-        """Persist ``index`` as the agent's state at ``version``; failures are logged, not raised."""
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Every process's saves and shreds of this database's indexes, one at a time.
+
+        A process that built an index from a snapshot taken before another process's forget
+        would otherwise save the forgotten vector after that forget had shredded the files."""
+        assert self.folder is not None
+        self.folder.mkdir(exist_ok=True)
+        with open(self.folder / ".lock", "a+b") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def save(self, agent_id: str, index: HnswIndex, version: int, model_id: str | None,
+             settle: Callable[[HnswIndex], None] = lambda index: None) -> None:
+        """Persist ``index`` as the agent's state at ``version``; failures are logged, not raised.
+
+        ``settle(index)`` runs under the lock first: it removes (zeroing their vectors) the rows
+        hard-deleted since the index's snapshot, so a forget that committed meanwhile is honoured.
+        A forget committing later shreds what is written here, under the same lock."""
         if self.folder is None:
             return
-        token = secrets.token_hex(8)
-        sidecar = _Sidecar(_FORMAT, "hnswlib", token, version, len(index), model_id, index.dimension)
         try:
-            self.folder.mkdir(exist_ok=True)
-            self._sidecar_path(agent_id).unlink(missing_ok=True)
-            index.save(self._graph_path(agent_id, token))
-            tmp = self._sidecar_path(agent_id).with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(asdict(sidecar)), encoding="utf-8")
-            os.replace(tmp, self._sidecar_path(agent_id))
+            with self._locked():
+                settle(index)
+                token = secrets.token_hex(8)
+                sidecar = _Sidecar(_FORMAT, "hnswlib", token, version, len(index), model_id, index.dimension)
+                self._sidecar_path(agent_id).unlink(missing_ok=True)
+                index.save(self._graph_path(agent_id, token))
+                tmp = self._sidecar_path(agent_id).with_suffix(f".{os.getpid()}.tmp")
+                tmp.write_text(json.dumps(asdict(sidecar)), encoding="utf-8")
+                os.replace(tmp, self._sidecar_path(agent_id))
+                self._remove_others(agent_id, keep=token)
         except OSError as exc:
             _log.warning("could not save the ANN index beside the database: %s", exc)
-            return
-        self._remove_others(agent_id, keep=token)
 
     def _remove_others(self, agent_id: str, keep: str) -> None:
-        """Older graph files of the agent (left by earlier saves or other processes)."""
+        """Older graph files of the agent (left by earlier saves or other processes), zeroed first:
+        an unlinked file's blocks keep their bytes on the disk."""
         assert self.folder is not None
         for path in self.folder.glob(f"{self._stem(agent_id)}-*"):
             if not path.name.startswith(f"{self._stem(agent_id)}-{keep}."):
+                _zero_fill(path)
                 _unlink(path)
 
     def shred(self, agent_id: str) -> None:
         """Remove every saved file of the agent, zeroing them first: the graph and the int8
-        rows hold the vectors of chunks that were just forgotten."""
+        rows hold the vectors of chunks that were just forgotten. Called after the forget commits."""
         if self.folder is None or not self.folder.is_dir():
             return
-        _unlink(self._sidecar_path(agent_id))
-        for path in self.folder.glob(f"{self._stem(agent_id)}-*"):
-            _zero_fill(path)
-            _unlink(path)
+        with self._locked():
+            _unlink(self._sidecar_path(agent_id))
+            for path in self.folder.glob(f"{self._stem(agent_id)}-*"):
+                _zero_fill(path)
+                _unlink(path)
 
     def clear(self) -> None:
         """Drop every saved index (all vectors were cleared for a model switch)."""
         if self.folder is not None and self.folder.is_dir():
-            for path in self.folder.iterdir():
-                _unlink(path)
+            with self._locked():
+                for path in self.folder.iterdir():
+                    if path.name != ".lock":
+                        _zero_fill(path)
+                        _unlink(path)
 
 
 def _zero_fill(path: Path) -> None:

@@ -189,7 +189,19 @@ class VectorCache:
     def _save(self, agent_id: str, entry: _Entry) -> None:
         assert isinstance(entry.index, HnswIndex)
         row = self._conn.execute("SELECT model_id FROM embedding_model WHERE id = 1").fetchone()
-        self._files.save(agent_id, entry.index, entry.version, row[0] if row else None)
+
+        def settle(index: HnswIndex) -> None:
+            """Under the files' lock: drop rows another process hard-deleted since our snapshot
+            (any delete bumps the agent's version, so an unchanged version needs no look)."""
+            if self._version(agent_id) == entry.version:
+                return
+            existing = read_rowids(self._conn, "SELECT rowid FROM chunks WHERE agent_id = ?", (agent_id,))
+            gone = np.setdiff1d(index.keys(), existing, assume_unique=True)
+            if len(gone):
+                _log.info("leaving %d rows deleted meanwhile out of the saved ANN index", len(gone))
+                index.remove(gone.tolist())
+
+        self._files.save(agent_id, entry.index, entry.version, row[0] if row else None, settle)
         entry.saved = entry.version
 
     def _load(self, agent_id: str) -> _Entry:
