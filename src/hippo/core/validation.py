@@ -24,6 +24,7 @@ __all__ = [
     "check_metadata",
     "check_text",
     "parse_json",
+    "shown",
 ]
 
 AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$")
@@ -37,7 +38,7 @@ MAX_LIMIT = limits.RESULT_LIMIT
 def check_agent_id(agent_id: Any) -> str:
     if not isinstance(agent_id, str) or not AGENT_ID.fullmatch(agent_id):
         raise InvalidInput(
-            f"invalid agent id {_shown(agent_id)}: 1 to 128 characters, letters, digits and _ . : @ -, "
+            f"invalid agent id {shown(agent_id)}: 1 to 128 characters, letters, digits and _ . : @ -, "
             "starting with a letter or digit"
         )
     return agent_id
@@ -63,33 +64,33 @@ def check_text(value: Any, name: str, *, max_chars: int, allow_empty: bool = Fal
 def check_chunk_id(value: Any) -> str:
     """A chunk id is a ULID: 26 Crockford base-32 characters."""
     if not isinstance(value, str) or not ULID.fullmatch(value):
-        raise InvalidInput(f"invalid memory id {_shown(value)}: expected a 26-character ULID")
+        raise InvalidInput(f"invalid memory id {shown(value)}: expected a 26-character ULID")
     return value.upper()
 
 
 def check_block_key(key: Any) -> str:
     if not isinstance(key, str) or not BLOCK_KEY.fullmatch(key):
-        raise InvalidInput(f"invalid block key {_shown(key)}: 1 to 64 letters, digits, _ . -")
+        raise InvalidInput(f"invalid block key {shown(key)}: 1 to 64 letters, digits, _ . -")
     return key
 
 
 def check_intensity(value: Any, name: str = "intensity") -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or isinstance(value, float) and not \
             math.isfinite(value):
-        raise InvalidInput(f"{name} must be a number between 0 and 1, got {_shown(value)}")
+        raise InvalidInput(f"{name} must be a number between 0 and 1, got {shown(value)}")
     if not 0 <= value <= 1:  # compared before any float(): 10**400 has no float
-        raise InvalidInput(f"{name} must be between 0 and 1, got {_shown(value)}")
+        raise InvalidInput(f"{name} must be between 0 and 1, got {shown(value)}")
     return float(value)
 
 
 def check_char_limit(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= limits.BLOCK_CHAR_LIMIT:
         raise InvalidInput(f"char_limit must be an integer from 1 to {limits.BLOCK_CHAR_LIMIT} or None, "
-                           f"got {_shown(value)}")
+                           f"got {shown(value)}")
     return value
 
 
-def _shown(value: Any) -> str:
+def shown(value: Any) -> str:
     """``repr`` cut short: an error message never carries a 4,000-digit number or a whole document."""
     if isinstance(value, int) and abs(value) > limits.INTEGER:
         return f"an integer of about {value.bit_length() * 30103 // 100_000} digits"
@@ -102,7 +103,7 @@ def _shown(value: Any) -> str:
 
 def check_limit(value: Any, name: str = "limit") -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LIMIT:
-        raise InvalidInput(f"{name} must be an integer from 1 to {MAX_LIMIT}, got {_shown(value)}")
+        raise InvalidInput(f"{name} must be an integer from 1 to {MAX_LIMIT}, got {shown(value)}")
     return value
 
 
@@ -117,7 +118,7 @@ def check_datetime(value: Any, name: str) -> datetime | None:
             return from_iso(value.strip().replace("Z", "+00:00"))
         except ValueError:
             pass
-    raise InvalidInput(f"{name} must be a datetime or ISO-8601 text, got {_shown(value)}")
+    raise InvalidInput(f"{name} must be a datetime or ISO-8601 text, got {shown(value)}")
 
 
 def check_json_value(value: Any, name: str) -> None:
@@ -177,7 +178,7 @@ def check_metadata(value: Any) -> dict[str, Any]:
         raise InvalidInput(f"metadata must be a JSON object (dict), got {type(value).__name__}")
     for key in value:
         if not isinstance(key, str) or not _METADATA_KEY.fullmatch(key):
-            raise InvalidInput(f"invalid metadata key {_shown(key)}: 1 to 64 letters, digits, _ . -")
+            raise InvalidInput(f"invalid metadata key {shown(key)}: 1 to 64 letters, digits, _ . -")
     tags = value.get("tags")
     if tags is not None and (
         not isinstance(tags, list) or not all(isinstance(t, str) and t.strip() for t in tags)

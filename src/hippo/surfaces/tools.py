@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal, Mapping, Seq
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from hippo.core.validation import check_json_value, parse_json
+from hippo.core.validation import check_json_value, parse_json, shown
 from hippo.errors import HippoError, InvalidInput
 
 if TYPE_CHECKING:
@@ -239,7 +239,7 @@ class Toolset(Sequence[Tool]):
 
     def __init__(self, mem: "Memory", *, recall_max_tokens: int = 1500) -> None:
         if isinstance(recall_max_tokens, bool) or not isinstance(recall_max_tokens, int) or recall_max_tokens < 50:
-            raise InvalidInput(f"recall_max_tokens must be an integer of at least 50, got {recall_max_tokens!r}")
+            raise InvalidInput(f"recall_max_tokens must be an integer of at least 50, got {shown(recall_max_tokens)}")
         self.memory = mem
         self.recall_max_tokens = recall_max_tokens
         handlers: dict[str, tuple[type[BaseModel], Callable[[Any], dict[str, Any]]]] = {
@@ -285,7 +285,7 @@ class Toolset(Sequence[Tool]):
         tool = self._by_name.get(name) if isinstance(name, str) else None
         if tool is None:
             known = ", ".join(self.names)
-            return {"ok": False, "error": {"code": "unknown_tool", "message": f"no tool {name!r}; tools: {known}"}}
+            return {"ok": False, "error": {"code": "unknown_tool", "message": f"no tool {shown(name)}; tools: {known}"}}
         return tool.call(arguments)
 
     # -- provider formats (hippo.surfaces.tool_formats) ---------------------------------------
