@@ -304,8 +304,8 @@ class Stats(_Dictable):
     blocks: int
     embedder: str | None
     dimension: int | None
-    database: str
-    database_bytes: int
+    database: str | None = None  # the file's path; the HTTP API never shows it
+    database_bytes: int | None = None  # the whole file; over HTTP for admin keys only
 
 
 @dataclass(frozen=True, slots=True)

@@ -76,7 +76,7 @@ def test_memories_routes(api, db_path):
     assert sql(db_path, "SELECT count(*) FROM chunks WHERE content = 'We chose SQLite'") == [(0,)]
 
     stats = api.get(f"{A}/stats").json()
-    assert stats["facts"] == 1 and stats["memories"] == 0 and "database" not in stats
+    assert stats["facts"] == 1 and stats["memories"] == 0 and stats["database"] is None
 
 
 def test_blocks_routes(api):

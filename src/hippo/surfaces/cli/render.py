@@ -162,7 +162,9 @@ def stats_table(stats: Stats, configured: str | None) -> Table:
     return table
 
 
-def _size(n: int) -> str:
+def _size(n: int | None) -> str:
+    if n is None:
+        return "unknown"
     value = float(n)
     for unit in ("B", "KB", "MB", "GB"):
         if value < 1024 or unit == "GB":

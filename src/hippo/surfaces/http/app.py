@@ -9,6 +9,7 @@ loopback (``hippo serve`` enforces it).
 
 import threading
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from datetime import datetime
 from typing import Annotated, Any, AsyncIterator, Literal
 
@@ -22,7 +23,6 @@ from hippo.stores.base import UNCHANGED
 from hippo.surfaces.http.errors import BLOCK_STATUS, ApiError, install
 from hippo.surfaces.http.guards import BodyLimit, HostCheck
 from hippo.surfaces.http.models import (
-    AgentStats,
     AppendBody,
     BlockList,
     ErrorBody,
@@ -46,6 +46,7 @@ from hippo.types import (
     Forgotten,
     Recall,
     RememberResult,
+    Stats,
     StoreResult,
 )
 
@@ -245,18 +246,16 @@ def call_tool(
     return tools.call(name, arguments)
 
 
-@router.get(f"{base_path}/stats", response_model=AgentStats, tags=["service"])
-def stats(mem: Mem, request: Request) -> AgentStats:
+@router.get(f"{base_path}/stats", response_model=Stats, tags=["service"])
+def stats(mem: Mem, request: Request) -> Stats:
     """Counts of facts, memories, blocks and pending vectors for this agent.
 
     `database_bytes` (the whole file, every agent's writes) only for an admin key, or on a
-    server that needs no key (whoever can reach it can read the file)."""
-    out = mem.stats().to_dict()
-    out.pop("database")  # the server's file system is not the client's business
+    server that needs no key (whoever can reach it can read the file); `database` (the path) is always null."""
+    found = mem.stats()
     key: ApiKey | None = request.state.key
-    if key is not None and not key.admin:
-        out.pop("database_bytes")
-    return AgentStats(**out)
+    shown_bytes = found.database_bytes if key is None or key.admin else None
+    return replace(found, database=None, database_bytes=shown_bytes)  # the server's paths are its own
 
 
 def create_app(base: Memory, *, max_body_bytes: int = 1_000_000, cors_origins: tuple[str, ...] = (),

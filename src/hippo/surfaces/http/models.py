@@ -74,19 +74,6 @@ class Health(BaseModel):
     auth: bool = Field(description="Whether requests need an API key.")
 
 
-class AgentStats(BaseModel):
-    agent_id: str
-    facts: int
-    superseded_facts: int
-    memories: int
-    pending_vectors: int
-    blocks: int
-    embedder: str | None
-    dimension: int | None
-    database_bytes: int | None = Field(None, description="Size of the whole database file (every agent); "
-                                       "only for an admin key or on a server that needs no key.")
-
-
 class MemoryPage(BaseModel):
     items: list[Chunk]
     next_cursor: str | None = Field(None, description="Pass as `cursor` for the next page; null on the last.")
