@@ -76,15 +76,7 @@ def build_server(mem: "Memory", *, recall_max_tokens: int = 1500) -> Any:
 
     async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         uri = str(params.uri)
-        prefix = BLOCK_URI.split("{")[0]
-        key = uri[len(prefix):] if uri.startswith(prefix) else ""
-        try:
-            value = await anyio.to_thread.run_sync(mem.recall_memory_block, key) if key else None
-        except HippoError as exc:  # an invalid key ("../human", a query string): the client's mistake
-            code = types.INVALID_PARAMS if isinstance(exc, InvalidInput) else types.INTERNAL_ERROR
-            raise MCPError(code, exc.message, {"uri": uri[:200]}) from None
-        if value is None:
-            raise MCPError(_RESOURCE_NOT_FOUND, f"no memory block at {uri}", {"uri": uri})
+        value = await anyio.to_thread.run_sync(_block_text, mem, uri)
         return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type="text/plain",
                                                                              text=value)])
 
@@ -97,6 +89,23 @@ def build_server(mem: "Memory", *, recall_max_tokens: int = 1500) -> Any:
         on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
         on_list_resource_templates=list_templates, on_read_resource=read_resource,
     )
+
+
+def _block_text(mem: "Memory", uri: str) -> str:
+    """The block a ``hippo://blocks/{key}`` URI names; MCP errors for a bad or unknown one."""
+    import mcp_types as types
+    from mcp.shared.exceptions import MCPError
+
+    prefix = BLOCK_URI.split("{")[0]
+    key = uri[len(prefix):] if uri.startswith(prefix) else ""
+    try:
+        value = mem.recall_memory_block(key) if key else None
+    except HippoError as exc:  # an invalid key ("../human", a query string): the client's mistake
+        code = types.INVALID_PARAMS if isinstance(exc, InvalidInput) else types.INTERNAL_ERROR
+        raise MCPError(code, exc.message, {"uri": uri[:200]}) from None
+    if value is None:
+        raise MCPError(_RESOURCE_NOT_FOUND, f"no memory block at {uri[:200]}", {"uri": uri[:200]})
+    return value
 
 
 def run_stdio(mem: "Memory") -> None:
