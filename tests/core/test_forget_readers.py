@@ -3,6 +3,7 @@ up, and the text leaves the files as soon as the reader lets go."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import threading
@@ -121,3 +122,21 @@ def test_http_forget_behind_a_reader_answers_200_with_the_truth(make_mem, db_pat
     body = response.json()
     assert len(body["deleted"]) == 1 and body["scrubbed"] is False and body["note"]
     reader.wait()
+
+
+def test_a_main_file_that_cannot_be_written_is_reported_not_raised(mem, db_path):
+    """The delete lands in the WAL; copying it into an immutable main file fails. The forget says
+    so (it deleted), and the scrub completes once the file can be written again."""
+    if shutil.which("chattr") is None:
+        pytest.skip("chattr is not installed")
+    mem.store_memory(f"Safe code {SECRET}")
+    if subprocess.run(["chattr", "+i", str(db_path)], capture_output=True).returncode != 0:
+        pytest.skip("this file system or user cannot set the immutable flag")
+    try:
+        result = mem.forget_memory(SECRET)
+    finally:
+        subprocess.run(["chattr", "-i", str(db_path)], check=True)
+    assert (result.count, result.scrubbed) == (1, False) and "could not be copied" in result.note
+    assert mem.forget_memory(SECRET, preview=True).count == 0  # deleted all the same: a retry finds nothing
+    assert wait_until(lambda: mem.store.pending_scrub() is None)
+    assert total(occurrences(db_path)) == 0
