@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from hippo import limits
+from hippo.core.validation import shown
 from hippo.errors import ConfigError
 
 __all__ = ["Settings", "load_settings"]
@@ -114,5 +115,5 @@ def _checked(settings: Settings) -> Settings:
             continue
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise ConfigError(f"setting {name} must be a whole number from {low} to {high}"
-                              + (" or none" if nullable else "") + f", got {value!r}"[:120])
+                              + (" or none" if nullable else "") + f", got {shown(value)}")
     return settings
