@@ -65,7 +65,7 @@ def _coerce(name: str, raw: Any, default: Any) -> Any:
         if isinstance(default, float):
             return float(raw)
     except (TypeError, ValueError):
-        raise ConfigError(f"setting {name} must be a number, got {raw!r}") from None
+        raise ConfigError(f"setting {name} must be a number, got {shown(raw)}") from None
     return str(raw)
 
 

@@ -292,7 +292,7 @@ class Memory:
             raise InvalidInput("kind and tags filters must be a string or a list of strings")
         kinds = (kind,) if isinstance(kind, str) else tuple(kind or ())
         if any(k not in ("fact", "memory") for k in kinds):
-            raise InvalidInput(f"kind must be 'fact' or 'memory', got {kind!r}")
+            raise InvalidInput(f"kind must be 'fact' or 'memory', got {v.shown(kind)}")
         if isinstance(tags, str):
             tags = [tags]
         tag_list = v.check_metadata({"tags": list(tags)})["tags"] if tags else []
@@ -360,7 +360,7 @@ class Memory:
         if cursor is not None:
             cursor = v.check_chunk_id(cursor)
         if kind is not None and kind not in ("fact", "memory"):
-            raise InvalidInput(f"kind must be 'fact' or 'memory', got {kind!r}")
+            raise InvalidInput(f"kind must be 'fact' or 'memory', got {v.shown(kind)}")
         rows = self.store.list_chunks(self.agent_id, limit=limit + 1, before=cursor, kind=kind)
         more = len(rows) > limit
         return Page(rows[:limit], rows[limit - 1].id if more else None)

@@ -177,7 +177,7 @@ def parse_records(records: Iterable[Mapping[str, Any]], agent_id: str, *, max_ch
                 keys.add(block.key)
                 plan.blocks.append(block)
             else:
-                raise InvalidInput(f"expected a record of type 'chunk' or 'block', got {kind!r}")
+                raise InvalidInput(f"expected a record of type 'chunk' or 'block', got {v.shown(kind)}")
         except InvalidInput as exc:
             raise InvalidInput(f"record {number}: {exc.message}") from None
     return plan
@@ -188,7 +188,7 @@ def _header(record: Any) -> HeaderRecord:
         raise InvalidInput(f"record 1: not a hippo export (expected a header with format {FORMAT!r})")
     version = record.get("version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise InvalidInput(f"record 1: invalid export version {version!r}")
+        raise InvalidInput(f"record 1: invalid export version {v.shown(version)}")
     if version > VERSION:
         raise InvalidInput(f"record 1: export version {version} is newer than this hippo reads ({VERSION})")
     embedder, dimension = record.get("embedder"), record.get("dimension")
@@ -219,7 +219,7 @@ def _required_datetime(record: Mapping[str, Any], name: str) -> datetime:
 def _count(record: Mapping[str, Any], name: str, least: int) -> int:
     value = record.get(name)
     if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise InvalidInput(f"{name} must be an integer of at least {least}, got {value!r}")
+        raise InvalidInput(f"{name} must be an integer of at least {least}, got {v.shown(value)}")
     return value
 
 
@@ -228,7 +228,7 @@ def _chunk(record: Mapping[str, Any], agent_id: str, header: HeaderRecord,
     chunk_id = v.check_chunk_id(record.get("id"))
     kind = record.get("kind")
     if kind not in ("fact", "memory"):
-        raise InvalidInput(f"kind must be 'fact' or 'memory', got {kind!r}")
+        raise InvalidInput(f"kind must be 'fact' or 'memory', got {v.shown(kind)}")
     content = v.check_text(record.get("content"), "content", max_chars=max_chars)
     superseded_by = record.get("superseded_by")
     if superseded_by is not None:
@@ -274,7 +274,7 @@ def _block(record: Mapping[str, Any], max_chars: int) -> Block:
     char_limit = record.get("char_limit")
     if char_limit is not None:
         if isinstance(char_limit, bool) or not isinstance(char_limit, int) or char_limit < 1:
-            raise InvalidInput(f"char_limit must be a positive integer or null, got {char_limit!r}")
+            raise InvalidInput(f"char_limit must be a positive integer or null, got {v.shown(char_limit)}")
         if len(value) > char_limit:
             raise InvalidInput(f"block {key!r} is {len(value)} characters; its limit is {char_limit}")
     return Block(key, value, _required_datetime(record, "updated_at"), char_limit)
