@@ -48,3 +48,30 @@ def test_script_prints_a_report_for_the_fake_embedder(capsys):
     assert load_script().main(["--embedder", "fake", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["pairs"] >= 150 and "hippo" in summary and "chosen" in summary
+
+
+def load_offline_script():
+    spec = importlib.util.spec_from_file_location("measure_offline", ROOT / "calibration" / "measure_offline.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_held_out_pair_file_is_large_varied_and_disjoint_from_the_tuning_file():
+    def pairs(name: str) -> list[dict]:
+        return [json.loads(line) for line in (ROOT / "calibration" / name).read_text().splitlines() if line.strip()]
+
+    test, tuning = pairs("fact_pairs_test.jsonl"), pairs("fact_pairs.jsonl")
+    labels = Counter(r["label"] for r in test)
+    assert len(test) >= 150 and set(labels) == {"duplicate", "supersedes", "distinct"} and min(labels.values()) >= 50
+    assert not {(r["existing"], r["new"]) for r in test} & {(r["existing"], r["new"]) for r in tuning}
+    languages = {"de", "es", "fr", "th", "zh", "ja"}  # notes start with the language of non-English pairs
+    assert {r["note"][:2] for r in test if r.get("note", "")[:2] in languages and r["note"][2:3] in ("", " ", ";")} \
+        == languages
+
+
+def test_offline_script_classifies_every_pair_through_the_core_decision(capsys):
+    assert load_offline_script().main(["--embedder", "fake", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["n"] >= 150 and sum(sum(row.values()) for row in report["confusion"].values()) == report["n"]

@@ -1,0 +1,90 @@
+"""Offline conflict classification (no LLM) scored on a labelled pair file.
+
+Each pair (existing fact, new fact, label) goes through the decision hippo makes
+in ``remember_facts`` without an LLM: the embedder's recognition bands
+(``hippo.core.recognition.decide``) and, in the ambiguous band, the offline
+rule (``resolve_offline`` with ``hippo.core.offline.relation``). The existing
+fact is the only candidate. The outcome maps to the label: duplicate
+(strengthen), supersedes (replace) or distinct (keep both; "new" counts as
+distinct). Reports accuracy, per-label recall and the confusion matrix.
+
+``fact_pairs_test.jsonl`` is the held-out test set: never use it to choose a
+threshold or a rule (``fact_pairs.jsonl`` is the tuning set).
+
+    .venv/bin/python calibration/measure_offline.py [--pairs calibration/fact_pairs_test.jsonl]
+        [--embedder local] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hippo.core.offline import ExtractedFact, relation
+from hippo.core.recognition import Candidate, Plan, decide, resolve_offline
+from hippo.providers.registry import create_embedder
+from hippo.types import Chunk
+
+HERE = Path(__file__).resolve().parent
+LABELS = ("duplicate", "supersedes", "distinct")
+
+
+def classify(existing: str, new: str, similarity: float, thresholds: Any) -> str:
+    """The action hippo takes offline for ``new`` when ``existing`` is its one candidate."""
+    now = datetime.now(timezone.utc)
+    chunk = Chunk(id="0", agent_id="calibration", content=existing, kind="fact", metadata={},
+                  running_intensity=0.5, encounter_count=1, access_count=0, last_accessed_at=now, created_at=now)
+    plan = Plan(ExtractedFact(new, 0.5, ()), [Candidate(chunk, similarity)])
+    decide(plan, thresholds)
+    if plan.band == "ambiguous":
+        resolve_offline([plan], relation)
+    return "distinct" if plan.action == "new" else plan.action
+
+
+def measure(pairs: Path, embedder_spec: str) -> dict[str, Any]:
+    rows = [json.loads(line) for line in pairs.read_text(encoding="utf-8").splitlines() if line.strip()]
+    embedder = create_embedder(embedder_spec)
+    old = embedder.embed_documents([r["existing"] for r in rows])
+    new = embedder.embed_documents([r["new"] for r in rows])
+    similarities = np.sum(np.asarray(old) * np.asarray(new), axis=1)
+    predicted = [classify(r["existing"], r["new"], float(s), embedder.thresholds) for r, s in zip(rows, similarities)]
+    confusion = Counter((r["label"], p) for r, p in zip(rows, predicted))
+    totals = Counter(r["label"] for r in rows)
+    return {
+        "pairs": str(pairs.relative_to(HERE.parent) if pairs.is_relative_to(HERE.parent) else pairs),
+        "embedder": embedder.model_id,
+        "n": len(rows),
+        "accuracy": round(sum(confusion[(g, g)] for g in LABELS) / len(rows), 3),
+        "recall": {g: round(confusion[(g, g)] / totals[g], 3) for g in LABELS if totals[g]},
+        "merged_wrongly": sum(confusion[(g, "duplicate")] for g in LABELS if g != "duplicate"),
+        "confusion": {g: {p: confusion[(g, p)] for p in LABELS} for g in LABELS},
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pairs", type=Path, default=HERE / "fact_pairs_test.jsonl")
+    parser.add_argument("--embedder", default="local")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    args = parser.parse_args(argv)
+    report = measure(args.pairs.resolve(), args.embedder)
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(f"{report['pairs']}: {report['n']} pairs, embedder {report['embedder']}, offline (no LLM)")
+    print(f"accuracy {report['accuracy']:.3f}; facts merged that were not duplicates: {report['merged_wrongly']}")
+    for gold in LABELS:
+        row = report["confusion"][gold]
+        print(f"  {gold:10} recall {report['recall'][gold]:.3f}   "
+              + ", ".join(f"{label}: {row[label]}" for label in LABELS))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
