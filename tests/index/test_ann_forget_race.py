@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import hippo
+from hippo.index.int8 import quantize
 from hippo.providers.fake import FakeEmbedder
 
 pytest.importorskip("hnswlib")
@@ -29,11 +30,13 @@ from hippo.stores.sqlite.annfiles import AnnFiles
 db, ready, go = sys.argv[1:4]
 save = AnnFiles.save
 
-def held(self, *args, **kwargs):
-    pathlib.Path(ready).touch()
+def held(self, agent_id, index, *args, **kwargs):
+    listed = pathlib.Path(ready + ".tmp")
+    listed.write_text(" ".join(map(str, index.keys().tolist())))  # the keys its snapshot held
+    listed.rename(ready)
     while not pathlib.Path(go).exists():
         time.sleep(0.02)
-    return save(self, *args, **kwargs)
+    return save(self, agent_id, index, *args, **kwargs)
 
 AnnFiles.save = held
 with hippo.open(db, agent_id="alice", embedder="fake", ann_threshold=50) as mem:
@@ -56,31 +59,49 @@ def wait_for(path: Path, proc: subprocess.Popen, timeout: float = 60) -> None:
         time.sleep(0.02)
 
 
-def test_a_forget_during_another_process_build_leaves_no_trace(tmp_path):
+@pytest.mark.parametrize("reuse", [False, True], ids=["forget", "forget-then-store"])
+def test_a_forget_during_another_process_build_leaves_no_trace(tmp_path, reuse):
+    """``forget-then-store``: SQLite hands the forgotten row's rowid (the highest) to the next
+    insert, so the builder finds that key alive again, under another vector."""
     db = tmp_path / "race.db"
     with hippo.open(db, agent_id="alice", embedder=FakeEmbedder(), ann_threshold=0) as mem:
         mem.store_memories([f"note {i} about topic {i % 9}" for i in range(200)])
         secret = mem.store_memory(SECRET)
         vector = mem.store.get_vectors("alice", [secret.id])[secret.id].astype("<f4").tobytes()
+        secret_rowid = rowid(mem, secret.id)
     ready, go = tmp_path / "ready", tmp_path / "go"
     builder = subprocess.Popen([sys.executable, "-c", BUILDER, str(db), str(ready), str(go)],
                                stderr=subprocess.PIPE, text=True)
     try:
-        wait_for(ready, builder)  # its index, built from a snapshot that holds the secret, is not saved yet
+        wait_for(ready, builder)
+        # Its index, built from a snapshot that holds the secret, is not saved yet.
+        assert secret_rowid in map(int, ready.read_text().split())
         with hippo.open(db, agent_id="alice", embedder=FakeEmbedder(), ann_threshold=0) as mem:
             assert mem.forget_memory(SECRET).count == 1
+            if reuse:
+                newer = mem.store_memory("a later note about the garden shed")
+                assert rowid(mem, newer.id) == secret_rowid
         go.touch()
         assert builder.wait(timeout=60) == 0, builder.stderr.read()
     finally:
         builder.kill()
     saved = every_file(db)
-    assert any(p.suffix == ".bin" for p in saved), "the builder saved no index: the race did not happen"
+    assert any(p.suffix == ".bin" for p in saved), "the builder saved no index"
+    query = np.frombuffer(vector, dtype="<f4")
+    codes = quantize(query[None])[0][0].tobytes()  # the secret's row in the int8 rows file
     for path, data in saved.items():
         assert vector not in data, f"the forgotten vector is in {path.name}"
+        assert codes not in data, f"the forgotten vector's int8 row is in {path.name}"
         assert b"Quillwhistle" not in data, f"the forgotten text is in {path.name}"
     with hippo.open(db, agent_id="alice", embedder=FakeEmbedder(), ann_threshold=50) as mem:
-        query = np.frombuffer(vector, dtype="<f4")
         assert secret.id not in [cid for cid, _ in mem.store.vector_search("alice", query, 10, _all())]
+        if reuse:  # the row that took the key is found under its own vector
+            mine = mem.store.get_vectors("alice", [newer.id])[newer.id]
+            assert mem.store.vector_search("alice", mine, 1, _all())[0][0] == newer.id
+
+
+def rowid(mem: hippo.Memory, chunk_id: str) -> int:
+    return mem.store._conn.execute("SELECT rowid FROM chunks WHERE id = ?", (chunk_id,)).fetchone()[0]
 
 
 def _all():

@@ -191,18 +191,35 @@ class VectorCache:
         row = self._conn.execute("SELECT model_id FROM embedding_model WHERE id = 1").fetchone()
 
         def settle(index: HnswIndex) -> None:
-            """Under the files' lock: drop rows another process hard-deleted since our snapshot
-            (any delete bumps the agent's version, so an unchanged version needs no look)."""
-            if self._version(agent_id) == entry.version:
-                return
-            existing = read_rowids(self._conn, "SELECT rowid FROM chunks WHERE agent_id = ?", (agent_id,))
-            gone = np.setdiff1d(index.keys(), existing, assume_unique=True)
-            if len(gone):
-                _log.info("leaving %d rows deleted meanwhile out of the saved ANN index", len(gone))
-                index.remove(gone.tolist())
+            """Under the files' lock: drop the rows that changed since our snapshot (any write
+            bumps the agent's version, so an unchanged version needs no look)."""
+            if self._version(agent_id) != entry.version:
+                stale = self._stale(agent_id, index)
+                if len(stale):
+                    _log.info("leaving %d rows deleted or changed meanwhile out of the saved ANN index", len(stale))
+                    index.remove(stale.tolist())
 
         self._files.save(agent_id, entry.index, entry.version, row[0] if row else None, settle)
         entry.saved = entry.version
+
+    def _stale(self, agent_id: str, index: HnswIndex) -> np.ndarray:
+        """The keys of ``index`` that are no longer the agent's rows with the same vector.
+
+        Checking which keys still exist is not enough: SQLite hands the highest rowid, once
+        deleted, to the next insert, so a forgotten row's key can be alive again under another
+        vector. Every vector is compared (about 30 µs a key through hnswlib, a tenth of what
+        building the graph cost), only when another connection wrote during the build."""
+        keys = index.keys()
+        own = read_rowids(self._conn, "SELECT rowid FROM chunks WHERE agent_id = ?", (agent_id,))
+        stale = [np.setdiff1d(keys, own, assume_unique=True)]
+        for start in range(0, len(keys), 10_000):
+            part = keys[start:start + 10_000]
+            held, stored = index.graph_vectors(part), self._stored(part)  # a row gone reads as zeros
+            if held.shape != stored.shape:  # none of them stored any more
+                stale.append(part)
+            else:
+                stale.append(part[(held != stored).any(axis=1)])
+        return np.unique(np.concatenate(stale))
 
     def _load(self, agent_id: str) -> _Entry:
         in_tx = self._conn.in_transaction
