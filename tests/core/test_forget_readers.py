@@ -140,3 +140,109 @@ def test_a_main_file_that_cannot_be_written_is_reported_not_raised(mem, db_path)
     assert mem.forget_memory(SECRET, preview=True).count == 0  # deleted all the same: a retry finds nothing
     assert wait_until(lambda: mem.store.pending_scrub() is None)
     assert total(occurrences(db_path)) == 0
+
+
+LATER = "Plumtwaddle-Hexagram"
+
+
+def raw(db_path) -> bytes:
+    return b"".join(p.read_bytes() for p in (db_path, db_path.with_name(db_path.name + "-wal")) if p.exists())
+
+
+def test_a_delete_after_the_retry_succeeded_is_not_taken_as_scrubbed(make_mem, db_path, monkeypatch):
+    """The background retry's checkpoint succeeds for a first forget; a second forget commits behind
+    a new reader before the retry records that success. The retry carries on for the second."""
+    from hippo.stores.sqlite.scrub import Scrubber
+
+    paused, resume = threading.Event(), threading.Event()
+    checkpoint = Scrubber._checkpoint
+
+    def held(self) -> bool:  # the retry thread stops between its checkpoint and its bookkeeping
+        busy = checkpoint(self)
+        if not busy and threading.current_thread().name == "hippo-scrub" and not paused.is_set():
+            paused.set()
+            resume.wait(30)
+        return busy
+
+    monkeypatch.setattr(Scrubber, "_checkpoint", held)
+    mem = make_mem("alice")
+    mem.store_memories([f"Door code {SECRET}", f"Shed code {LATER}"])
+    first = Reader(db_path, 1)
+    assert mem.forget_memory(SECRET).scrubbed is False
+    first.wait()
+    assert paused.wait(10), "the retry never succeeded"
+    second = Reader(db_path, 1)
+    assert mem.forget_memory(LATER).scrubbed is False
+    resume.set()
+    second.wait()
+    assert wait_until(lambda: mem.store.pending_scrub() is None)
+    assert LATER.encode() not in raw(db_path), "the scrub was taken as done with the second forget's text left"
+
+
+def test_a_failing_checkpoint_is_reported_and_retried(mem, db_path, monkeypatch):
+    """Any SQLite error of the checkpoint (here injected: an I/O error) is the forget's note, not
+    its exception; the retry finishes once the checkpoint works again."""
+    import sqlite3
+
+    from hippo.stores.sqlite.scrub import Scrubber
+
+    failing = threading.Event()
+    failing.set()
+    checkpoint = Scrubber._checkpoint
+
+    def flaky(self) -> bool:
+        if failing.is_set():
+            raise sqlite3.OperationalError("disk I/O error")
+        return checkpoint(self)
+
+    monkeypatch.setattr(Scrubber, "_checkpoint", flaky)
+    mem.store_memory(f"Cellar code {SECRET}")
+    result = mem.forget_memory(SECRET)
+    assert (result.count, result.scrubbed) == (1, False) and "disk I/O error" in result.note
+    assert result.to_dict()["scrubbed"] is False and "disk I/O error" in result.to_dict()["note"]
+    assert mem.forget_memory(SECRET, preview=True).count == 0  # deleted: a retry would find nothing
+    assert total(occurrences(db_path)) > 0
+    failing.clear()
+    assert wait_until(lambda: mem.store.pending_scrub() is None)
+    assert total(occurrences(db_path)) == 0
+
+
+HOLDER = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN")
+conn.execute("SELECT count(*) FROM chunks").fetchone()
+print("reading", flush=True)
+sys.stdin.readline()
+conn.execute("COMMIT")  # the snapshot goes, the connection stays
+print("idle", flush=True)
+sys.stdin.readline()
+"""
+
+FORGETTER = """
+import os, sys
+import hippo
+mem = hippo.open(sys.argv[1], agent_id="alice", embedder="fake")
+print(mem.forget_memory(sys.argv[2]).scrubbed, flush=True)
+os._exit(0)  # gone before the reader let go, without closing
+"""
+
+
+def test_the_next_open_finishes_a_scrub_a_process_left_behind(make_mem, db_path):
+    with make_mem("alice") as mem:
+        mem.store_memory(f"Garage code {SECRET}")
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(db_path)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "reading"
+        forgetter = subprocess.run([sys.executable, "-c", FORGETTER, str(db_path), SECRET],
+                                   capture_output=True, text=True, timeout=60)
+        assert forgetter.stdout.strip() == "False", forgetter.stderr
+        holder.stdin.write("\n")
+        holder.stdin.flush()
+        assert holder.stdout.readline().strip() == "idle"
+        assert total(occurrences(db_path)) > 0  # nobody left to checkpoint: the holder stays connected
+        make_mem("bob")
+        assert total(occurrences(db_path)) == 0
+    finally:
+        holder.kill()

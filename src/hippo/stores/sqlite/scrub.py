@@ -12,12 +12,14 @@ So the checkpoint runs on its own short-lived connection with a short busy
 timeout: one try right after the delete commits, then, while a reader holds
 on, a background thread tries again every quarter second until it succeeds or
 the store closes (the last try is at close). A forget reports truthfully
-whether its text has already left every file.
+whether its text has already left every file. A process that exits before its
+scrub finished leaves a log behind; the next store to open the file tries once.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import threading
 from urllib.request import pathname2url
@@ -30,12 +32,15 @@ _RETRY_S = 0.25
 
 
 class Scrubber:
-    """Checkpoints one database's WAL after deletes; ``pending`` until one succeeds."""
+    """Checkpoints one database's WAL after deletes; ``pending`` until one succeeds after the last."""
 
     def __init__(self, path: str) -> None:
         self.path = path
         self.reason: str | None = None  # why the last try did not finish, while pending
-        self._pending = False
+        # Deletes counted, and how many of them a successful checkpoint has covered: a try that
+        # started before a delete committed must not count as that delete's scrub.
+        self._wanted = 0
+        self._done = 0
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._closed = False
@@ -43,12 +48,21 @@ class Scrubber:
 
     @property
     def pending(self) -> bool:
-        return self._pending
+        return self._done < self._wanted
+
+    def at_open(self) -> None:
+        """One try when the file comes with a non-empty log: a process that exited before its
+        scrub finished left it, maybe. Not retried: this store has deleted nothing yet."""
+        try:
+            if os.path.getsize(self.path + "-wal") and self._checkpoint():
+                _log.info("the write-ahead log of %s could not be emptied at open: a reader holds it", self.path)
+        except (OSError, sqlite3.Error) as exc:  # no log (in-memory), or a file we cannot write
+            _log.debug("no checkpoint at open: %s", exc)
 
     def after_delete(self) -> bool:
         """Try now; on failure keep trying in the background. Whether the text is gone already."""
         with self._lock:
-            self._pending = True
+            self._wanted += 1
         if self.try_now():
             return True
         with self._lock:
@@ -58,40 +72,47 @@ class Scrubber:
         return False
 
     def try_now(self) -> bool:
-        """One checkpoint attempt; True when the WAL holds nothing any more."""
-        if not self._pending:
+        """One checkpoint attempt; True when no delete counted so far has text left in the log."""
+        with self._lock:
+            covers = self._wanted
+        if self._done >= covers:
             return True
         try:
-            # mode=rw: never create a file where the database was deleted under us
-            conn = sqlite3.connect(f"file:{pathname2url(self.path)}?mode=rw", uri=True, timeout=_BUSY_MS / 1000,
-                                   isolation_level=None)
-        except sqlite3.Error as exc:
-            return self._failed(f"cannot open the database to checkpoint it: {exc}")
+            busy = self._checkpoint()
+        except sqlite3.Error as exc:  # the main file cannot be written (read-only, disk full, ...)
+            self.reason = f"the write-ahead log could not be copied into the database: {exc}"
+            return False
+        if busy:
+            self.reason = "another connection is still reading an older snapshot"
+            return False
+        with self._lock:
+            self._done = max(self._done, covers)
+            if not self.pending:
+                self.reason = None
+        return self._done >= covers
+
+    def _checkpoint(self) -> bool:
+        """``wal_checkpoint(TRUNCATE)`` on a connection of its own; whether readers kept it from finishing."""
+        # mode=rw: never create a file where the database was deleted under us
+        conn = sqlite3.connect(f"file:{pathname2url(self.path)}?mode=rw", uri=True, timeout=_BUSY_MS / 1000,
+                               isolation_level=None)
         try:
             conn.execute(f"PRAGMA busy_timeout={_BUSY_MS}")
             busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        except sqlite3.Error as exc:  # the main file cannot be written (read-only, disk full, ...)
-            return self._failed(f"the write-ahead log could not be copied into the database: {exc}")
         finally:
             conn.close()
-        if busy:
-            return self._failed("another connection is still reading an older snapshot")
-        with self._lock:
-            self._pending, self.reason = False, None
-        return True
-
-    def _failed(self, reason: str) -> bool:
-        self.reason = reason
-        return False
+        return bool(busy)
 
     def _retry(self) -> None:
-        while not self._closed:
+        while True:
+            with self._lock:  # decided under the lock: a delete counted after this starts a new thread
+                if self._closed or not self.pending:
+                    self._thread = None
+                    return
             if self.try_now():
                 _log.info("forgotten text scrubbed from the write-ahead log of %s", self.path)
-                break
-            self._wake.wait(_RETRY_S)
-        with self._lock:
-            self._thread = None
+            else:
+                self._wake.wait(_RETRY_S)
 
     def close(self) -> None:
         """Stop retrying; one last try, so a reader that has just let go still gets its scrub."""
@@ -101,7 +122,7 @@ class Scrubber:
         self._wake.set()
         if thread is not None:
             thread.join(timeout=5)
-        if self._pending and not self.try_now():
+        if self.pending and not self.try_now():
             _log.warning("closing %s with forgotten text still in its write-ahead log (%s); SQLite "
-                         "removes the log when the last connection closes, or the next forget scrubs it",
-                         self.path, self.reason)
+                         "removes the log when the last connection closes, or the next store to open it "
+                         "scrubs it", self.path, self.reason)

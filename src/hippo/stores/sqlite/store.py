@@ -117,6 +117,7 @@ class SQLiteStore:
         self._after_commit: list[Callable[[], None]] = []
         self._vectors = VectorCache(self._conn, self.path, ann_threshold=ann_threshold)
         self._scrub = Scrubber(self.path)
+        self._scrub.at_open()
         self._identity = _identity(self.path)
         self._kept: dict[tuple[Any, ...], Any] = {}  # see _kept_now
         self._kept_state: tuple[int, int] | None = None
