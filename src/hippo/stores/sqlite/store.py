@@ -115,10 +115,13 @@ class SQLiteStore:
         self._lock = threading.RLock()
         self._depth = 0
         self._after_commit: list[Callable[[], None]] = []
-        self._vectors = VectorCache(self._conn, self.path, ann_threshold=ann_threshold)
-        self._scrub = Scrubber(self.path)
+        # Absolute: the files beside the database and the identity check must not follow a chdir.
+        plain = self.path not in ("", ":memory:") and not self.path.startswith("file:")
+        self._file = os.path.abspath(self.path) if plain else self.path
+        self._vectors = VectorCache(self._conn, self._file, ann_threshold=ann_threshold)
+        self._scrub = Scrubber(self._file)
         self._scrub.at_open()
-        self._identity = _identity(self.path)
+        self._identity = _identity(self._file)
         self._kept: dict[tuple[Any, ...], Any] = {}  # see _kept_now
         self._kept_state: tuple[int, int] | None = None
 
@@ -180,7 +183,7 @@ class SQLiteStore:
         if self._identity is None:
             return
         try:
-            found = os.stat(self.path)
+            found = os.stat(self._file)
             same = (found.st_dev, found.st_ino) == self._identity
         except OSError:
             same = False
