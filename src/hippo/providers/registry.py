@@ -20,6 +20,7 @@ __all__ = ["EMBEDDERS", "LLMS", "create_embedder", "create_llm", "parse_spec"]
 # name -> "module:Class"; imported only when asked for.
 EMBEDDERS: dict[str, str] = {
     "local": "hippo.providers.local:LocalEmbedder",
+    "e5": "hippo.providers.e5:E5Embedder",
     "ollama": "hippo.providers.ollama:OllamaEmbedder",
     "openai": "hippo.providers.openai:OpenAIEmbedder",
     "fake": "hippo.providers.fake:FakeEmbedder",
