@@ -69,6 +69,17 @@ def _embedder(spec: "str | Embedder | None", options: dict[str, Any]) -> "Embedd
     return create_embedder(spec, **options)
 
 
+def _recorded_local(store: Any, spec: "str | Embedder") -> "str | Embedder":
+    """``local`` without a model name means the local model the database records (one made
+    with ``local:multilingual-e5-small`` keeps it), and the default one for a new database."""
+    from hippo.providers.registry import parse_spec
+
+    if not isinstance(spec, str) or parse_spec(spec) != ("local", None):
+        return spec
+    record = store.embedder_record()
+    return record[0] if record is not None and record[0].startswith("local:") else spec
+
+
 def _llm(spec: "str | LLM | None", options: dict[str, Any]) -> "LLM | None":
     from hippo.providers.registry import create_llm
 
@@ -109,10 +120,10 @@ def open(  # noqa: A001 - hippo.open mirrors sqlite3.connect / io.open
                            embedder=embedder_spec, llm=llm_spec, **settings)
     check_agent_id(config.agent_id)  # before the store creates the file
     chosen = embedder if embedder is not None and not isinstance(embedder, str) else config.embedder
-    model = _embedder(chosen, embedder_options or {})
     chat = _llm(llm if llm is not None and not isinstance(llm, str) else config.llm, llm_options or {})
     store = SQLiteStore(config.db, ann_threshold=config.ann_threshold)
     try:
+        model = _embedder(_recorded_local(store, chosen), embedder_options or {})
         return Memory(store, agent_id=config.agent_id, embedder=model, settings=config, llm=chat,
                       clock=clock or system_clock)
     except BaseException:

@@ -36,7 +36,7 @@ class Settings:
     max_content_chars: int = 32_000
     max_query_chars: int = 4_000
     block_char_limit: int | None = None
-    vector_weight: float = 0.5
+    vector_weight: float = 0.6
     min_relevance: float = 0.1  # below it a candidate is noise (LoCoMo recall unchanged up to 0.15)
     weight_relevance: float = 0.6
     weight_strength: float = 0.3
@@ -45,6 +45,9 @@ class Settings:
     # Added to the relevance of memories observed on the day or in the month a query names
     # ("on October 13, 2023"); 0 turns the date step off. Measured in bench/locomo.py.
     date_preference: float = 0.2
+    # How much of its neighbours' relevance a memory borrows (memories stored one after another
+    # within the hour: turns of one conversation); 0 turns it off. See core/context.py.
+    context_weight: float = 0.5
     # An agent with this many vectors is searched through an HNSW index (the ``ann`` extra)
     # instead of exactly; None or 0 keeps every agent exact. Measured in bench/ann_choice.py.
     ann_threshold: int | None = DEFAULT_ANN_THRESHOLD

@@ -71,7 +71,8 @@ class Hit(_Dictable):
 
     ``similarity`` is the cosine to the query (``None`` without a vector),
     ``keyword`` the BM25 score scaled to [0, 1] against the best keyword match
-    (``None`` when the chunk did not match a keyword), ``relevance`` their fusion.
+    (``None`` when the chunk did not match a keyword), ``relevance`` their fusion plus
+    ``context``, what the memories stored around it lent (see ``hippo.core.context``).
     """
 
     chunk: Chunk
@@ -81,6 +82,7 @@ class Hit(_Dictable):
     keyword: float | None
     effective_strength: float
     recency: float
+    context: float = 0.0
 
     @property
     def id(self) -> str:

@@ -12,7 +12,7 @@ from ulid import ULID
 import hippo
 from hippo import MemoryInput
 from hippo.core.fusion import Fusion
-from hippo.core.recall import as_hits, find_candidates, rank
+from hippo.core.recall import as_hits, find_candidates, own_relevance, rank
 from hippo.core.strength import ScoreWeights
 from hippo.stores.base import ChunkFilter
 from hippo.types import Chunk
@@ -178,7 +178,9 @@ def test_since_until_on_observed_or_created(mem, clock):
 
 def assert_score_parts(hit, *, vector_weight=0.5):
     sim = min(1.0, max(0.0, hit.similarity or 0.0))
-    assert hit.relevance == pytest.approx(vector_weight * sim + (1 - vector_weight) * (hit.keyword or 0.0))
+    own = vector_weight * sim + (1 - vector_weight) * (hit.keyword or 0.0)
+    assert hit.relevance == pytest.approx(own + hit.context)
+    assert 0.0 <= hit.context <= 1.0 - own + 1e-9
     assert hit.score == pytest.approx(0.6 * hit.relevance + 0.3 * hit.effective_strength + 0.1 * hit.recency)
     assert 0.0 <= hit.relevance <= 1.0
     assert 0.0 <= hit.effective_strength <= 1.0
@@ -371,7 +373,8 @@ def test_a_hit_deleted_while_ranking_is_left_out(mem, clock):
     gone = mem.store_memory("The cellar light is broken")
     query = "cellar"
     found = find_candidates(mem.store, "alice", query, mem.embedding.query(query), 50, ChunkFilter())
-    ranked = rank(found, clock(), limit=10, fusion=Fusion(), weights=ScoreWeights(), decay_lambda=0.001)
+    ranked = rank(found, own_relevance(found, Fusion()), clock(), limit=10, weights=ScoreWeights(),
+                  decay_lambda=0.001)
     assert {r.standing.id for r in ranked} == {kept.id, gone.id}
     mem.store.delete_chunks("alice", [gone.id])  # another process, between ranking and reading
     assert [h.id for h in as_hits(mem.store, "alice", ranked)] == [kept.id]

@@ -18,7 +18,8 @@ from hippo.core.dates import named_period
 from hippo.core.embedding import EmbeddingService
 from hippo.core.fusion import Fusion
 from hippo.core.keywords import ENGLISH_STOPWORDS, fts_query
-from hippo.core.recall import as_hits, find_candidates, rank, touched
+from hippo.core.context import in_context
+from hippo.core.recall import as_hits, find_candidates, own_relevance, rank, touched
 from hippo.core.reembed import Progress, fill_pending
 from hippo.core.remember import remember
 from hippo.core.strength import RETRIEVAL_BOOST, ScoreWeights, reinforced_intensity
@@ -269,9 +270,12 @@ class Memory:
                                         replace(where, since=period[0], until=period[1]))
                 unseen = max(unseen, dated.unseen_relevance(self._fusion) + self.settings.date_preference)
                 found, preferred = found.merged(dated), frozenset(c.id for c in dated.chunks)
-            ranked = rank(found, now, limit=limit, fusion=self._fusion, weights=self._weights,
-                          decay_lambda=self.settings.decay_lambda, min_relevance=self.settings.min_relevance,
-                          preferred=preferred, preference=self.settings.date_preference)
+            relevance = own_relevance(found, self._fusion, preferred, self.settings.date_preference)
+            found, relevance, context = in_context(self.store, self.agent_id, found, relevance, query_vector,
+                                                   fusion=self._fusion, weight=self.settings.context_weight,
+                                                   where=where)
+            ranked = rank(found, relevance, now, limit=limit, weights=self._weights, context=context,
+                          decay_lambda=self.settings.decay_lambda, min_relevance=self.settings.min_relevance)
             # Decayed or irrelevant candidates may have crowded live ones out of the pool; a larger
             # pool helps only if a chunk outside it could still reach min_relevance.
             if len(ranked) >= limit or found.exhausted or pool >= _MAX_POOL or unseen < self.settings.min_relevance:

@@ -24,7 +24,7 @@ from hippo.types import Hit
 if TYPE_CHECKING:
     from hippo.stores.base import Store
 
-__all__ = ["Candidates", "Ranked", "as_hits", "find_candidates", "rank", "touched"]
+__all__ = ["Candidates", "Ranked", "as_hits", "find_candidates", "own_relevance", "rank", "touched"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,53 +97,61 @@ def find_candidates(
 class Ranked:
     """A candidate with the parts of its score, before its text is read: ``parts`` are the
     fields of :class:`Hit` after ``chunk``, in its order (score, relevance, similarity,
-    keyword, effective_strength, recency)."""
+    keyword, effective_strength, recency, context)."""
 
     standing: Standing
-    parts: tuple[float, float, float | None, float | None, float, float]
+    parts: tuple[float, float, float | None, float | None, float, float, float]
 
     @property
     def score(self) -> float:
         return self.parts[0]
 
 
+def own_relevance(
+    found: Candidates, fusion: Fusion, preferred: frozenset[str] = frozenset(), preference: float = 0.0
+) -> dict[str, float]:
+    """Each candidate's relevance from its own cosine and keyword score; ``preferred`` chunks
+    (observed in the period the query names) get ``preference`` added, at most 1."""
+    keyword = keyword_scores(found.bm25)
+    out = {}
+    for chunk in found.chunks:
+        relevance = fusion.relevance(found.similarity.get(chunk.id), keyword.get(chunk.id))
+        out[chunk.id] = min(1.0, relevance + preference) if chunk.id in preferred else relevance
+    return out
+
+
 def rank(
     found: Candidates,
+    relevance: dict[str, float],
     now: datetime,
     *,
     limit: int,
-    fusion: Fusion,
     weights: ScoreWeights,
     decay_lambda: float,
     min_relevance: float = 0.0,
-    preferred: frozenset[str] = frozenset(),
-    preference: float = 0.0,
+    context: dict[str, float] | None = None,
 ) -> list[Ranked]:
-    """Score every live candidate, drop the decayed (< 0.05) and the irrelevant, keep the best ``limit``.
-
-    ``preferred`` chunks (observed in the period the query names) get ``preference`` added to their
-    relevance, at most 1.
-    """
+    """Score every live candidate by its own ``relevance`` plus what its ``context`` adds, drop
+    the decayed (< 0.05) and those whose own relevance is below ``min_relevance`` (context
+    reorders what is relevant, it does not make an unrelated memory relevant), keep the best
+    ``limit``."""
+    context = context or {}
     keyword = keyword_scores(found.bm25)
     now_s = now.timestamp()
     ranked = []
     for chunk in found.chunks:
-        if chunk.superseded_by is not None:
+        if chunk.superseded_by is not None or relevance.get(chunk.id, 0.0) < min_relevance:
             continue
         idle_hours = max(0.0, now_s - chunk.last_accessed) / 3600.0  # clock skew counts as zero
         strength = strength_after(chunk.running_intensity, chunk.access_count, idle_hours, decay_lambda)
         if strength < HIDDEN_BELOW:
             continue
-        similarity = found.similarity.get(chunk.id)
-        kw = keyword.get(chunk.id)
-        relevance = fusion.relevance(similarity, kw)
-        if chunk.id in preferred:
-            relevance = min(1.0, relevance + preference)
-        if relevance < min_relevance:
-            continue
         recency = recency_after(max(0.0, now_s - chunk.created) / 3600.0)
-        score = final_score(relevance, strength, recency, weights)
-        ranked.append(Ranked(chunk, (score, relevance, similarity, kw, strength, recency)))
+        lent = context.get(chunk.id, 0.0)
+        score = final_score(relevance[chunk.id] + lent, strength, recency, weights)
+        parts = (score, relevance[chunk.id] + lent, found.similarity.get(chunk.id), keyword.get(chunk.id), strength,
+                 recency, lent)
+        ranked.append(Ranked(chunk, parts))
     ranked.sort(key=lambda r: (-r.score, r.standing.id))
     return ranked[:limit]
 

@@ -15,15 +15,24 @@ from typing import Any
 from hippo.errors import ConfigError
 from hippo.providers.base import LLM, Embedder
 
-__all__ = ["EMBEDDERS", "LLMS", "create_embedder", "create_llm", "parse_spec"]
+__all__ = ["EMBEDDERS", "LLMS", "LOCAL_MODELS", "create_embedder", "create_llm", "parse_spec"]
 
 # name -> "module:Class"; imported only when asked for.
 EMBEDDERS: dict[str, str] = {
     "local": "hippo.providers.local:LocalEmbedder",
-    "e5": "hippo.providers.e5:E5Embedder",
     "ollama": "hippo.providers.ollama:OllamaEmbedder",
     "openai": "hippo.providers.openai:OpenAIEmbedder",
     "fake": "hippo.providers.fake:FakeEmbedder",
+}
+
+# ``local:<name>``: every model that runs on this machine from a PyPI package, by name (lower
+# case); ``local`` alone is the default, all-MiniLM-L6-v2 (chosen in BENCHMARKS.md, "Local models").
+LOCAL_MODELS: dict[str, str] = {
+    "all-minilm-l6-v2": "hippo.providers.local:LocalEmbedder",
+    "all-minilm-l6-v2-int8": "hippo.providers.local:LocalEmbedder",
+    "sentence-transformers/all-minilm-l6-v2": "hippo.providers.local:LocalEmbedder",
+    "multilingual-e5-small": "hippo.providers.e5:E5Embedder",
+    "intfloat/multilingual-e5-small": "hippo.providers.e5:E5Embedder",
 }
 
 LLMS: dict[str, str] = {
@@ -48,7 +57,12 @@ def _load(target: str) -> type:
 
 def _create(kind: str, table: dict[str, str], group: str, spec: str, options: dict[str, Any]) -> Any:
     provider, model = parse_spec(spec)
-    if provider in table:
+    if table is EMBEDDERS and provider == "local" and model is not None:
+        if model.lower() not in LOCAL_MODELS:
+            names = sorted(n for n in LOCAL_MODELS if "/" not in n)
+            raise ConfigError(f"unknown local model {model!r}; known: {', '.join(names)}")
+        cls = _load(LOCAL_MODELS[model.lower()])
+    elif provider in table:
         cls = _load(table[provider])
     else:
         found = [ep for ep in entry_points(group=group) if ep.name == provider]

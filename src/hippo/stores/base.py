@@ -124,6 +124,15 @@ class Store(Protocol):
 
     def get_vectors(self, agent_id: str, ids: Sequence[str]) -> dict[str, "np.ndarray"]: ...
 
+    def neighbours(
+        self, agent_id: str, ids: Sequence[str], reach: int, span: float, where: ChunkFilter
+    ) -> dict[str, list[tuple[str, int]]]:
+        """For each memory among ``ids`` (facts have none), the agent's memories stored up to
+        ``reach`` places before and after it that pass ``where``, as (id, distance): storage
+        order is id order, and a run stops at the first memory observed more than ``span``
+        seconds from it."""
+        ...
+
     def list_chunks(
         self, agent_id: str, *, limit: int, before: str | None = None, kind: str | None = None
     ) -> list[Chunk]:

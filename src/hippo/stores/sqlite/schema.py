@@ -110,11 +110,20 @@ _CHUNKS_WHEN = """
 CREATE INDEX idx_chunks_when ON chunks(agent_id, COALESCE(observed_at, created_at), superseded_by);
 """
 
+# Recall's conversational context reads the memories stored just before and after a hit
+# (ULID order within one agent); this index serves that and everything the (agent_id, kind)
+# index it replaces served.
+_CHUNKS_ORDER = """
+CREATE INDEX idx_chunks_agent_order ON chunks(agent_id, kind, id);
+DROP INDEX idx_chunks_agent_kind;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_chunks_blocks_embedding_model", _CHUNKS),
     ("0002_chunks_fts", _CHUNKS_FTS),
     ("0003_api_keys", _API_KEYS),
     ("0004_chunks_when", _CHUNKS_WHEN),
+    ("0005_chunks_order", _CHUNKS_ORDER),
 ]
 
 

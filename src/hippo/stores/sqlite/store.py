@@ -55,6 +55,7 @@ def _row_to_chunk(row: tuple) -> Chunk:
 
 
 _EPOCH_JULIAN_DAY = 2440587.5
+_WHEN_SECONDS = f"(julianday(COALESCE(observed_at, created_at)) - {_EPOCH_JULIAN_DAY}) * 86400.0"
 _STANDING_COLUMNS = (
     "id, running_intensity, access_count, "
     f"(julianday(last_accessed_at) - {_EPOCH_JULIAN_DAY}) * 86400.0, (julianday(created_at) - {_EPOCH_JULIAN_DAY}) * 86400.0, "
@@ -334,6 +335,30 @@ class SQLiteStore:
             ).fetchall()
         by_id = {row[0]: convert(row) for row in rows}
         return [by_id[i] for i in ids if i in by_id]
+
+    def neighbours(
+        self, agent_id: str, ids: Sequence[str], reach: int, span: float, where: ChunkFilter
+    ) -> dict[str, list[tuple[str, int]]]:
+        out: dict[str, list[tuple[str, int]]] = {}
+        if not ids:
+            return out
+        condition, params = filter_sql(where)
+        with self._reading() as conn:
+            for chunk_id, when in conn.execute(
+                f"SELECT id, {_WHEN_SECONDS} FROM chunks WHERE +agent_id = ? AND kind = 'memory' "
+                f"AND id IN ({_marks(len(ids))})", (agent_id, *ids)
+            ).fetchall():
+                near = out[chunk_id] = []
+                for side in ("c.id < ? ORDER BY c.id DESC", "c.id > ? ORDER BY c.id"):
+                    rows = conn.execute(
+                        f"SELECT c.id, {_WHEN_SECONDS}, {condition} FROM chunks c WHERE c.agent_id = ? "
+                        f"AND c.kind = 'memory' AND {side} LIMIT ?", (*params, agent_id, chunk_id, reach))
+                    for distance, (other, other_when, matches) in enumerate(rows, start=1):
+                        if abs(other_when - when) > span:
+                            break
+                        if matches:
+                            near.append((other, distance))
+        return out
 
     def holds_nothing(self) -> bool:
         """No chunk, block or API key of any agent."""

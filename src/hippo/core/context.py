@@ -1,0 +1,92 @@
+"""Conversational context in recall: a memory is also as relevant as the memories around it.
+
+Memories stored one after another from the same moment (turns of one conversation, steps of
+one task) explain each other: the answer to "when did Caroline go to the support group?" is
+often the turn after the one that names the group ("Yesterday!"). So recall lends each
+memory part of its neighbours' relevance: ``weight`` times the best relevance one place away,
+half that two places away, added as ``r + (1 - r) x context`` so that relevance stays in
+[0, 1] and a memory never loses by its neighbours.
+
+Neighbours are the agent's memories (not facts) stored up to :data:`REACH` places before or
+after, in id order, observed within :data:`SPAN` seconds of each other; facts, and memories
+from another hour, are not context. The best :data:`SEEDS` candidates by their own relevance
+bring their neighbours into the pool, scored by their own cosine (they are outside the pool,
+so their keyword score is taken as none).
+
+Measured on LoCoMo development (``bench/locomo.py``, NOTES "Conversational context").
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from hippo.core.fusion import Fusion
+from hippo.core.recall import Candidates
+
+if TYPE_CHECKING:
+    from hippo.stores.base import ChunkFilter, Store
+
+__all__ = ["REACH", "SEEDS", "SPAN", "in_context"]
+
+REACH = 2
+SPAN = 3600.0
+SEEDS = 20
+
+
+def in_context(
+    store: "Store",
+    agent_id: str,
+    found: Candidates,
+    relevance: dict[str, float],
+    query_vector: np.ndarray | None,
+    *,
+    fusion: Fusion,
+    weight: float,
+    where: ChunkFilter,
+) -> tuple[Candidates, dict[str, float], dict[str, float]]:
+    """The candidates with the neighbours of the best ones added, their own relevance, and what
+    context adds to each. Only neighbours that pass ``where`` join or lend; ``weight`` 0 adds
+    nothing."""
+    if weight <= 0 or not relevance:
+        return found, relevance, {}
+    live = {c.id for c in found.chunks if c.superseded_by is None}
+    seeds = sorted((i for i in relevance if i in live), key=lambda i: (-relevance[i], i))[:SEEDS]
+    near = store.neighbours(agent_id, seeds, REACH, SPAN, where)
+    found, relevance = _with_neighbours(store, agent_id, found, relevance, near, query_vector, fusion)
+    context: dict[str, list[float]] = {}  # id -> best neighbour relevance at each distance
+    for seed, others in near.items():
+        for other, distance in others:
+            for a, b in ((seed, other), (other, seed)):
+                best = context.setdefault(a, [0.0] * REACH)
+                best[distance - 1] = max(best[distance - 1], relevance.get(b, 0.0))
+    added = {}
+    for chunk_id, best in context.items():
+        lent = min(1.0, sum(weight * 0.5**d * r for d, r in enumerate(best)))
+        added[chunk_id] = (1.0 - relevance.get(chunk_id, 0.0)) * lent
+    return found, relevance, added
+
+
+def _with_neighbours(
+    store: "Store",
+    agent_id: str,
+    found: Candidates,
+    relevance: dict[str, float],
+    near: dict[str, list[tuple[str, int]]],
+    query_vector: np.ndarray | None,
+    fusion: Fusion,
+) -> tuple[Candidates, dict[str, float]]:
+    """Neighbours outside the pool joined to it, with their relevance from their cosine alone."""
+    missing = list(dict.fromkeys(o for others in near.values() for o, _ in others if o not in relevance))
+    if not missing:
+        return found, relevance
+    added = store.standings(agent_id, missing)
+    similarity = dict(found.similarity)
+    if query_vector is not None:
+        for chunk_id, vector in store.get_vectors(agent_id, [c.id for c in added if c.has_vector]).items():
+            if len(vector) == len(query_vector):
+                similarity[chunk_id] = float(np.dot(vector, query_vector))
+    relevance = {**relevance, **{c.id: fusion.relevance(similarity.get(c.id), None) for c in added}}
+    return replace(found, chunks=[*found.chunks, *added], similarity=similarity), relevance

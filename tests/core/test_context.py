@@ -1,0 +1,89 @@
+"""Recall in conversational context: memories stored one after another lend each other relevance."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+import hippo
+from hippo.core.memory import MemoryInput
+from hippo.stores.base import ChunkFilter
+
+pytest.importorskip("onnxruntime")
+
+MONDAY = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
+# The answer ("Yesterday!") shares no word and little meaning with the question; the turn
+# before it names the group.
+CONVERSATION = [
+    "Melanie: Did you ever make it to the LGBTQ support group you told me about?",
+    "Caroline: Yesterday! It was the first time I went.",
+    "Melanie: That is brave. How did it feel?",
+]
+OTHER_DAY = [
+    "Caroline: My book club group meets every Thursday evening.",
+    "Melanie: The museum trip with the kids is booked for the weekend.",
+    "Caroline: I went to the lake to paint sunsets.",
+    "Caroline: Our running group went to the coast.",
+    "Melanie: Our dog learned to open the back door.",
+]
+QUESTION = "When did Caroline go to the LGBTQ support group?"
+
+
+def store(mem, texts, when):
+    return mem.store_memories([MemoryInput(t, observed_at=when + timedelta(seconds=i)) for i, t in enumerate(texts)])
+
+
+@pytest.fixture
+def talk(tmp_path, local_embedder):
+    def open_(**settings):
+        return hippo.open(tmp_path / "hippo.db", agent_id="caroline", embedder=local_embedder, **settings)
+
+    with open_() as mem:
+        store(mem, OTHER_DAY, MONDAY - timedelta(days=3))
+        turns = store(mem, CONVERSATION, MONDAY)
+    return open_, [t.id for t in turns]
+
+
+def test_the_reply_after_the_question_rises_with_context(talk):
+    open_, (asked, answer, _) = talk
+    with open_(context_weight=0) as mem:
+        alone = [h.id for h in mem.recall_memories(QUESTION, limit=7, touch=False)]
+    with open_() as mem:
+        hits = mem.recall_memories(QUESTION, limit=7, touch=False).hits
+    ranked = [h.id for h in hits]
+    assert ranked[0] == asked
+    assert alone.index(answer) > 1, alone  # below other days' talk of groups and going
+    assert ranked.index(answer) == 1
+    reply = hits[1]
+    assert reply.context > 0
+    assert reply.relevance == pytest.approx(0.6 * max(0.0, reply.similarity) + 0.4 * (reply.keyword or 0) + reply.context)
+    assert 0 <= reply.relevance <= 1
+
+
+def test_memories_of_another_hour_lend_nothing(tmp_path, local_embedder):
+    with hippo.open(tmp_path / "hippo.db", agent_id="a", embedder=local_embedder) as mem:
+        first = mem.store_memory(CONVERSATION[0], observed_at=MONDAY)
+        later = mem.store_memory(CONVERSATION[1], observed_at=MONDAY + timedelta(hours=2))
+        assert mem.store.neighbours("a", [first.id], 2, 3600.0, ChunkFilter()) == {first.id: []}
+        hits = {h.id: h for h in mem.recall_memories(QUESTION, touch=False)}
+        assert later.id not in hits or hits[later.id].context == 0
+
+
+def test_neighbours_follow_storage_order_within_the_agent_and_filter(tmp_path, local_embedder):
+    with hippo.open(tmp_path / "hippo.db", agent_id="a", embedder=local_embedder) as a, \
+            hippo.open(tmp_path / "hippo.db", agent_id="b", embedder=local_embedder) as b:
+        ids = []
+        for i, text in enumerate(CONVERSATION + OTHER_DAY[:2]):
+            ids.append(a.store_memory(text, observed_at=MONDAY, metadata={"tags": ["t"]} if i != 1 else None).id)
+            b.store_memory(f"{text} (b)", observed_at=MONDAY)  # interleaved, another agent
+        fact = a.remember_facts("I live in Berlin.").facts[0].id
+        near = a.store.neighbours("a", [ids[2]], 2, 3600.0, ChunkFilter())
+        assert near == {ids[2]: [(ids[1], 1), (ids[0], 2), (ids[3], 1), (ids[4], 2)]}
+        tagged = a.store.neighbours("a", [ids[2]], 2, 3600.0, ChunkFilter(tags=("t",)))
+        assert tagged == {ids[2]: [(ids[0], 2), (ids[3], 1), (ids[4], 2)]}  # the untagged one is skipped
+        assert a.store.neighbours("b", [ids[2]], 2, 3600.0, ChunkFilter()) == {}  # not b's memory
+        assert a.store.neighbours("a", [fact], 2, 3600.0, ChunkFilter()) == {}  # facts have no neighbours
+        # A recall filtered by tag never returns the untagged neighbour, however close.
+        hits = a.recall_memories(QUESTION, tags=["t"], touch=False)
+        assert ids[1] not in [h.id for h in hits]
