@@ -170,6 +170,6 @@ def test_a_question_naming_a_month_scores_its_matches_once(make_mem, clock):
         hits = mem.recall_memories(f"Where did the dog play in {month:%B %Y}?", limit=5, touch=False)
     finally:
         mem.store._conn.set_trace_callback(None)
-    assert sum("group_concat(rank)" in s for s in statements) == 1  # the period pass reuses the scores
+    assert sum("group_concat(CAST(rank" in s for s in statements) == 1  # the period pass reuses the scores
     assert not any("JOIN chunks c ON c.rowid = chunks_fts.rowid" in s for s in statements)  # and joins no match
     assert {h.chunk.observed_at.strftime("%B %Y") for h in hits} == {f"{month:%B %Y}"}

@@ -33,7 +33,7 @@ __all__ = ["REACH", "SEEDS", "SPAN", "in_context"]
 
 REACH = 2
 SPAN = 3600.0
-SEEDS = 20
+SEEDS = 8
 
 
 def in_context(
