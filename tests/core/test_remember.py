@@ -224,3 +224,16 @@ def test_deleting_the_newest_version_keeps_the_old_one_hidden(open_mem):
     history = mem.fact_history(berlin.id)
     assert [v.id for v in history.versions] == [berlin.id] and history.current is None
     assert "Berlin" not in " ".join(h.content for h in mem.recall_memories("Where does the user live?"))
+
+
+def test_a_latin_only_model_never_merges_texts_it_cannot_read(open_mem, tmp_path, local_embedder):
+    # MiniLM reads most Chinese characters as [UNK]: "lives in Shanghai" and "works in Shanghai"
+    # score 0.98 against each other. Its cosine alone must not merge them; offline, both stay.
+    lives, works = local_embedder.embed_documents(["用户住在上海", "用户在上海工作"])
+    assert float(lives @ works) > local_embedder.thresholds.duplicate  # what the band alone would merge
+    mem = open_mem()
+    first = mem.remember_facts("用户住在上海")
+    second = mem.remember_facts("用户在上海工作")
+    assert [f.action for f in first.facts] == ["new"]
+    assert [f.action for f in second.facts] == ["distinct"], second.summary  # kept beside it
+    assert sum(row[2] == "fact" for row in dump(tmp_path / "hippo.db")) == 2

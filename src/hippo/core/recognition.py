@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Literal
 
 from hippo.core.keywords import ENGLISH_STOPWORDS, fts_query
-from hippo.core.offline import ExtractedFact
+from hippo.core.offline import ExtractedFact, non_latin_share
 from hippo.providers.base import Thresholds
 from hippo.stores.base import ChunkFilter
 from hippo.types import Chunk
@@ -94,7 +94,9 @@ def decide(plan: Plan, thresholds: Thresholds) -> None:
             return
     best = max((c for c in plan.candidates if c.similarity is not None), key=lambda c: c.similarity or 0.0,
                default=None)
-    if best is not None and thresholds.duplicate <= best.similarity < _DEGENERATE:  # type: ignore[operator]
+    readable = not thresholds.latin_only or best is None or not (
+        non_latin_share(fact) > 0.5 or non_latin_share(best.chunk.content) > 0.5)
+    if best is not None and readable and thresholds.duplicate <= best.similarity < _DEGENERATE:  # type: ignore[operator]
         plan.band, plan.action, plan.target = "duplicate", "duplicate", best
         plan.reason = f"similarity {best.similarity:.2f} ≥ {thresholds.duplicate:.2f}: the same fact"
         return

@@ -3,16 +3,16 @@ and a lazily created, pooled httpx client."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
-from hippo.errors import InvalidInput, ProviderError
+from hippo.errors import ProviderError
 from hippo.providers.base import normalize_rows
 
 if TYPE_CHECKING:
     import httpx
     import numpy as np
 
-__all__ = ["HTTPClientMixin", "as_matrix", "check_dimension", "check_texts", "post_json"]
+__all__ = ["HTTPClientMixin", "as_matrix", "check_dimension", "post_json"]
 
 # Rejections that may go away if the same request is sent again later.
 _RETRYABLE_STATUS = {408, 425, 429}
@@ -104,14 +104,3 @@ def check_dimension(expected: int | None, matrix: "np.ndarray", provider: str) -
             f"{provider}: expected {expected}-dimensional embeddings, got {got}", retryable=False
         )
     return got
-
-
-def check_texts(texts: Sequence[str]) -> list[str]:
-    """``texts`` as a list, refusing a bare string or non-string items."""
-    if isinstance(texts, str):
-        raise InvalidInput("embed_documents takes a sequence of strings, not one string")
-    texts = list(texts)
-    for text in texts:
-        if not isinstance(text, str):
-            raise InvalidInput(f"can only embed strings, got {type(text).__name__}")
-    return texts

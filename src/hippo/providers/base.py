@@ -5,11 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence, runtime_checkable
 
+from hippo.errors import InvalidInput
+
 if TYPE_CHECKING:
     import numpy as np
 
 __all__ = [
-    "ChatTurn", "Completion", "Embedder", "LLM", "Message", "Thresholds", "ToolCall", "ToolCallingLLM", "ToolSpec",
+    "ChatTurn", "Completion", "Embedder", "check_texts", "LLM", "Message", "Thresholds", "ToolCall", "ToolCallingLLM", "ToolSpec",
     "Usage",
     "normalize_rows",
 ]
@@ -23,11 +25,15 @@ class Thresholds:
     0.78 for OpenAI's text-embedding-3-small): above ``duplicate`` a fact is the
     same fact, between the two an LLM decides, below ``ambiguous`` it is new.
     ``forget`` is the least similarity at which ``forget_memory`` deletes a chunk.
+    ``latin_only``: the model reads Latin script only (all-MiniLM-L6-v2 reads most Thai and
+    Chinese characters as unknown), so its cosine of two texts in another script means
+    nothing and never merges them on its own.
     """
 
     duplicate: float = 0.93
     ambiguous: float = 0.78
     forget: float = 0.6
+    latin_only: bool = False
 
 
 @runtime_checkable
@@ -150,3 +156,14 @@ def normalize_rows(matrix: "np.ndarray") -> "np.ndarray":
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return (matrix / norms).astype(np.float32, copy=False)
+
+
+def check_texts(texts: Sequence[str]) -> list[str]:
+    """``texts`` as a list, refusing a bare string or non-string items."""
+    if isinstance(texts, str):
+        raise InvalidInput("embed_documents takes a sequence of strings, not one string")
+    texts = list(texts)
+    for text in texts:
+        if not isinstance(text, str):
+            raise InvalidInput(f"can only embed strings, got {type(text).__name__}")
+    return texts

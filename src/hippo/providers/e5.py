@@ -19,7 +19,7 @@ import threading
 from typing import TYPE_CHECKING, Any, Sequence
 
 from hippo.errors import ConfigError, InvalidInput, MissingDependency, ProviderError
-from hippo.providers.base import Thresholds, normalize_rows
+from hippo.providers.base import Thresholds, check_texts, normalize_rows
 
 if TYPE_CHECKING:
     import numpy as np
@@ -69,12 +69,7 @@ class E5Embedder:
     def _encode(self, texts: Sequence[str], is_query: bool) -> "np.ndarray":
         import numpy as np
 
-        if isinstance(texts, str):
-            raise InvalidInput("embed_documents takes a sequence of strings, not one string")
-        texts = list(texts)
-        for text in texts:
-            if not isinstance(text, str):
-                raise InvalidInput(f"can only embed strings, got {type(text).__name__}")
+        texts = check_texts(texts)
         if not texts:
             return np.zeros((0, DIMENSION), dtype=np.float32)
         model = _engine()

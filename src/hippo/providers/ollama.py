@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Sequence
 from urllib.parse import urlsplit
 
 from hippo.errors import ConfigError
-from hippo.providers._http import HTTPClientMixin, as_matrix, check_dimension, check_texts, post_json
-from hippo.providers.base import Thresholds
+from hippo.providers._http import HTTPClientMixin, as_matrix, check_dimension, post_json
+from hippo.providers.base import Thresholds, check_texts
 
 if TYPE_CHECKING:
     import numpy as np

@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING, Any, Sequence
 from urllib.parse import urlsplit
 
 from hippo.errors import ConfigError, MissingDependency, ProviderError
-from hippo.providers._http import HTTPClientMixin, as_matrix, check_dimension, check_texts, post_json
-from hippo.providers.base import ChatTurn, Completion, Message, Thresholds, ToolCall, ToolSpec, Usage
+from hippo.providers._http import HTTPClientMixin, as_matrix, check_dimension, post_json
+from hippo.providers.base import (
+    ChatTurn, Completion, Message, Thresholds, ToolCall, ToolSpec, Usage, check_texts,
+)
 
 if TYPE_CHECKING:
     import numpy as np

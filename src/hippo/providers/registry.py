@@ -31,8 +31,11 @@ LOCAL_MODELS: dict[str, str] = {
     "all-minilm-l6-v2": "hippo.providers.local:LocalEmbedder",
     "all-minilm-l6-v2-int8": "hippo.providers.local:LocalEmbedder",
     "sentence-transformers/all-minilm-l6-v2": "hippo.providers.local:LocalEmbedder",
+    "paraphrase-minilm-l3-v2": "hippo.providers.local:LocalEmbedder",
+    "paraphrase-minilm-l3-v2-int8": "hippo.providers.local:LocalEmbedder",
     "multilingual-e5-small": "hippo.providers.e5:E5Embedder",
     "intfloat/multilingual-e5-small": "hippo.providers.e5:E5Embedder",
+    "universal-sentence-encoder-multilingual": "hippo.providers.use:USEEmbedder",
 }
 
 LLMS: dict[str, str] = {
