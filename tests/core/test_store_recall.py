@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -397,3 +398,20 @@ def test_a_wide_filter_is_checked_on_the_results_and_a_narrow_one_listed_first(m
         found = mem.store.vector_search("alice", query, limit, ChunkFilter(since=clock() - timedelta(days=days)))
         assert {i for i, _ in found} <= allowed
         assert [s for _, s in found] == pytest.approx(best, abs=1e-6)  # ties may come in either order
+
+
+def test_the_vector_side_reads_the_cosine_above_the_embedders_unrelated_level():
+    plain, high = Fusion(0.6), Fusion(0.6, floor=0.7)
+    assert plain.relevance(0.85, None) == pytest.approx(0.6 * 0.85)
+    assert high.relevance(0.85, None) == pytest.approx(0.6 * 0.5)  # half-way from 0.7 to 1
+    assert high.relevance(0.65, 1.0) == pytest.approx(0.4)  # below the floor: the keyword side alone
+    assert high.relevance(1.0, None) == pytest.approx(0.6)
+
+
+def test_a_memory_fuses_with_its_embedders_floor(make_mem, embedder, monkeypatch):
+    monkeypatch.setattr(embedder, "thresholds", replace(embedder.thresholds, unrelated=0.5))
+    mem = make_mem("alice")
+    mem.store_memory("Notes on the Lisbon trip itinerary")
+    hit = mem.recall_memories("Lisbon trip itinerary notes", touch=False)[0]
+    sim = (hit.similarity - 0.5) / 0.5
+    assert hit.relevance == pytest.approx(0.6 * sim + 0.4 * hit.keyword + hit.context)

@@ -26,8 +26,12 @@ class Fusion:
     """
 
     vector_weight: float = 0.5
+    # The cosine that unrelated texts get from the embedder (``Thresholds.unrelated``): the vector
+    # side reads the cosine above it, rescaled to [0, 1], so that a model whose cosines all sit
+    # high (multilingual-e5-small: ~0.7 for unrelated English) still separates its candidates.
+    floor: float = 0.0
 
     def relevance(self, similarity: float | None, keyword: float | None) -> float:
-        sim = min(1.0, max(0.0, similarity or 0.0))
+        sim = min(1.0, max(0.0, ((similarity or 0.0) - self.floor) / (1.0 - self.floor)))
         kw = keyword or 0.0
         return self.vector_weight * sim + (1.0 - self.vector_weight) * kw

@@ -87,7 +87,8 @@ class Memory:
         self._clock = clock
         self.embedding = EmbeddingService(embedder, store)
         self._blocks = BlockEditor(store, self.agent_id, settings.block_char_limit)
-        self._fusion = Fusion(settings.vector_weight)
+        floor = embedder.thresholds.unrelated if embedder is not None else 0.0
+        self._fusion = Fusion(settings.vector_weight, floor)
         self._weights = ScoreWeights(settings.weight_relevance, settings.weight_strength, settings.weight_recency)
         self._owns_store = True
 

@@ -27,13 +27,15 @@ class Thresholds:
     ``forget`` is the least similarity at which ``forget_memory`` deletes a chunk.
     ``latin_only``: the model reads Latin script only (all-MiniLM-L6-v2 reads most Thai and
     Chinese characters as unknown), so its cosine of two texts in another script means
-    nothing and never merges them on its own.
+    nothing and never merges them on its own. ``unrelated`` is the cosine unrelated texts
+    typically get; recall's fusion reads the cosine above it.
     """
 
     duplicate: float = 0.93
     ambiguous: float = 0.78
     forget: float = 0.6
     latin_only: bool = False
+    unrelated: float = 0.0
 
 
 @runtime_checkable

@@ -64,7 +64,7 @@ class E5Embedder:
         # Measured on calibration/fact_pairs.jsonl (the tuning set) with
         # calibration/measure_bands.py; the forget threshold from the same
         # hand checks as MiniLM's, moved into e5's band.
-        self.thresholds = Thresholds(duplicate=0.97, ambiguous=0.86, forget=0.84)
+        self.thresholds = Thresholds(duplicate=0.97, ambiguous=0.83, forget=0.84, unrelated=0.7)
 
     def _encode(self, texts: Sequence[str], is_query: bool) -> "np.ndarray":
         import numpy as np
