@@ -14,7 +14,8 @@ its own):
   memory at rank 1 among all the others, and two different Thai sentences get different
   vectors (cosine under 0.95).
 
-    python bench/models.py [--models local,local:multilingual-e5-small,...] [--json]
+    python bench/models.py [--models local,local:multilingual-e5-small,...] [--conversations N]
+                           [--max-questions N] [--json]
 """
 
 from __future__ import annotations
@@ -88,8 +89,8 @@ def languages(spec: str) -> dict[str, Any]:
     return {"found": found, "of": {k: len(v) for k, v in LANGUAGES.items()}, "thai_cosine": float(a @ b)}
 
 
-def measure_one(spec: str) -> dict[str, Any]:
-    """Everything for one model, in this (fresh) process."""
+def measure_one(spec: str, conversations: int | None = None, questions: int | None = None) -> dict[str, Any]:
+    """Everything for one model, in this (fresh) process; fewer conversations and questions for a smoke run."""
     began = time.perf_counter()
     from hippo.providers.registry import create_embedder
 
@@ -97,20 +98,21 @@ def measure_one(spec: str) -> dict[str, Any]:
     embedder.embed_query("warm up")
     out: dict[str, Any] = {"model": spec, "load_s": time.perf_counter() - began}
     locomo = _locomo()
-    conversations = locomo.load(locomo.DEFAULT_DATA)
+    conversations = locomo.load(locomo.DEFAULT_DATA)[:conversations]
+    for conv in conversations:
+        conv["questions"] = conv["questions"][:questions]
     turns = [t for c in conversations for _, t, _ in c["turns"]][:1024]
     began = time.perf_counter()
     embedder.embed_documents(turns)
     out["docs_per_s"] = len(turns) / (time.perf_counter() - began)
-    questions = [q for c in conversations for q, _, _ in c["questions"]][:100]
     times = []
-    for q in questions:
+    for q in [q for c in conversations for q, _, _ in c["questions"]][:100]:
         began = time.perf_counter()
         embedder.embed_query(q)
         times.append(time.perf_counter() - began)
     out["query_ms_p50"] = statistics.median(times) * 1000
     out["rss_mb"] = rss_mb()
-    out["disk_mb"] = installed_mb(MODELS.get(spec, "hippo-memory"))
+    out["disk_mb"] = installed_mb(MODELS.get(embedder.model_id, "hippo-memory"))
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "locomo.db"
         began = time.perf_counter()
@@ -140,15 +142,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", default=",".join(MODELS), help="comma-separated embedder specs")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # the per-model child process
+    parser.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
+    parser.add_argument("--max-questions", type=int, default=None, help="only the first N questions of each")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args(argv)
     if args.one:
-        print(json.dumps(measure_one(args.one)))
+        print(json.dumps(measure_one(args.one, args.conversations, args.max_questions)))
         return 0
+    limits = [f"--conversations={args.conversations}"] * (args.conversations is not None) + [
+        f"--max-questions={args.max_questions}"] * (args.max_questions is not None)
     results = []
     for spec in args.models.split(","):
         print(f"measuring {spec} ...", file=sys.stderr)
-        done = subprocess.run([sys.executable, __file__, "--one", spec], capture_output=True, text=True)
+        done = subprocess.run([sys.executable, __file__, "--one", spec, *limits], capture_output=True, text=True)
         if done.returncode != 0:
             print(f"  {spec} failed: {done.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
             continue

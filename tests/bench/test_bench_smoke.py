@@ -59,3 +59,16 @@ def test_charts_from_the_smoke_results(capsys, tmp_path):
     assert charts.main(["--results", str(tmp_path)]) == 0
     for name in ("locomo", "scale"):
         assert (tmp_path / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.skipif(not DATA.exists(), reason="shared/bench/locomo-dev.json is not beside the project")
+def test_models_smoke(capsys):
+    pytest.importorskip("onnxruntime")
+    models = load_bench("models")
+    assert models.main(["--models", "local", "--conversations", "1", "--max-questions", "10", "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["model"] == "local"
+    for side in ("hippo", "vectors"):
+        assert 0.0 <= row[side]["R@5"] <= row[side]["R@10"] <= row[side]["R@20"] <= 1.0
+    assert row["docs_per_s"] > 0 and row["rss_mb"] > 0 and row["disk_mb"] > 0
+    assert row["languages"]["of"] == {"th": 3, "zh": 3, "de": 3} and row["languages"]["thai_cosine"] > 0.99
