@@ -3,6 +3,7 @@
     python bench/locomo.py --json > bench/results/locomo.json
     python bench/scale.py --sizes 10000,100000,1000000 --json > bench/results/scale.json
     .venv-bench-mem0/bin/python bench/mem0_compare.py --json > bench/results/mem0.json
+    python bench/models.py --json > bench/results/models.json
     python bench/charts.py                       # writes bench/results/*.png from whichever JSON exists
 
 matplotlib comes with the ``bench`` extra.
@@ -107,12 +108,37 @@ def mem0_chart(data: dict, target: Path) -> None:
     plt.close(fig)
 
 
+def models_chart(data: list, target: Path) -> None:
+    """Each local model: fused LoCoMo R@10 against documents embedded per second."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for row in data:
+        languages = row["languages"]
+        every = all(languages["found"][k] == languages["of"][k] for k in languages["of"])
+        ax.scatter(row["docs_per_s"], row["hippo"]["R@10"], s=60, marker="o" if every else "s",
+                   color="tab:green" if every else "tab:blue")
+        ax.annotate(row["model"].removeprefix("local:"), (row["docs_per_s"], row["hippo"]["R@10"]),
+                    textcoords="offset points", xytext=(6, 4), fontsize=8)
+    ax.set_xscale("log")
+    ticks = [20, 50, 100, 200, 500, 1000, 2000]
+    ax.set_xticks(ticks, [str(t) for t in ticks])
+    ax.minorticks_off()
+    ax.set_xlim(min(r["docs_per_s"] for r in data) / 1.5, max(r["docs_per_s"] for r in data) * 3)
+    ax.set_xlabel("LoCoMo turns embedded per second (2 cores, log)")
+    ax.set_ylabel("LoCoMo R@10 through recall_memories")
+    ax.set_title("Local models: recall and speed (green: passes the Thai/Chinese/German check)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(target, dpi=110)
+    plt.close(fig)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--results", type=Path, default=RESULTS, help="folder with the JSON; the charts go there")
     args = parser.parse_args(argv)
     made = []
-    for name, draw in (("locomo", locomo_chart), ("scale", scale_chart), ("mem0", mem0_chart)):
+    for name, draw in (("locomo", locomo_chart), ("scale", scale_chart), ("mem0", mem0_chart),
+                       ("models", models_chart)):
         source = args.results / f"{name}.json"
         if source.exists():
             draw(json.loads(source.read_text()), args.results / f"{name}.png")
