@@ -518,6 +518,17 @@ def ratio_rows(result: dict[str, Any]) -> Iterator[tuple[str, str, str, str]]:
     if "embedding" in result and m:
         yield row("embedding alone, one text, p50 (ms)", lambda r: result["embedding"][r["name"]]["embed_p50_ms"],
                   ".2f")
+    if "embedding" in result:
+        own = own_share(result)
+        yield ("hippo's own cost in an add, p50 (ms, share of the add): add − embedding alone",
+               f"{own['own_ms']:.2f} ({own['share']:.0%})", "—", "—")
+
+
+def own_share(result: dict[str, Any]) -> dict[str, float]:
+    """What an add costs hippo beyond its embedding: add p50 minus one text's embedding p50 (issue 15: at
+    most 25% of the add)."""
+    add, embed = result["hippo"]["add_p50_ms"], result["embedding"]["hippo"]["embed_p50_ms"]
+    return {"own_ms": max(0.0, add - embed), "share": max(0.0, add - embed) / add}
 
 
 def report(result: dict[str, Any], command: str, conversations: list[dict]) -> None:
@@ -579,6 +590,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("hippo", "mem0"):
         if name in result:
             result[name]["name"] = name
+    if "embedding" in result:
+        result["hippo_own_add"] = own_share(result)
     if args.json:
         print(json.dumps(result, indent=2, default=str))
     else:
