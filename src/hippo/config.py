@@ -102,6 +102,8 @@ def load_settings(config_file: str | Path | None = None, **overrides: Any) -> Se
         if name in _NULLABLE and isinstance(value, str) and value.strip().lower() in _NONE_WORDS:
             value = None
         values[name] = value
+    if isinstance(values.get("db"), (str, Path)):  # no shell expands "~" or "$HOME" in a JSON config (MCP)
+        values["db"] = os.path.expandvars(os.path.expanduser(str(values["db"])))
     return _checked(replace(Settings(), **values))
 
 

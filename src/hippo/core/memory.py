@@ -164,6 +164,7 @@ class Memory:
     def _store_one(self, known: dict[str, Chunk], now: datetime, vectors: dict, content: str,
                    digest: str, metadata: dict, intensity: float, observed_at: datetime | None) -> StoreResult:
         vector = vectors.get(content)
+        embeds = self.embedding.embedder is not None  # keyword-only memory has no vector to wait for
         existing = known.get(digest)
         if existing is not None:
             update = StrengthUpdate(
@@ -182,7 +183,7 @@ class Memory:
                 has_vector=existing.has_vector or vector is not None,
             )
             known[digest] = chunk
-            return StoreResult(chunk.id, "strengthened", chunk, vector_pending=not chunk.has_vector)
+            return StoreResult(chunk.id, "strengthened", chunk, vector_pending=embeds and not chunk.has_vector)
         chunk = Chunk(
             id=str(ULID()), agent_id=self.agent_id, content=content, kind="memory", metadata=metadata,
             running_intensity=intensity, encounter_count=1, access_count=0, last_accessed_at=now,
@@ -190,7 +191,7 @@ class Memory:
         )
         self.store.insert_chunks(self.agent_id, [chunk], [vector])
         known[digest] = chunk
-        return StoreResult(chunk.id, "inserted", chunk, vector_pending=vector is None)
+        return StoreResult(chunk.id, "inserted", chunk, vector_pending=embeds and vector is None)
 
     # -- facts ----------------------------------------------------------------
 

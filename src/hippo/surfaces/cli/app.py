@@ -67,7 +67,7 @@ def _global(
     ctx: typer.Context,
     db: Annotated[Optional[str], typer.Option("--db", envvar="HIPPO_DB", metavar="PATH",
                                               help="Database file (default: hippo.toml's db, else ./hippo.db).")] = None,
-    agent: Annotated[Optional[str], typer.Option("--agent", envvar="HIPPO_AGENT", metavar="ID",
+    agent: Annotated[Optional[str], typer.Option("--agent", envvar="HIPPO_AGENT_ID", metavar="ID",
                                                  help="Agent whose memory to use (default: 'default').")] = None,
     embedder: Annotated[Optional[str], typer.Option(
         "--embedder", metavar="SPEC",

@@ -28,6 +28,7 @@ from hippo.errors import (
     NotFound,
     ProviderError,
     StorageError,
+    missing_extra,
 )
 
 try:  # Typer vendors Click from 0.29 on; before, it uses the click package.
@@ -116,6 +117,7 @@ class BoundaryGroup(TyperGroup):
             print("interrupted", file=sys.stderr)
             raise typer.Exit(130) from None
         except Exception as exc:  # the surface boundary: map, or log the unexpected
+            exc = missing_extra(exc) or exc  # an optional package not installed: name its extra
             code = exit_code_for(exc)
             if code is None:
                 log.debug("unexpected error", exc_info=exc)

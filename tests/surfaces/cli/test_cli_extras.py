@@ -1,0 +1,56 @@
+"""A missing extra is one line that names it, never a traceback; one configuration vocabulary."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from cli_helpers import as_json, ok
+
+
+def test_the_command_without_the_cli_extra_names_it(tmp_path):
+    code = "import sys; sys.modules['typer'] = None; from hippo.surfaces.command import main; main()"
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == ("error: the hippo command needs the cli extra: typer is not installed; "
+                           "install it with: pip install 'hippo-memory[cli]'\n")
+
+
+def test_serve_without_the_http_extra_names_it(cli, monkeypatch, db_path):
+    monkeypatch.setitem(sys.modules, "uvicorn", None)
+    result = cli("serve")
+    assert result.exit_code == 1 and "Traceback" not in result.stderr
+    assert result.stderr == "error: uvicorn is not installed; install it with: pip install 'hippo-memory[http]'\n"
+
+
+def test_keyword_only_memory_stores_without_a_warning(cli):
+    result = ok(cli("store", "We chose SQLite", embedder="none"))
+    assert result.stderr == "" and "pending" not in result.stdout
+    stored = as_json(cli("store", "We chose Postgres", "--json", embedder="none"))
+    assert stored["vector_pending"] is False
+
+
+def test_the_agent_comes_from_the_same_variable_as_in_python(runner, db_path, monkeypatch):
+    from hippo.surfaces.cli.app import app
+
+    env = {"COLUMNS": "200", "HIPPO_AGENT_ID": "bob"}
+    ok(runner.invoke(app, ["--db", str(db_path), "--embedder", "fake", "store", "Bob's note"], env=env))
+    import hippo
+
+    with hippo.open(db_path, agent_id="bob", embedder="fake") as mem:
+        assert [h.content for h in mem.recall_memories("note", touch=False)] == ["Bob's note"]
+
+
+def test_a_db_path_expands_home_and_variables_wherever_it_is_given(cli, tmp_path, monkeypatch):
+    import hippo
+    from hippo.config import load_settings
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("MEMDIR", str(tmp_path / "mem"))
+    (tmp_path / "mem").mkdir()
+    assert load_settings(db="~/a.db").db == str(tmp_path / "a.db")
+    assert load_settings(db="$MEMDIR/b.db").db == str(tmp_path / "mem" / "b.db")
+    ok(cli("store", "kept at home", db="~/c.db"))  # as a JSON config passes it, with no shell
+    with hippo.open("$MEMDIR/../c.db", agent_id="alice", embedder="fake") as mem:
+        assert mem.recall_memories("home", touch=False)[0].content == "kept at home"
+    assert not list(tmp_path.glob("~*")) and not (tmp_path / "$MEMDIR").exists()
