@@ -11,6 +11,7 @@ __all__ = [
     "BlockResult",
     "Chunk",
     "ConversationHit",
+    "Erased",
     "ErrorInfo",
     "FactHistory",
     "FactOutcome",
@@ -292,6 +293,19 @@ class Page(_Dictable):
 
     items: list[Chunk]
     next_cursor: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Erased(_Dictable):
+    """What ``delete_all`` removed from one agent. ``scrubbed``: whether the text has already
+    left every file (see :class:`Forgotten`)."""
+
+    agent_id: str
+    memories: int
+    facts: int
+    blocks: int
+    scrubbed: bool = True
+    note: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

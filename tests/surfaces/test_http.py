@@ -158,6 +158,27 @@ def test_unexpected_errors_say_nothing(api, base, monkeypatch):
 # -- keys -------------------------------------------------------------------------------------------
 
 
+def test_patch_changes_content_in_place_and_delete_all_erases_one_agent(api, base, db_path):
+    memory_id = api.post(f"{A}/memories", json={"content": "The door code is 1234"}).json()["id"]
+    patched = api.patch(f"{A}/memories/{memory_id}", json={"content": "The door code is 4711"}).json()
+    assert (patched["id"], patched["content"]) == (memory_id, "The door code is 4711")
+    assert sql(db_path, "SELECT count(*) FROM chunks WHERE content LIKE '%1234%'") == [(0,)]
+    hits = api.get(f"{A}/memories", params={"q": "door code 4711"}).json()["hits"]
+    assert hits[0]["chunk"]["id"] == memory_id
+    error(api.patch(f"{A}/memories/{memory_id}", json={}), 400, "invalid_input")
+    error(api.patch(f"{A}/memories/{memory_id}", json={"content": ""}), 422)
+
+    base.for_agent("bob").store_memory("Bob keeps this")
+    api.put(f"{A}/blocks/human", json={"value": "Alice"})
+    error(api.delete(f"{A}/memories"), 422)  # the confirmation is required
+    error(api.delete(f"{A}/memories", params={"confirm": "bob"}), 400, "invalid_input")
+    assert api.get(f"{A}/stats").json()["memories"] == 1
+    erased = api.delete(f"{A}/memories", params={"confirm": "alice"}).json()
+    assert (erased["memories"], erased["blocks"], erased["scrubbed"]) == (1, 1, True)
+    assert api.get(f"{A}/stats").json()["memories"] == 0
+    assert [h.content for h in base.for_agent("bob").recall_memories("Bob", touch=False)] == ["Bob keeps this"]
+
+
 def agent_routes(agent):
     p = f"/v1/agents/{agent}"
     mid = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
@@ -165,6 +186,7 @@ def agent_routes(agent):
         ("GET", f"{p}/memories", None), ("GET", f"{p}/memories?q=x", None),
         ("POST", f"{p}/memories", {"content": "x"}), ("GET", f"{p}/memories/{mid}", None),
         ("PATCH", f"{p}/memories/{mid}", {"metadata": {}}), ("DELETE", f"{p}/memories/{mid}", None),
+        ("DELETE", f"{p}/memories?confirm={agent}", None),
         ("POST", f"{p}/facts", {"text": "I like tea"}), ("POST", f"{p}/forget", {"description": "tea"}),
         ("GET", f"{p}/blocks", None), ("GET", f"{p}/blocks/human", None),
         ("PUT", f"{p}/blocks/human", {"value": "x"}), ("POST", f"{p}/blocks/human", {"text": "x"}),

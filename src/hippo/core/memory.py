@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
@@ -11,12 +10,13 @@ from ulid import ULID
 
 from hippo.clock import Clock, system_clock
 from hippo.config import Settings
-from hippo.core import transfer
+from hippo.core import edits, transfer
 from hippo.core import validation as v
 from hippo.core.blocks import BlockEditor
 from hippo.core.dates import named_period
 from hippo.core.embedding import EmbeddingService
 from hippo.core.fusion import Fusion
+from hippo.core.hashing import content_hash
 from hippo.core.keywords import ENGLISH_STOPWORDS, fts_query
 from hippo.core.context import in_context
 from hippo.core.recall import as_hits, find_candidates, own_relevance, rank, touched
@@ -32,6 +32,7 @@ from hippo.types import (
     BlockResult,
     Chunk,
     ConversationHit,
+    Erased,
     FactHistory,
     ForgetResult,
     Forgotten,
@@ -61,10 +62,6 @@ class MemoryInput:
     metadata: Mapping[str, Any] | None = None
     intensity: float = 0.5
     observed_at: datetime | str | None = None
-
-
-def content_hash(content: str) -> str:
-    return hashlib.sha256(content.encode("utf-8")).hexdigest()
 
 
 class Memory:
@@ -373,9 +370,19 @@ class Memory:
 
     def update_metadata(self, chunk_id: str, metadata: Mapping[str, Any]) -> Chunk:
         """Replace a chunk's metadata (tags included); content and strength stay as they are."""
-        chunk = self.get_memory(chunk_id)
-        self.store.update_metadata(self.agent_id, chunk.id, v.check_metadata(metadata))
-        return self.get_memory(chunk.id)
+        return self.update_memory(chunk_id, metadata=metadata)
+
+    def update_memory(self, chunk_id: str, content: str | None = None,
+                      metadata: Mapping[str, Any] | None = None) -> Chunk:
+        """Change a memory's text and/or metadata in place: same id and strength; new text is
+        embedded and indexed again, and the old text leaves every file (as after a forget)."""
+        edits.update_memory(self.store, self.embedding, self.agent_id, self.get_memory(chunk_id), self.now(),
+                            content=content, metadata=metadata, max_chars=self.settings.max_content_chars)
+        return self.get_memory(chunk_id)
+
+    def delete_all(self) -> Erased:
+        """Hard-delete every memory, fact and block of this agent, and nothing of any other."""
+        return edits.erase_agent(self.store, self.agent_id)
 
     def stats(self) -> Stats:
         """How many facts, memories, blocks and pending vectors this agent has."""

@@ -10,13 +10,13 @@ step leaves the database as it was; the actions commit together or not at all.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ulid import ULID
 
+from hippo.core.hashing import content_hash
 from hippo.core import offline
 from hippo.core.extraction import classify_pairs, extract_with_llm
 from hippo.core.recognition import Plan, decide, find_candidates, pending_pairs, resolve, resolve_offline
@@ -97,7 +97,7 @@ def _apply(store: "Store", agent_id: str, plan: Plan, vector: Any, now: datetime
         id=str(ULID()), agent_id=agent_id, content=fact.fact, kind="fact", metadata=metadata,
         running_intensity=fact.intensity, encounter_count=1, access_count=0, last_accessed_at=now,
         created_at=now, observed_at=observed_at,
-        content_hash=hashlib.sha256(fact.fact.encode("utf-8")).hexdigest(), has_vector=vector is not None,
+        content_hash=content_hash(fact.fact), has_vector=vector is not None,
     )
     store.insert_chunks(agent_id, [chunk], [vector])
     superseded: list[str] = []

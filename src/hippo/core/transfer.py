@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal, Mapping, Seq
 
 from ulid import ULID
 
+from hippo.core.hashing import content_hash
 from hippo.clock import to_iso
 from hippo.core import validation as v
 from hippo.errors import InvalidInput
@@ -241,7 +242,7 @@ def _chunk(record: Mapping[str, Any], agent_id: str, header: HeaderRecord,
         created_at=_required_datetime(record, "created_at"),
         observed_at=v.check_datetime(record.get("observed_at"), "observed_at"), superseded_by=superseded_by,
         # Recomputed, not trusted: deduplication relies on it matching the text.
-        content_hash=hashlib.sha256(content.encode("utf-8")).hexdigest(), has_vector=False,
+        content_hash=content_hash(content), has_vector=False,
     )
     encoded = record.get("vector")
     if encoded is None or not header["vectors"]:

@@ -175,6 +175,18 @@ class Store(Protocol):
         rows are gone, but scrubbing old copies of the text may wait on readers (``pending_scrub``)."""
         ...
 
+    def update_content(self, agent_id: str, chunk_id: str, content: str, content_hash: str,
+                       vector: "np.ndarray | None", now: datetime) -> bool:
+        """Replace a chunk's text in place (same id, strength and metadata): its hash, vector
+        (``None``: pending) and keyword index change with it, its access time becomes ``now``, and
+        the old text leaves the files as after a hard delete (``pending_scrub``). False: no such chunk."""
+        ...
+
+    def delete_agent(self, agent_id: str) -> dict[str, int]:
+        """Hard-delete everything of one agent (chunks and blocks; its API keys stay), as
+        ``delete_chunks`` does; counts of ``memories``, ``facts`` and ``blocks`` deleted."""
+        ...
+
     def pending_scrub(self) -> str | None:
         """None when the text of every hard delete has left every file; otherwise why not yet
         (a reader holding an older snapshot). The store finishes the scrub by itself."""

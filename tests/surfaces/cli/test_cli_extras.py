@@ -54,3 +54,28 @@ def test_a_db_path_expands_home_and_variables_wherever_it_is_given(cli, tmp_path
     with hippo.open("$MEMDIR/../c.db", agent_id="alice", embedder="fake") as mem:
         assert mem.recall_memories("home", touch=False)[0].content == "kept at home"
     assert not list(tmp_path.glob("~*")) and not (tmp_path / "$MEMDIR").exists()
+
+
+def test_update_changes_text_and_tags_in_place(cli, db_path):
+    from support import sql
+
+    stored = as_json(cli("store", "The door code is 1234", "--json"))
+    updated = as_json(cli("update", stored["id"], "--content", "The door code is 4711", "--tag", "home", "--json"))
+    assert (updated["id"], updated["content"], updated["metadata"]) == (stored["id"], "The door code is 4711",
+                                                                        {"tags": ["home"]})
+    assert sql(db_path, "SELECT count(*) FROM chunks WHERE content LIKE '%1234%'") == [(0,)]
+    nothing = cli("update", stored["id"])
+    assert nothing.exit_code == 1 and nothing.stderr.startswith("error: nothing to update")
+
+
+def test_delete_all_asks_first_and_erases_only_this_agent(cli):
+    cli("store", "Alice's note")
+    cli("store", "Bob's note", agent="bob")
+    refused = cli("delete-all", input="n\n")
+    assert refused.exit_code == 0 and "nothing deleted" in refused.stderr
+    assert as_json(cli("stats", "--json"))["memories"] == 1
+    assert cli("delete-all", "--json").exit_code == 1  # a program must say --yes
+    done = as_json(cli("delete-all", "--yes", "--json"))
+    assert (done["agent_id"], done["memories"]) == ("alice", 1)
+    assert as_json(cli("stats", "--json"))["memories"] == 0
+    assert as_json(cli("stats", "--json", agent="bob"))["memories"] == 1

@@ -642,6 +642,41 @@ class SQLiteStore:
                 self._after_commit.append(self._scrub.after_delete)  # see scrub.py: never waits on readers
         return len(rows)
 
+    def update_content(self, agent_id: str, chunk_id: str, content: str, content_hash: str,
+                       vector: np.ndarray | None, now: datetime) -> bool:
+        with self.transaction():
+            if vector is not None:
+                self._check_dimension([vector])
+            row = self._conn.execute(
+                "UPDATE chunks SET content = ?, content_hash = ?, embedding = ?, last_accessed_at = ? "
+                "WHERE agent_id = ? AND id = ? RETURNING rowid, superseded_by",
+                (content, content_hash, None if vector is None else encode_vector(vector), to_iso(now), agent_id,
+                 chunk_id),
+            ).fetchone()
+            if row is None:
+                return False
+            self._vectors.stage_remove(agent_id, [row[0]], forget=True)  # the old text's vector goes too
+            if vector is not None and row[1] is None:
+                self._vectors.stage_add(agent_id, row[0], vector)
+            # The trigger reindexed the row; as after a delete, rewrite the index without the old
+            # terms and scrub the old text's pages (see delete_chunks).
+            self._conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
+            self._after_commit.append(self._scrub.after_delete)
+        return True
+
+    def delete_agent(self, agent_id: str) -> dict[str, int]:
+        with self.transaction():
+            rows = self._conn.execute("DELETE FROM chunks WHERE agent_id = ? RETURNING rowid, kind",
+                                      (agent_id,)).fetchall()
+            blocks = self._conn.execute("DELETE FROM memory_blocks WHERE agent_id = ?", (agent_id,)).rowcount
+            if rows:
+                self._vectors.stage_remove(agent_id, [r[0] for r in rows], forget=True)
+                self._conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
+            if rows or blocks:
+                self._after_commit.append(self._scrub.after_delete)
+        return {"memories": sum(r[1] == "memory" for r in rows), "facts": sum(r[1] == "fact" for r in rows),
+                "blocks": blocks}
+
     def pending_scrub(self) -> str | None:
         if not self._scrub.pending:
             return None

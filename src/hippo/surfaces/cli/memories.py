@@ -1,4 +1,5 @@
-"""Commands over facts and memories: store, remember, recall, forget, conversation; list, show, stats.
+"""Commands over facts and memories: store, remember, recall, forget, update, delete-all, conversation; list,
+show, stats.
 
 Browsing (list, show, stats) never counts as retrieval.
 """
@@ -9,6 +10,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from hippo.errors import InvalidInput
 from hippo.surfaces.cli import render
 from hippo.surfaces.cli.app import JSON, Kind, app, metadata_from, opened, read_text, when
 
@@ -121,6 +123,48 @@ def forget(
                                  "scrubbed": pending is None, "note": pending})
     render.note(f"deleted {len(deleted)}" + (f"; its text is still in the write-ahead log ({pending}) and is "
                                              "scrubbed as soon as that reader lets go" if pending else ""))
+
+
+@app.command()
+def update(
+    ctx: typer.Context,
+    chunk_id: Annotated[str, typer.Argument(metavar="ID", help="The id of a fact or memory.")],
+    content: Annotated[Optional[str], typer.Option(
+        "--content", "-c", help="New text (- reads standard input); the old text leaves every file.")] = None,
+    tag: Annotated[Optional[list[str]], TAG] = None,
+    meta: Annotated[Optional[list[str]], META] = None,
+    json: JSON = False,
+) -> None:
+    """Change a memory's text and/or replace its metadata (--tag, --meta) in place: same id and strength."""
+    text = read_text(content, "--content") if content is not None else None
+    with opened(ctx) as mem:
+        chunk = mem.update_memory(chunk_id, content=text, metadata=metadata_from(tag, meta) if tag or meta else None)
+    if json:
+        return render.emit_json(chunk.to_dict())
+    render.print_table(render.chunk_details(chunk))
+
+
+@app.command("delete-all")
+def delete_all(
+    ctx: typer.Context,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Delete without asking.")] = False,
+    json: JSON = False,
+) -> None:
+    """Hard-delete every memory, fact and block of the agent (--agent), after asking; other agents stay."""
+    with opened(ctx) as mem:
+        counts = mem.stats()
+        if not yes:
+            if json:
+                raise InvalidInput("--json needs --yes: delete-all does not ask when its output is for a program")
+            question = (f"Delete all {counts.memories} memories, {counts.facts + counts.superseded_facts} facts and "
+                        f"{counts.blocks} blocks of agent {mem.agent_id!r} for good?")
+            if not typer.confirm(question, default=False, err=True):
+                return render.note("nothing deleted")
+        erased = mem.delete_all()
+    if json:
+        return render.emit_json(erased.to_dict())
+    render.note(f"deleted {erased.memories} memories, {erased.facts} facts and {erased.blocks} blocks of agent "
+                f"{erased.agent_id!r}" + ("" if erased.scrubbed else f"; scrubbing waits ({erased.note})"))
 
 
 @app.command()

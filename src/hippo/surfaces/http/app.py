@@ -20,6 +20,7 @@ from hippo import __version__
 from hippo.core.memory import Memory
 from hippo.core.validation import AGENT_ID, BLOCK_KEY, ULID, check_agent_id
 from hippo.stores.base import UNCHANGED
+from hippo.errors import InvalidInput
 from hippo.surfaces.http.errors import BLOCK_STATUS, ApiError, install
 from hippo.surfaces.http.guards import BodyLimit, HostCheck
 from hippo.surfaces.http.models import (
@@ -37,6 +38,7 @@ from hippo.surfaces.http.models import (
 )
 from hippo.surfaces.keys import verify_key
 from hippo.types import (
+    Erased,
     ApiKey,
     Block,
     BlockResult,
@@ -153,8 +155,17 @@ def get_memory(mem: Mem, memory_id: Annotated[str, MEMORY_ID]) -> Chunk:
 
 @router.patch(f"{base_path}/memories/{{memory_id}}", response_model=Chunk, tags=["memories"])
 def patch_memory(mem: Mem, memory_id: Annotated[str, MEMORY_ID], body: PatchMemoryBody) -> Chunk:
-    """Replace a memory's metadata (tags included)."""
-    return mem.update_metadata(memory_id, body.metadata)
+    """Change a memory's text and/or replace its metadata, in place: same id and strength."""
+    return mem.update_memory(memory_id, content=body.content, metadata=body.metadata)
+
+
+@router.delete(f"{base_path}/memories", response_model=Erased, tags=["memories"])
+def delete_all(mem: Mem, confirm: Annotated[str, Query(
+        description="The agent's id again, so that no stray request erases a memory.")]) -> Erased:
+    """Delete every memory, fact and block of this agent for good (other agents are untouched)."""
+    if confirm != mem.agent_id:
+        raise InvalidInput(f"confirm must repeat the agent id {mem.agent_id!r} to delete all of its memory")
+    return mem.delete_all()
 
 
 @router.delete(f"{base_path}/memories/{{memory_id}}", response_model=Forgotten, tags=["memories"])

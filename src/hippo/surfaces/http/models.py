@@ -41,7 +41,9 @@ class ForgetBody(_Body):
 
 
 class PatchMemoryBody(_Body):
-    metadata: dict[str, Any] = Field(description="Replaces the memory's metadata.")
+    content: str | None = Field(None, min_length=1, max_length=_TEXT,
+                                description="New text: embedded and indexed again; the old text leaves every file.")
+    metadata: dict[str, Any] | None = Field(None, description="Replaces the memory's metadata.")
 
 
 class SetBlockBody(_Body):
