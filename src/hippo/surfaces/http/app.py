@@ -13,14 +13,16 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Annotated, Any, AsyncIterator, Literal
 
-from fastapi import APIRouter, Body, Depends, FastAPI, Path, Query, Request, Response
+from fastapi import APIRouter, Body, Depends, FastAPI, Path, Query, Request, Response, Security
 from fastapi.middleware.cors import CORSMiddleware
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from hippo import __version__
 from hippo.core.memory import Memory
 from hippo.core.validation import AGENT_ID, BLOCK_KEY, ULID, check_agent_id
 from hippo.stores.base import UNCHANGED
 from hippo.errors import InvalidInput
+from hippo.surfaces.http.docs import install_docs
 from hippo.surfaces.http.errors import BLOCK_STATUS, ApiError, install
 from hippo.surfaces.http.guards import BodyLimit, HostCheck
 from hippo.surfaces.http.models import (
@@ -101,7 +103,14 @@ class Service:
 router = APIRouter()
 
 
-def agent_memory(request: Request, agent_id: Annotated[str, AGENT]) -> Memory:
+# Declares the scheme in the OpenAPI document (the Authorize button of /docs); the header itself
+# is checked by Service.authorize, which also answers servers that need no key.
+_BEARER = HTTPBearer(auto_error=False, scheme_name="apiKey",
+                     description="An API key from `hippo keys create`; not needed on a keyless loopback server.")
+
+
+def agent_memory(request: Request, agent_id: Annotated[str, AGENT],
+                 _key: Annotated[HTTPAuthorizationCredentials | None, Security(_BEARER)] = None) -> Memory:
     """The memory of the agent in the path, once the request's key may reach it."""
     service: Service = request.app.state.service
     request.state.key = service.authorize(request.headers.get("authorization"), agent_id)
@@ -287,6 +296,7 @@ def create_app(base: Memory, *, max_body_bytes: int = 1_000_000, cors_origins: t
         title="hippo", version=__version__,
         description="Long-term memory for LLM agents: facts, memories, blocks and conversation search.",
         responses={code: {"model": ErrorBody} for code in (400, 401, 403, 404, 409, 413, 421, 422, 503)},
+        docs_url=None, redoc_url=None,  # served offline by install_docs
     )
     app.router.redirect_slashes = False  # /memories/ is a 404 in the error envelope, not an empty 307
     app.state.service = service
@@ -299,4 +309,5 @@ def create_app(base: Memory, *, max_body_bytes: int = 1_000_000, cors_origins: t
         app.add_middleware(HostCheck, allowed=allowed_hosts)
 
     app.include_router(router)
+    install_docs(app)
     return app
