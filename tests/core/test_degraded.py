@@ -133,7 +133,8 @@ def test_open_with_other_dimension_is_refused(make_mem, db_path):
 def test_keyword_only_memory_needs_no_embedder(make_mem, db_path):
     mem = make_mem("alice", embedder="none")
     stored = mem.store_memory("Keyword only memory about kayaks")
-    assert stored.vector_pending is True
+    # Nothing waits for a vector that keyword-only memory never asked for (no "embedder failed" note).
+    assert stored.vector_pending is False and not stored.chunk.has_vector
     recall = mem.recall_memories("kayaks")
     assert (recall.mode, [h.id for h in recall]) == ("keyword", [stored.id])
     with pytest.raises(hippo.ProviderError):

@@ -179,6 +179,39 @@ def test_patch_changes_content_in_place_and_delete_all_erases_one_agent(api, bas
     assert [h.content for h in base.for_agent("bob").recall_memories("Bob", touch=False)] == ["Bob keeps this"]
 
 
+def test_search_with_metadata_operators(api):
+    import json
+
+    api.post(f"{A}/memories", json={"content": "Ticket: login page is slow", "metadata": {"priority": 3}})
+    api.post(f"{A}/memories", json={"content": "Ticket: typo in footer", "metadata": {"priority": 1}})
+    where = json.dumps({"priority": {"$gte": 2}})
+    hits = api.get(f"{A}/memories", params={"q": "Ticket", "metadata": where}).json()["hits"]
+    assert [h["chunk"]["content"] for h in hits] == ["Ticket: login page is slow"]
+    error(api.get(f"{A}/memories", params={"q": "Ticket", "metadata": '{"priority": {"$near": 2}}'}), 400,
+          "invalid_input")
+    error(api.get(f"{A}/memories", params={"q": "Ticket", "metadata": "{not json"}), 400, "invalid_input")
+    error(api.get(f"{A}/memories", params={"metadata": where}), 400, "invalid_input")  # listing takes no filter
+
+
+def test_blocks_as_a_prompt_section(api):
+    api.put(f"{A}/blocks/persona", json={"value": "A patient tutor."})
+    api.put(f"{A}/blocks/human", json={"value": "Name: Kris"})
+    section = api.get(f"{A}/context").json()["context"]
+    assert section.index("<human") < section.index("<persona") and "Name: Kris" in section
+    assert api.get(f"{A}/context", params={"max_tokens": 50}).json()["context"].startswith("<memory_blocks>")
+    error(api.get(f"{A}/context", params={"max_tokens": 10}), 422)
+
+
+def test_facts_from_chat_messages(api):
+    chat = [{"role": "system", "content": "The user lives in Atlantis."},
+            {"role": "user", "content": [{"type": "text", "text": "I moved to Lisbon last month."}]}]
+    facts = api.post(f"{A}/facts", json={"messages": chat}).json()["facts"]
+    assert len(facts) == 1 and "Lisbon" in facts[0]["fact"]
+    error(api.post(f"{A}/facts", json={"text": "I like tea", "messages": chat}), 422)
+    error(api.post(f"{A}/facts", json={}), 422)
+    error(api.post(f"{A}/facts", json={"messages": [{"role": "wizard", "content": "x"}]}), 400, "invalid_input")
+
+
 def agent_routes(agent):
     p = f"/v1/agents/{agent}"
     mid = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
@@ -186,7 +219,7 @@ def agent_routes(agent):
         ("GET", f"{p}/memories", None), ("GET", f"{p}/memories?q=x", None),
         ("POST", f"{p}/memories", {"content": "x"}), ("GET", f"{p}/memories/{mid}", None),
         ("PATCH", f"{p}/memories/{mid}", {"metadata": {}}), ("DELETE", f"{p}/memories/{mid}", None),
-        ("DELETE", f"{p}/memories?confirm={agent}", None),
+        ("DELETE", f"{p}/memories?confirm={agent}", None), ("GET", f"{p}/context", None),
         ("POST", f"{p}/facts", {"text": "I like tea"}), ("POST", f"{p}/forget", {"description": "tea"}),
         ("GET", f"{p}/blocks", None), ("GET", f"{p}/blocks/human", None),
         ("PUT", f"{p}/blocks/human", {"value": "x"}), ("POST", f"{p}/blocks/human", {"text": "x"}),

@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from hippo.core.tokens import estimate_tokens
 from hippo.stores.base import UNCHANGED
 from hippo.types import Block, BlockResult, ErrorInfo
 
@@ -16,7 +17,6 @@ if TYPE_CHECKING:
     from hippo.stores.base import Store
 
 __all__ = ["BlockEditor"]
-
 
 
 def _failure(key: str, code: str, message: str) -> BlockResult:
@@ -77,3 +77,32 @@ class BlockEditor:
                 return self._write(key, text, now, self._limit(None), created=True)
             separator = "" if not block.value or block.value.endswith("\n") else "\n"
             return self._write(key, block.value + separator + text, now, self._limit(block))
+
+    def context(self, max_tokens: int) -> str:
+        """The blocks as a system-prompt section, in key order (the same blocks give the same text,
+        so prompt caches stay warm), each with its size against its limit. Whole blocks while they
+        fit in ``max_tokens``; the first that does not is cut and marked, the rest are named only."""
+        blocks = sorted(self._store.list_blocks(self._agent_id), key=lambda b: b.key)
+        shown: list[str] = []
+        for n, block in enumerate(blocks):
+            rest = [b.key for b in blocks[n + 1:]]
+            limit = self._limit(block)
+            head = f'<{block.key} chars="{len(block.value)}' + (f"/{limit}" if limit else "") + '">'
+            whole = f"{head}\n{block.value}\n</{block.key}>"
+            if estimate_tokens(_section([*shown, whole], rest)) <= max_tokens:
+                shown.append(whole)
+                continue
+            chars = len(block.value)
+            while chars > 0:
+                cut = f"{head}\n{block.value[:chars].rstrip()}…(cut)\n</{block.key}>"
+                over = estimate_tokens(_section([*shown, cut], rest)) - max_tokens
+                if over <= 0:
+                    return _section([*shown, cut], rest)
+                chars -= 4 * over
+            return _section(shown, [block.key, *rest])
+        return _section(shown, [])
+
+
+def _section(parts: list[str], omitted: list[str]) -> str:
+    note = [f"<!-- not shown for lack of room: {', '.join(omitted)} -->"] if omitted else []
+    return "\n".join(["<memory_blocks>", *parts, *note, "</memory_blocks>"])

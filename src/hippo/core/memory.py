@@ -15,9 +15,11 @@ from hippo.core import validation as v
 from hippo.core.blocks import BlockEditor
 from hippo.core.dates import named_period
 from hippo.core.embedding import EmbeddingService
+from hippo.core.filters import metadata_conditions
 from hippo.core.fusion import Fusion
 from hippo.core.hashing import content_hash
 from hippo.core.keywords import ENGLISH_STOPWORDS, fts_query
+from hippo.core.messages import user_text
 from hippo.core.context import in_context
 from hippo.core.recall import as_hits, find_candidates, own_relevance, rank, touched
 from hippo.core.reembed import Progress, fill_pending
@@ -194,17 +196,22 @@ class Memory:
 
     def remember_facts(
         self,
-        text: str,
+        text: str | Sequence[Mapping[str, Any]],
         *,
         observed_at: datetime | str | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> RememberResult:
         """Learn the facts in what the user said, reconciled with what is known.
 
-        Extraction uses the configured LLM, or offline rules when there is none;
-        each fact is then new, a duplicate (strengthened), a replacement
+        ``text`` is what the user said, or a list of chat messages (OpenAI or Anthropic shape),
+        of which the user's turns are read. Extraction uses the configured LLM, or offline rules
+        when there is none; each fact is then new, a duplicate (strengthened), a replacement
         (supersedes the old fact) or distinct. All actions commit together.
         """
+        if not isinstance(text, str):
+            text = user_text(text)
+            if not text:
+                raise InvalidInput("the messages hold no user turn with text to learn from")
         text = v.check_text(text, "text", max_chars=self.settings.max_content_chars)
         return remember(
             store=self.store, embedding=self.embedding, llm=self.llm, agent_id=self.agent_id, text=text,
@@ -299,11 +306,8 @@ class Memory:
         if isinstance(tags, str):
             tags = [tags]
         tag_list = v.check_metadata({"tags": list(tags)})["tags"] if tags else []
-        fields = v.check_metadata(metadata)
-        if any(isinstance(x, (dict, list)) for x in fields.values()):
-            raise InvalidInput("metadata filters compare plain values (text, numbers, booleans, null)")
         return ChunkFilter(
-            kinds=kinds, tags=tuple(tag_list), metadata=fields,
+            kinds=kinds, tags=tuple(tag_list), metadata=metadata_conditions(metadata),
             since=v.check_datetime(since, "since"), until=v.check_datetime(until, "until"),
         )
 
@@ -433,6 +437,13 @@ class Memory:
         if char_limit is not UNCHANGED and char_limit is not None:
             char_limit = v.check_char_limit(char_limit)
         return self._blocks.set(key, value, self.now(), char_limit=char_limit)
+
+    def context(self, max_tokens: int = 2000) -> str:
+        """The memory blocks as a system-prompt section within ``max_tokens`` (estimated), in a
+        stable order: paste it into the system prompt on every turn."""
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or not 50 <= max_tokens <= 1_000_000:
+            raise InvalidInput(f"max_tokens must be a whole number from 50 to 1000000, got {v.shown(max_tokens)}")
+        return self._blocks.context(max_tokens)
 
     # -- conversation ---------------------------------------------------------
 

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, ContextManager, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, ContextManager, Literal, Protocol, Sequence
 
 from hippo.types import ApiKey, Block, Chunk, ConversationHit
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["UNCHANGED", "ChunkFilter", "Standing", "Store", "StoreCapabilities", "StrengthUpdate"]
+__all__ = ["UNCHANGED", "ChunkFilter", "MetaCondition", "MetaOp", "Standing", "Store", "StoreCapabilities", "StrengthUpdate"]
 
 UNCHANGED: Any = type("Unchanged", (), {"__repr__": lambda self: "UNCHANGED"})()
 """Marks an optional argument the caller did not give (where ``None`` is a value)."""
@@ -33,7 +33,7 @@ class StoreCapabilities:
 
 @dataclass(frozen=True, slots=True)
 class ChunkFilter:
-    """Recall filters. ``tags`` must all be present; ``metadata`` fields must be equal.
+    """Recall filters. ``tags`` must all be present; every ``metadata`` condition must hold.
 
     ``since``/``until`` bound the time of a chunk: when it was observed if known,
     else when it was stored. Superseded chunks are excluded unless asked for.
@@ -41,7 +41,7 @@ class ChunkFilter:
 
     kinds: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
-    metadata: dict[str, Any] = field(default_factory=dict)
+    metadata: tuple["MetaCondition", ...] = ()
     since: datetime | None = None
     until: datetime | None = None
     include_superseded: bool = False
@@ -49,6 +49,20 @@ class ChunkFilter:
     @property
     def is_empty(self) -> bool:
         return not (self.kinds or self.tags or self.metadata or self.since or self.until)
+
+
+MetaOp = Literal["eq", "ne", "in", "gt", "gte", "lt", "lte", "exists"]
+
+
+@dataclass(frozen=True, slots=True)
+class MetaCondition:
+    """One test of a metadata field: ``eq``/``ne`` a plain value (text, number, boolean, null;
+    ``ne`` also holds when the field is missing), ``in`` a tuple of them, ``gt``..``lte`` a number
+    or a text (compared with fields of the same type only), ``exists`` a boolean."""
+
+    key: str
+    op: MetaOp
+    value: Any
 
 
 @dataclass(frozen=True, slots=True)

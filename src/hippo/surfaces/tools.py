@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal, Mapping, Seq
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from hippo.core.tokens import estimate_tokens
 from hippo.core.validation import check_json_value, parse_json, shown
 from hippo.errors import HippoError, InvalidInput
 
@@ -134,12 +135,6 @@ DESCRIPTIONS = {
         "a snippet around the match and the message's other fields (role, time)."
     ),
 }
-
-
-def estimate_tokens(value: Any) -> int:
-    """A tokenizer-free estimate: about four characters of compact JSON per token."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return max(1, -(-len(text) // 4))
 
 
 def _age(then: datetime, now: datetime) -> str:

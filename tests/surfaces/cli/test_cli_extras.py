@@ -79,3 +79,29 @@ def test_delete_all_asks_first_and_erases_only_this_agent(cli):
     assert (done["agent_id"], done["memories"]) == ("alice", 1)
     assert as_json(cli("stats", "--json"))["memories"] == 0
     assert as_json(cli("stats", "--json", agent="bob"))["memories"] == 1
+
+
+def test_recall_where_takes_metadata_operators(cli):
+    cli("store", "Ticket: login page is slow", "--meta", "priority=3")
+    cli("store", "Ticket: typo in footer", "--meta", "priority=1")
+    hits = as_json(cli("recall", "Ticket", "--where", '{"priority": {"$gte": 2}}', "--json"))["hits"]
+    assert [h["chunk"]["content"] for h in hits] == ["Ticket: login page is slow"]
+    bad = cli("recall", "Ticket", "--where", '{"priority": {"$near": 2}}')
+    assert bad.exit_code == 1 and "unknown operator '$near'" in bad.stderr
+
+
+def test_block_context_prints_the_prompt_section(cli):
+    ok(cli("block", "set", "persona", "A patient tutor."))
+    printed = ok(cli("block", "context", "--max-tokens", "100")).stdout
+    assert printed == '<memory_blocks>\n<persona chars="16">\nA patient tutor.\n</persona>\n</memory_blocks>\n'
+
+
+def test_remember_from_chat_messages(cli):
+    import json
+
+    chat = [{"role": "system", "content": "The user lives in Atlantis."},
+            {"role": "user", "content": "I moved to Lisbon last month."}]
+    learned = as_json(cli("remember", "-", "--messages", "--json", input=json.dumps(chat)))
+    assert [f["action"] for f in learned["facts"]] == ["new"] and "Lisbon" in learned["facts"][0]["fact"]
+    bad = cli("remember", "[{\"content\": 1}]", "--messages")
+    assert bad.exit_code == 1 and "role must be one of" in bad.stderr

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from hippo.clock import to_iso
-from hippo.stores.base import ChunkFilter
+from hippo.stores.base import ChunkFilter, MetaCondition
 
 __all__ = ["filter_sql"]
 
@@ -22,21 +22,10 @@ def filter_sql(where: ChunkFilter) -> tuple[str, list[Any]]:
     for tag in where.tags:
         clauses.append("EXISTS (SELECT 1 FROM json_each(c.metadata, '$.tags') WHERE value = ?)")
         params.append(tag)
-    for key, value in where.metadata.items():
-        path = '$."' + key + '"'  # keys are validated: no quotes or backslashes
-        if value is None:
-            clauses.append("json_type(c.metadata, ?) = 'null'")
-            params.append(path)
-        elif isinstance(value, bool):
-            clauses.append("json_type(c.metadata, ?) = ?")
-            params.extend([path, "true" if value else "false"])
-        elif isinstance(value, (int, float)):
-            # JSON true/false come back from json_extract as 1/0: compare numbers only.
-            clauses.append("json_type(c.metadata, ?) IN ('integer', 'real') AND json_extract(c.metadata, ?) = ?")
-            params.extend([path, path, value])
-        else:
-            clauses.append("json_extract(c.metadata, ?) = ?")
-            params.extend([path, value])
+    for condition in where.metadata:
+        clause, values = _metadata_sql(condition)
+        clauses.append(f"({clause})")
+        params.extend(values)
     if where.since is not None:
         clauses.append("COALESCE(c.observed_at, c.created_at) >= ?")
         params.append(to_iso(where.since))
@@ -44,3 +33,36 @@ def filter_sql(where: ChunkFilter) -> tuple[str, list[Any]]:
         clauses.append("COALESCE(c.observed_at, c.created_at) < ?")
         params.append(to_iso(where.until))
     return (" AND ".join(clauses) or "1"), params
+
+
+_COMPARE = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
+
+
+def _equals(path: str, value: Any) -> tuple[str, list[Any]]:
+    """The field holds exactly ``value`` (JSON types kept apart: true is not 1)."""
+    if value is None:
+        return "json_type(c.metadata, ?) = 'null'", [path]
+    if isinstance(value, bool):
+        return "json_type(c.metadata, ?) = ?", [path, "true" if value else "false"]
+    if isinstance(value, (int, float)):
+        # JSON true/false come back from json_extract as 1/0: compare numbers only.
+        return "json_type(c.metadata, ?) IN ('integer', 'real') AND json_extract(c.metadata, ?) = ?", [path, path, value]
+    return "json_type(c.metadata, ?) = 'text' AND json_extract(c.metadata, ?) = ?", [path, path, value]
+
+
+def _metadata_sql(condition: MetaCondition) -> tuple[str, list[Any]]:
+    path = '$."' + condition.key + '"'  # keys are validated: no quotes or backslashes
+    op, value = condition.op, condition.value
+    if op == "eq":
+        return _equals(path, value)
+    if op == "ne":  # also true where the field is missing
+        clause, params = _equals(path, value)
+        return f"NOT COALESCE(({clause}), 0)", params
+    if op == "in":
+        parts = [_equals(path, item) for item in value]
+        return " OR ".join(f"({c})" for c, _ in parts), [p for _, ps in parts for p in ps]
+    if op == "exists":
+        return f"json_type(c.metadata, ?) IS {'NOT ' if value else ''}NULL", [path]
+    kinds = "IN ('integer', 'real')" if isinstance(value, (int, float)) else "= 'text'"
+    return (f"json_type(c.metadata, ?) {kinds} AND json_extract(c.metadata, ?) {_COMPARE[op]} ?",
+            [path, path, value])

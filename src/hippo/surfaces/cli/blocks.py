@@ -15,7 +15,7 @@ from hippo.surfaces.cli.errors import fail
 if TYPE_CHECKING:
     from hippo.types import BlockResult
 
-block_app = typer.Typer(help="Named memory blocks: get, set, append, replace, list.", no_args_is_help=True)
+block_app = typer.Typer(help="Named memory blocks: get, set, append, replace, list, context.", no_args_is_help=True)
 app.add_typer(block_app, name="block")
 
 KEY = typer.Argument(metavar="KEY", help="The block's name, e.g. persona or human.")
@@ -54,6 +54,20 @@ def list_blocks(ctx: typer.Context, json: JSON = False) -> None:
     for block in blocks:
         limit = f", limit {block.char_limit}" if block.char_limit is not None else ""
         render.print_table(f"{block.key}: {len(block.value)} characters{limit}")
+
+
+@block_app.command("context")
+def context(
+    ctx: typer.Context,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Budget for the section (estimated).")] = 2000,
+    json: JSON = False,
+) -> None:
+    """Print every block as one system-prompt section, in a stable order, within a token budget."""
+    with opened(ctx) as mem:
+        section = mem.context(max_tokens)
+    if json:
+        return render.emit_json({"context": section})
+    typer.echo(section)  # raw, so that it pipes
 
 
 @block_app.command("set")

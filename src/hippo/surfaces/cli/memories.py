@@ -10,6 +10,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from hippo.core.validation import parse_json
 from hippo.errors import InvalidInput
 from hippo.surfaces.cli import render
 from hippo.surfaces.cli.app import JSON, Kind, app, metadata_from, opened, read_text, when
@@ -47,6 +48,9 @@ def store(
 def remember(
     ctx: typer.Context,
     text: Annotated[str, typer.Argument(help="What the user said; - reads standard input.")],
+    messages: Annotated[bool, typer.Option(
+        "--messages", help="TEXT is a JSON list of chat messages (OpenAI or Anthropic shape); the user's turns "
+                           "are learned.")] = False,
     observed_at: Annotated[Optional[str], OBSERVED] = None,
     tag: Annotated[Optional[list[str]], TAG] = None,
     meta: Annotated[Optional[list[str]], META] = None,
@@ -54,6 +58,8 @@ def remember(
 ) -> None:
     """Learn the facts in a text: new, duplicate, supersedes or distinct, and why."""
     content = read_text(text, "text")
+    if messages:
+        content = parse_json(content, "--messages")
     with opened(ctx, create=True) as mem:
         result = mem.remember_facts(content, observed_at=when(observed_at), metadata=metadata_from(tag, meta))
     if json:
@@ -73,13 +79,17 @@ def recall(
                                                      help="Only chunks with this tag (repeatable: all of them).")] = None,
     since: Annotated[Optional[str], typer.Option(metavar="WHEN", help="Not before: ISO-8601 or an age (7d).")] = None,
     until: Annotated[Optional[str], typer.Option(metavar="WHEN", help="Not after: ISO-8601 or an age (1d).")] = None,
+    where: Annotated[Optional[str], typer.Option(
+        "--where", metavar="JSON", help='Metadata conditions, e.g. \'{"priority": {"$gte": 2}}\' '
+                                        '($eq $ne $in $gt $gte $lt $lte $exists).')] = None,
     touch: Annotated[bool, typer.Option(help="Count the hits as retrieved (strengthens them).")] = True,
     json: JSON = False,
 ) -> None:
     """Recall facts and memories by meaning and keyword, ranked by score."""
+    conditions = parse_json(where, "--where") if where is not None else None
     with opened(ctx) as mem:
         found = mem.recall_memories(query, limit, kind=kind.value if kind else None, tags=tag,
-                                    since=when(since), until=when(until), touch=touch)
+                                    since=when(since), until=when(until), touch=touch, metadata=conditions)
     if found.warning:
         render.note(f"warning: {found.warning}")
     if json:

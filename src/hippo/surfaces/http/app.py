@@ -19,13 +19,14 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from hippo import __version__
 from hippo.core.memory import Memory
-from hippo.core.validation import AGENT_ID, BLOCK_KEY, ULID, check_agent_id
+from hippo.core.validation import AGENT_ID, BLOCK_KEY, ULID, check_agent_id, parse_json
 from hippo.stores.base import UNCHANGED
 from hippo.errors import InvalidInput
 from hippo.surfaces.http.docs import install_docs
 from hippo.surfaces.http.errors import BLOCK_STATUS, ApiError, install
 from hippo.surfaces.http.guards import BodyLimit, HostCheck
 from hippo.surfaces.http.models import (
+    BlockContext,
     AppendBody,
     BlockList,
     ErrorBody,
@@ -139,10 +140,16 @@ def search_or_list(
     since: datetime | None = None,
     until: datetime | None = None,
     cursor: Annotated[str | None, Query(pattern=ULID.pattern, description="next_cursor of the previous page")] = None,
+    metadata: Annotated[str | None, Query(max_length=16_000, description=(
+        'With `q`: a JSON object of metadata conditions, e.g. {"status": {"$in": ["open", "blocked"]}, '
+        '"priority": {"$gte": 2}} ($eq $ne $in $gt $gte $lt $lte $exists; a plain value means $eq)'))] = None,
 ) -> Any:
     """Search by meaning and keywords when `q` is given; otherwise list, newest first, a page at a time."""
     if q is not None:
-        return mem.recall_memories(q, limit, kind=kind, tags=tag, since=since, until=until)
+        conditions = parse_json(metadata, "metadata") if metadata is not None else None
+        return mem.recall_memories(q, limit, kind=kind, tags=tag, since=since, until=until, metadata=conditions)
+    if metadata is not None:
+        raise InvalidInput("metadata filters apply to a search: give q too")
     page = mem.list_memories(limit=limit, cursor=cursor, kind=kind)
     return MemoryPage(items=page.items, next_cursor=page.next_cursor)
 
@@ -186,7 +193,8 @@ def delete_memory(mem: Mem, memory_id: Annotated[str, MEMORY_ID]) -> Forgotten:
 @router.post(f"{base_path}/facts", response_model=RememberResult, tags=["memories"])
 def remember(mem: Mem, body: RememberBody) -> RememberResult:
     """Extract facts from what the user said and reconcile them with what is known."""
-    return mem.remember_facts(body.text, observed_at=body.observed_at, metadata=body.metadata)
+    said = body.text if body.text is not None else body.messages
+    return mem.remember_facts(said, observed_at=body.observed_at, metadata=body.metadata)
 
 
 @router.post(f"{base_path}/forget", response_model=ForgetResult, tags=["memories"])
@@ -201,6 +209,12 @@ def forget(mem: Mem, body: ForgetBody) -> ForgetResult:
 @router.get(f"{base_path}/blocks", response_model=BlockList, tags=["blocks"])
 def list_blocks(mem: Mem) -> BlockList:
     return BlockList(items=mem.memory_blocks())
+
+
+@router.get(f"{base_path}/context", response_model=BlockContext, tags=["blocks"])
+def blocks_context(mem: Mem, max_tokens: Annotated[int, Query(ge=50, le=1_000_000)] = 2000) -> BlockContext:
+    """Every block as one system-prompt section, in a stable order, within a token budget (estimated)."""
+    return BlockContext(context=mem.context(max_tokens))
 
 
 KEY = Path(pattern=BLOCK_KEY.pattern, description="A block's name, such as persona or human.")

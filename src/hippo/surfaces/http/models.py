@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from hippo.types import Block, Chunk
 
 __all__ = [
-    "AppendBody", "BlockList", "ErrorBody", "ForgetBody", "Health", "MemoryPage", "PatchMemoryBody",
+    "AppendBody", "BlockContext", "BlockList", "ErrorBody", "ForgetBody", "Health", "MemoryPage", "PatchMemoryBody",
     "RememberBody", "ReplaceBody", "SetBlockBody", "StoreBody",
 ]
 
@@ -29,9 +29,18 @@ class StoreBody(_Body):
 
 
 class RememberBody(_Body):
-    text: str = Field(min_length=1, max_length=_TEXT, description="What the user said.")
+    text: str | None = Field(None, min_length=1, max_length=_TEXT, description="What the user said.")
+    messages: list[dict[str, Any]] | None = Field(
+        None, min_length=1, max_length=1_000,
+        description="Instead of text: chat messages (OpenAI or Anthropic shape); the user's turns are learned.")
     observed_at: datetime | None = None
     metadata: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "RememberBody":
+        if (self.text is None) == (self.messages is None):
+            raise ValueError("give either text or messages")
+        return self
 
 
 class ForgetBody(_Body):
@@ -83,3 +92,7 @@ class MemoryPage(BaseModel):
 
 class BlockList(BaseModel):
     items: list[Block]
+
+
+class BlockContext(BaseModel):
+    context: str = Field(description="The blocks as a system-prompt section.")

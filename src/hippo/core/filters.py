@@ -1,0 +1,58 @@
+"""Metadata filters of recall: checked once here, then handed to the store as conditions.
+
+A filter is a JSON object. A plain value means equality (``{"project": "hippo"}``);
+an object of operators tests the field otherwise (``{"priority": {"$gte": 2}}``,
+``{"status": {"$in": ["open", "blocked"]}}``, ``{"due": {"$exists": true}}``).
+Operators as in MongoDB and mem0: ``$eq $ne $in $gt $gte $lt $lte $exists``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hippo.core import validation as v
+from hippo.errors import InvalidInput
+from hippo.stores.base import MetaCondition
+
+__all__ = ["OPERATORS", "metadata_conditions"]
+
+OPERATORS = {"$eq": "eq", "$ne": "ne", "$in": "in", "$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte",
+             "$exists": "exists"}
+_PLAIN = (str, int, float, bool, type(None))
+_MAX_IN = 100
+
+
+def metadata_conditions(value: Any) -> tuple[MetaCondition, ...]:
+    """The conditions a metadata filter states; InvalidInput, naming the field, for anything else."""
+    if value is None:
+        return ()
+    if not isinstance(value, dict):
+        raise InvalidInput(f"a metadata filter must be a JSON object (dict), got {type(value).__name__}")
+    v.check_json_value(value, "metadata filter")
+    conditions = []
+    for key, test in value.items():
+        v.check_metadata({key: None})  # the same rule for keys as stored metadata
+        tests = test.items() if isinstance(test, dict) else [("$eq", test)]
+        if not tests:
+            raise InvalidInput(f"metadata filter {key!r}: an empty object tests nothing")
+        conditions += [_condition(key, op, operand) for op, operand in tests]
+    return tuple(conditions)
+
+
+def _condition(key: str, op: Any, operand: Any) -> MetaCondition:
+    where = f"metadata filter {key!r}"
+    if op not in OPERATORS:
+        raise InvalidInput(f"{where}: unknown operator {v.shown(op)}; known: {', '.join(OPERATORS)}")
+    name = OPERATORS[op]
+    if name in ("eq", "ne") and not isinstance(operand, _PLAIN):
+        raise InvalidInput(f"{where}: {op} compares a plain value (text, number, boolean, null)")
+    if name == "in":
+        if not isinstance(operand, list) or not 0 < len(operand) <= _MAX_IN \
+                or not all(isinstance(x, _PLAIN) for x in operand):
+            raise InvalidInput(f"{where}: $in takes a list of 1 to {_MAX_IN} plain values")
+        operand = tuple(operand)
+    if name in ("gt", "gte", "lt", "lte") and (isinstance(operand, bool) or not isinstance(operand, (int, float, str))):
+        raise InvalidInput(f"{where}: {op} compares a number or a text")
+    if name == "exists" and not isinstance(operand, bool):
+        raise InvalidInput(f"{where}: $exists takes true or false")
+    return MetaCondition(key, name, operand)
