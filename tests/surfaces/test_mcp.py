@@ -131,3 +131,34 @@ def test_http_refuses_a_public_bind_without_consent(tmp_path):
     result = subprocess.run([HIPPO, *server_args(tmp_path / "x.db"), "--http", "--host", "0.0.0.0"],
                             env=env(), capture_output=True, text=True, timeout=60)
     assert result.returncode == 1 and "--allow-remote" in result.stderr and "Traceback" not in result.stderr
+
+
+def _readme_mcp_section() -> str:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    return readme.split("\n## MCP server\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_documented_configuration_works_with_the_official_client(tmp_path):
+    import re
+    import shlex
+
+    section = _readme_mcp_section()
+    config = json.loads(re.search(r"```json\n(.*?)```", section, re.S).group(1))["mcpServers"]["hippo"]
+    claude = shlex.split(re.search(r"\$ claude mcp add hippo -- (.*)", section).group(1))
+    assert [config["command"], *config["args"]] == claude  # one agent, one database, in every snippet
+    assert "~" in config["args"][config["args"].index("--db") + 1]
+    home = tmp_path / "home"
+    home.mkdir()
+    command = HIPPO if config["command"] == "hippo" else config["command"]  # `hippo` on the user's PATH
+    params = StdioServerParameters(command=command, args=config["args"], env={**env(), "HOME": str(home)},
+                                   cwd=str(tmp_path))
+
+    async def main() -> None:
+        async with Client(params, read_timeout_seconds=60) as client:
+            await store_and_recall(client)
+
+    anyio.run(main)
+    assert (home / "hippo.db").is_file() and not (tmp_path / "~").exists()
+    agent = config["args"][config["args"].index("--agent") + 1]
+    with hippo.open(home / "hippo.db", agent_id=agent) as mem:
+        assert mem.recall_memories("SQLite", touch=False)[0].content == "We chose SQLite with WAL for the embedded store"

@@ -105,3 +105,13 @@ def test_remember_from_chat_messages(cli):
     assert [f["action"] for f in learned["facts"]] == ["new"] and "Lisbon" in learned["facts"][0]["fact"]
     bad = cli("remember", "[{\"content\": 1}]", "--messages")
     assert bad.exit_code == 1 and "role must be one of" in bad.stderr
+
+
+def test_prepare_loads_the_model_and_names_the_command(cli, db_path):
+    done = ok(cli("prepare", embedder="fake"))
+    lines = done.stderr.splitlines()
+    assert lines[0] == "hippo: preparing the embedding model fake ..."
+    assert lines[1].startswith("hippo: fake") and "is ready" in lines[1]
+    assert lines[2].startswith("hippo: for MCP configs, the command is ")
+    assert not db_path.exists()  # preparing opens no database
+    assert ok(cli("prepare", embedder="none")).stderr == "hippo: keyword-only memory (--embedder none) needs no model\n"

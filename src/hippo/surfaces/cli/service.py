@@ -1,10 +1,14 @@
-"""``hippo serve``, ``hippo keys`` and ``hippo mcp``: the commands that run hippo as a service."""
+"""``hippo serve``, ``hippo keys``, ``hippo mcp`` and ``hippo prepare``: the commands that run hippo as a service."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import sys
+import time
 from contextlib import contextmanager
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Iterator, Optional
 
 import typer
@@ -14,6 +18,7 @@ from hippo.surfaces.cli.app import JSON, Options, app, opened
 from hippo.surfaces.cli.render import emit_json, note
 
 if TYPE_CHECKING:
+    from hippo.core.memory import Memory
     from hippo.stores.base import Store
 
 keys_app = typer.Typer(help="API keys of the HTTP service: create (shown once), list, delete.", no_args_is_help=True)
@@ -56,10 +61,42 @@ def mcp(
     if http:
         server.check_bind(host, allow_remote)
     with opened(ctx, create=True) as mem:
+        _warm_up(mem)  # the model loads now, said on stderr, not silently in the first tool call
         if http:
             server.run_http(mem, host=host, port=port, allow_remote=allow_remote)
         else:
             server.run_stdio(mem)
+
+
+def _warm_up(mem: "Memory") -> None:
+    embedder = mem.embedding.embedder
+    if embedder is None:
+        return
+    note(f"hippo: loading the embedding model {embedder.model_id} ...")
+    began = time.perf_counter()
+    mem.embedding.query("warm up")
+    failed = f" (it failed: {mem.embedding.last_error}; recall answers by keyword)" if mem.embedding.last_error else ""
+    note(f"hippo: model ready in {time.perf_counter() - began:.1f} s{failed}")
+
+
+@app.command()
+def prepare(ctx: typer.Context) -> None:
+    """Load the embedding model now (and make its int8 copy if one is asked for), showing progress,
+    so that the first store or tool call does not spend the time; prints the command for MCP configs."""
+    from hippo.config import load_settings
+    from hippo.providers.registry import create_embedder
+
+    options = ctx.find_root().obj
+    spec = load_settings(embedder=options.embedder if options else None).embedder
+    if spec is None or spec == "none":
+        return note("hippo: keyword-only memory (--embedder none) needs no model")
+    note(f"hippo: preparing the embedding model {spec} ...")
+    began = time.perf_counter()
+    embedder = create_embedder(spec)
+    embedder.embed_query("warm up")
+    note(f"hippo: {embedder.model_id} is ready ({time.perf_counter() - began:.1f} s); nothing else to download")
+    beside = Path(sys.executable).with_name("hippo.exe" if os.name == "nt" else "hippo")  # this environment's
+    note(f"hippo: for MCP configs, the command is {beside if beside.exists() else shutil.which('hippo') or 'hippo'}")
 
 
 @keys_app.command("create")
