@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
-from support import START, Clock, counts, sql  # noqa: F401  (re-exported for tests)
+from support import START, Clock, SyncView, counts, sql  # noqa: F401  (re-exported for tests)
 
 import hippo
 from hippo.providers.fake import FakeEmbedder
@@ -38,16 +38,26 @@ def embedder() -> FakeEmbedder:
     return FakeEmbedder()
 
 
+@pytest.fixture(params=["sync", "async"])
+def api(request: pytest.FixtureRequest) -> str:
+    """Every behaviour test through ``hippo.open`` and again through ``hippo.open_async``."""
+    return request.param
+
+
 @pytest.fixture
-def make_mem(db_path: Path, clock: Clock, embedder: FakeEmbedder) -> Iterator[Callable[..., "hippo.Memory"]]:
-    """``make_mem("bob")`` opens the shared db file for another agent (same clock and embedder by default)."""
-    opened: list[hippo.Memory] = []
+def make_mem(db_path: Path, clock: Clock, embedder: FakeEmbedder, api: str) -> Iterator[Callable[..., "hippo.Memory"]]:
+    """``make_mem("bob")`` opens the shared db file for another agent (same clock and embedder by default);
+    under the ``async`` parameter, an AsyncMemory driven through its coroutines (support.SyncView)."""
+    opened: list[Any] = []
 
     def make(agent_id: str = "alice", **kwargs: Any) -> "hippo.Memory":
         kwargs.setdefault("embedder", embedder)
         kwargs.setdefault("clock", clock)
         path = kwargs.pop("path", db_path)
-        memory = hippo.open(path, agent_id=agent_id, **kwargs)
+        if api == "async":
+            memory: Any = SyncView(hippo.open_async(path, agent_id=agent_id, **kwargs))
+        else:
+            memory = hippo.open(path, agent_id=agent_id, **kwargs)
         opened.append(memory)
         return memory
 

@@ -55,3 +55,45 @@ def load_bench(name: str):
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+class SyncView:
+    """An :class:`hippo.AsyncMemory` driven through its coroutines, seen as a sync ``Memory``: the
+    behaviour tests run unchanged against both APIs (parametrised in conftest, not copied). Each
+    coroutine runs on one event loop in a thread of its own, as an application's loop would."""
+
+    def __init__(self, amem: Any, loop: Any = None) -> None:
+        import asyncio
+        import threading
+
+        object.__setattr__(self, "amem", amem)
+        if loop is None:
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, daemon=True).start()
+        object.__setattr__(self, "loop", loop)
+
+    def _run(self, coroutine: Any) -> Any:
+        import asyncio
+
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout=300)
+
+    def __getattr__(self, name: str) -> Any:
+        from hippo.aio import ASYNC_OPERATIONS
+
+        if name in (*ASYNC_OPERATIONS, "close"):
+            method = getattr(self.amem, name)
+            return lambda *args, **kwargs: self._run(method(*args, **kwargs))
+        if name == "export_records":  # a list when awaited; Memory's is an iterator
+            return lambda *args, **kwargs: iter(self._run(self.amem.export_records(*args, **kwargs)))
+        if name == "for_agent":
+            return lambda agent_id: SyncView(self.amem.for_agent(agent_id), self.loop)
+        return getattr(self.amem.sync, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self.amem.sync, name, value)
+
+    def __enter__(self) -> "SyncView":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -45,6 +45,7 @@ from hippo.types import (
 )
 
 if TYPE_CHECKING:
+    from hippo.aio import AsyncMemory
     from hippo.core.memory import Memory, MemoryInput
     from hippo.core.reembed import Progress
     from hippo.providers.base import LLM, Embedder
@@ -57,7 +58,8 @@ __all__ = [
     "FactHistory", "FactOutcome", "ForgetResult", "Forgotten", "HippoError", "Hit", "ImportResult", "InvalidInput",
     "LLMCall",
     "Memory", "MemoryInput", "MissingDependency", "NotFound", "ProviderError", "Recall", "ReembedResult",
-    "RememberResult", "StorageError", "StoreResult", "Tool", "Toolset", "create_messages_table", "open", "reembed",
+    "RememberResult", "StorageError", "StoreResult", "Tool", "Toolset", "create_messages_table", "open", "open_async",
+    "reembed", "AsyncMemory",
 ]
 
 
@@ -165,7 +167,19 @@ def create_messages_table(target: Any, name: str = "messages") -> None:
     create(target, name)
 
 
+def open_async(path: str | Path | None = None, **options: Any) -> "AsyncMemory":
+    """:func:`open`, with every operation a coroutine (:class:`~hippo.aio.AsyncMemory`): the same
+    arguments, the same one implementation, run in worker threads."""
+    from hippo.aio import AsyncMemory
+
+    return AsyncMemory(open(path, **options))
+
+
 def __getattr__(name: str) -> Any:
+    if name == "AsyncMemory":
+        from hippo.aio import AsyncMemory
+
+        return AsyncMemory
     if name in ("Memory", "MemoryInput"):
         from hippo.core import memory
 
