@@ -62,15 +62,17 @@ class SyncView:
     behaviour tests run unchanged against both APIs (parametrised in conftest, not copied). Each
     coroutine runs on one event loop in a thread of its own, as an application's loop would."""
 
-    def __init__(self, amem: Any, loop: Any = None) -> None:
+    _loop: Any = None  # one event loop for the whole test session: a loop per test would leak its descriptors
+
+    def __init__(self, amem: Any) -> None:
         import asyncio
         import threading
 
         object.__setattr__(self, "amem", amem)
-        if loop is None:
-            loop = asyncio.new_event_loop()
-            threading.Thread(target=loop.run_forever, daemon=True).start()
-        object.__setattr__(self, "loop", loop)
+        if SyncView._loop is None:
+            SyncView._loop = asyncio.new_event_loop()
+            threading.Thread(target=SyncView._loop.run_forever, daemon=True, name="SyncView loop").start()
+        object.__setattr__(self, "loop", SyncView._loop)
 
     def _run(self, coroutine: Any) -> Any:
         import asyncio
@@ -86,7 +88,7 @@ class SyncView:
         if name == "export_records":  # a list when awaited; Memory's is an iterator
             return lambda *args, **kwargs: iter(self._run(self.amem.export_records(*args, **kwargs)))
         if name == "for_agent":
-            return lambda agent_id: SyncView(self.amem.for_agent(agent_id), self.loop)
+            return lambda agent_id: SyncView(self.amem.for_agent(agent_id))
         return getattr(self.amem.sync, name)
 
     def __setattr__(self, name: str, value: Any) -> None:
