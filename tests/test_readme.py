@@ -29,3 +29,34 @@ def test_a_python_block_runs_as_written(number, tmp_path, monkeypatch, capsys):
         if shown and "..." not in shown.group(1) and "(" not in shown.group(1):
             expected = shown.group(1).split(" (")[0].strip()
             assert any(out.startswith(expected) for out in printed.splitlines()), line
+
+
+CONSOLE = re.findall(r"```console\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+# Console lines a test elsewhere runs in its own way: installing (test_install.py builds the wheel and
+# installs it into a fresh environment) and Claude Code's command (test_mcp.py runs its arguments).
+ELSEWHERE = ("pip install ", "claude mcp add ")
+
+
+def test_every_console_command_runs_or_is_tested_elsewhere(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    bin_dir = Path(sys.executable).parent
+    for block in CONSOLE:
+        lines = block.splitlines()
+        commands = [line[2:] for line in lines if line.startswith("$ ")]
+        if all(c.startswith(ELSEWHERE) for c in commands):
+            continue
+        script = "set -e\n" + "\n".join(c for c in commands if not c.startswith(ELSEWHERE))
+        home = tmp_path / f"home{CONSOLE.index(block)}"
+        home.mkdir()
+        env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(home), "HIPPO_CONFIG": str(home / "none.toml")}
+        done = subprocess.run(["bash", "-c", script], cwd=home, env=env, input="y\n", capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, f"{script}\n{done.stderr}"
+        said = done.stdout + done.stderr
+        for line in lines:  # every line of output the README shows starts a line the commands printed
+            if line and not line.startswith("$ "):
+                expected = re.split(r" \(| 01[0-9A-Z]{24}| /", line)[0]
+                assert any(out.startswith(expected) for out in said.splitlines()), (line, said)
