@@ -16,3 +16,4 @@ NESTING = 32  # levels of objects and arrays in metadata, tool arguments or an i
 JSON_BYTES = 1_000_000  # one JSON document parsed from text: tool arguments, one imported line
 INTEGER = 2**63 - 1  # the largest magnitude of an integer anywhere (SQLite's INTEGER)
 BLOCK_CHAR_LIMIT = 1_000_000  # the largest character limit a block may be given
+CONTEXT_TOKENS = (50, 1_000_000)  # the token budget of the blocks' prompt section (Memory.context)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
 from ulid import ULID
 
+from hippo import limits
 from hippo.clock import Clock, system_clock
 from hippo.config import Settings
 from hippo.core import edits, transfer
@@ -86,8 +87,7 @@ class Memory:
         self._clock = clock
         self.embedding = EmbeddingService(embedder, store)
         self._blocks = BlockEditor(store, self.agent_id, settings.block_char_limit)
-        floor = embedder.thresholds.unrelated if embedder is not None else 0.0
-        self._fusion = Fusion(settings.vector_weight, floor)
+        self._fusion = Fusion(settings.vector_weight, self.embedding.thresholds.unrelated)
         self._weights = ScoreWeights(settings.weight_relevance, settings.weight_strength, settings.weight_recency)
         self._owns_store = True
 
@@ -441,8 +441,9 @@ class Memory:
     def context(self, max_tokens: int = 2000) -> str:
         """The memory blocks as a system-prompt section within ``max_tokens`` (estimated), in a
         stable order: paste it into the system prompt on every turn."""
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or not 50 <= max_tokens <= 1_000_000:
-            raise InvalidInput(f"max_tokens must be a whole number from 50 to 1000000, got {v.shown(max_tokens)}")
+        low, high = limits.CONTEXT_TOKENS
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or not low <= max_tokens <= high:
+            raise InvalidInput(f"max_tokens must be a whole number from {low} to {high}, got {v.shown(max_tokens)}")
         return self._blocks.context(max_tokens)
 
     # -- conversation ---------------------------------------------------------

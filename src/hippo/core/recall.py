@@ -148,9 +148,9 @@ def rank(
             continue
         recency = recency_after(max(0.0, now_s - chunk.created) / 3600.0)
         lent = context.get(chunk.id, 0.0)
-        score = final_score(relevance[chunk.id] + lent, strength, recency, weights)
-        parts = (score, relevance[chunk.id] + lent, found.similarity.get(chunk.id), keyword.get(chunk.id), strength,
-                 recency, lent)
+        total = relevance[chunk.id] + lent
+        parts = (final_score(total, strength, recency, weights), total, found.similarity.get(chunk.id),
+                 keyword.get(chunk.id), strength, recency, lent)
         ranked.append(Ranked(chunk, parts))
     ranked.sort(key=lambda r: (-r.score, r.standing.id))
     return ranked[:limit]

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import functools
+import importlib
+import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence, runtime_checkable
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence, TypeVar, runtime_checkable
 
-from hippo.errors import InvalidInput
+from hippo.errors import EXTRAS, InvalidInput, MissingDependency
 
 if TYPE_CHECKING:
     import numpy as np
 
 __all__ = [
-    "ChatTurn", "Completion", "Embedder", "check_texts", "LLM", "Message", "Thresholds", "ToolCall", "ToolCallingLLM", "ToolSpec",
+    "ChatTurn", "Completion", "Embedder", "check_texts", "load_once", "require", "LLM", "Message", "Thresholds", "ToolCall", "ToolCallingLLM", "ToolSpec",
     "Usage",
     "normalize_rows",
 ]
@@ -169,3 +173,31 @@ def check_texts(texts: Sequence[str]) -> list[str]:
         if not isinstance(text, str):
             raise InvalidInput(f"can only embed strings, got {type(text).__name__}")
     return texts
+
+
+def require(module: str, package: str | None = None) -> ModuleType:
+    """Import an optional module, or raise :class:`MissingDependency` naming the PyPI package and
+    the extra that installs it (``hippo.errors.EXTRAS``)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        top = module.split(".")[0]
+        raise MissingDependency(package or top, EXTRAS.get(top, "local")) from exc
+
+
+_T = TypeVar("_T")
+
+
+def load_once(load: Callable[[], _T]) -> Callable[[], _T]:
+    """``load`` run once per process, behind a lock (a model is loaded once, however many threads
+    ask first); every later call returns what it returned. A load that raises is tried again."""
+    lock, loaded = threading.Lock(), []
+
+    @functools.wraps(load)
+    def get() -> _T:
+        with lock:
+            if not loaded:
+                loaded.append(load())
+            return loaded[0]
+
+    return get

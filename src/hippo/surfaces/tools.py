@@ -12,7 +12,6 @@ same list; :mod:`hippo.surfaces.tool_formats` turns it into each format.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal, Mapping, Sequence

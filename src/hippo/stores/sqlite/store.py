@@ -635,12 +635,16 @@ class SQLiteStore:
                 (agent_id, *ids),
             ).fetchall()
             if rows:
-                self._vectors.stage_remove(agent_id, [r[0] for r in rows], forget=True)
-                # FTS5 only marks deleted terms; 'optimize' rewrites the index without
-                # them, and secure_delete zeroes the pages it frees.
-                self._conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
-                self._after_commit.append(self._scrub.after_delete)  # see scrub.py: never waits on readers
+                self._text_removed(agent_id, [r[0] for r in rows])
         return len(rows)
+
+    def _text_removed(self, agent_id: str, rowids: list[int]) -> None:
+        """Inside a write that deleted or rewrote these rows: their vectors leave the index (and the
+        saved ANN files), FTS5 rewrites its index without their terms (it only marks them deleted;
+        secure_delete zeroes the pages it frees), and the WAL is scrubbed after the commit."""
+        self._vectors.stage_remove(agent_id, rowids, forget=True)
+        self._conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
+        self._after_commit.append(self._scrub.after_delete)  # see scrub.py: never waits on readers
 
     def update_content(self, agent_id: str, chunk_id: str, content: str, content_hash: str,
                        vector: np.ndarray | None, now: datetime) -> bool:
@@ -655,13 +659,9 @@ class SQLiteStore:
             ).fetchone()
             if row is None:
                 return False
-            self._vectors.stage_remove(agent_id, [row[0]], forget=True)  # the old text's vector goes too
+            self._text_removed(agent_id, [row[0]])  # the trigger reindexed the row with the new text
             if vector is not None and row[1] is None:
                 self._vectors.stage_add(agent_id, row[0], vector)
-            # The trigger reindexed the row; as after a delete, rewrite the index without the old
-            # terms and scrub the old text's pages (see delete_chunks).
-            self._conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
-            self._after_commit.append(self._scrub.after_delete)
         return True
 
     def delete_agent(self, agent_id: str) -> dict[str, int]:
@@ -670,9 +670,8 @@ class SQLiteStore:
                                       (agent_id,)).fetchall()
             blocks = self._conn.execute("DELETE FROM memory_blocks WHERE agent_id = ?", (agent_id,)).rowcount
             if rows:
-                self._vectors.stage_remove(agent_id, [r[0] for r in rows], forget=True)
-                self._conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
-            if rows or blocks:
+                self._text_removed(agent_id, [r[0] for r in rows])
+            elif blocks:
                 self._after_commit.append(self._scrub.after_delete)
         return {"memories": sum(r[1] == "memory" for r in rows), "facts": sum(r[1] == "fact" for r in rows),
                 "blocks": blocks}

@@ -148,7 +148,7 @@ def update(
     """Change a memory's text and/or replace its metadata (--tag, --meta) in place: same id and strength."""
     text = read_text(content, "--content") if content is not None else None
     with opened(ctx) as mem:
-        chunk = mem.update_memory(chunk_id, content=text, metadata=metadata_from(tag, meta) if tag or meta else None)
+        chunk = mem.update_memory(chunk_id, content=text, metadata=metadata_from(tag, meta))
     if json:
         return render.emit_json(chunk.to_dict())
     render.print_table(render.chunk_details(chunk))

@@ -17,7 +17,7 @@ from fastapi import APIRouter, Body, Depends, FastAPI, Path, Query, Request, Res
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from hippo import __version__
+from hippo import __version__, limits
 from hippo.core.memory import Memory
 from hippo.core.validation import AGENT_ID, BLOCK_KEY, ULID, check_agent_id, parse_json
 from hippo.stores.base import UNCHANGED
@@ -212,7 +212,8 @@ def list_blocks(mem: Mem) -> BlockList:
 
 
 @router.get(f"{base_path}/context", response_model=BlockContext, tags=["blocks"])
-def blocks_context(mem: Mem, max_tokens: Annotated[int, Query(ge=50, le=1_000_000)] = 2000) -> BlockContext:
+def blocks_context(mem: Mem, max_tokens: Annotated[int, Query(ge=limits.CONTEXT_TOKENS[0],
+                                                               le=limits.CONTEXT_TOKENS[1])] = 2000) -> BlockContext:
     """Every block as one system-prompt section, in a stable order, within a token budget (estimated)."""
     return BlockContext(context=mem.context(max_tokens))
 
