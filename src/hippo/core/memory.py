@@ -11,7 +11,7 @@ from ulid import ULID
 from hippo import limits
 from hippo.clock import Clock, system_clock
 from hippo.config import Settings
-from hippo.core import edits, transfer
+from hippo.core import edits, items, transfer
 from hippo.core import validation as v
 from hippo.core.blocks import BlockEditor
 from hippo.core.dates import named_period
@@ -402,6 +402,42 @@ class Memory:
             raise NotFound(f"no memory {chunk_id} for agent {self.agent_id!r}")
         note = self.store.pending_scrub()
         return Forgotten(chunk.id, chunk.content, chunk.kind, None, scrubbed=note is None, note=note)
+
+    # -- keyed items ----------------------------------------------------------
+
+    def put_item(self, key: str, content: str, metadata: Mapping[str, Any] | None = None, *,
+                 intensity: float = 0.5) -> items.ItemWrite:
+        """Make ``key`` hold this memory: a new one, or the key's memory changed in place (same
+        id and strength; the old text leaves every file). Unlike :meth:`store_memory`, two keys
+        may hold the same text (see :mod:`hippo.core.items`)."""
+        return items.put_item(self.store, self.embedding, self.agent_id, key, content, metadata=metadata,
+                              now=self.now(), intensity=intensity, max_chars=self.settings.max_content_chars)
+
+    def get_item(self, key: str) -> Chunk | None:
+        """The memory that ``key`` holds, or ``None``; browsing, so not a retrieval."""
+        return items.get_item(self.store, self.agent_id, key)
+
+    def delete_item(self, key: str) -> Forgotten | None:
+        """Hard-delete the memory ``key`` holds (the forget guarantee); ``None`` when it holds none."""
+        chunk = items.delete_item(self.store, self.agent_id, key)
+        if chunk is None:
+            return None
+        note = self.store.pending_scrub()
+        return Forgotten(chunk.id, chunk.content, chunk.kind, None, scrubbed=note is None, note=note)
+
+    def list_items(self, *, limit: int = 20, cursor: str | None = None) -> Page:
+        """Every keyed memory of the agent, newest first, a page at a time (browsing)."""
+        limit = v.check_limit(limit)
+        found, next_cursor = items.list_items(self.store, self.agent_id, limit=limit,
+                                              cursor=None if cursor is None else v.check_chunk_id(cursor))
+        return Page(found, next_cursor)
+
+    def agent_ids(self, prefix: str = "") -> list[str]:
+        """The agents of this database that hold a fact or memory, sorted; only those whose id
+        starts with ``prefix``. Database-wide, like :meth:`for_agent`."""
+        if not isinstance(prefix, str):
+            raise InvalidInput(f"prefix must be a string, got {type(prefix).__name__}")
+        return self.store.agent_ids(prefix)
 
     # -- blocks ---------------------------------------------------------------
 

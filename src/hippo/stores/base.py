@@ -155,6 +155,10 @@ class Store(Protocol):
 
     def update_metadata(self, agent_id: str, chunk_id: str, metadata: dict[str, Any]) -> bool: ...
 
+    def agent_ids(self, prefix: str) -> list[str]:
+        """Every agent that holds a chunk, sorted, whose id starts with ``prefix`` ("" for all)."""
+        ...
+
     def known_ids(self, agent_id: str, ids: Sequence[str]) -> dict[str, bool]:
         """Which of ``ids`` exist: ``True`` for this agent's, ``False`` for another agent's
         (ids are unique across the database); free ids are absent. Reveals nothing else."""

@@ -400,6 +400,14 @@ class SQLiteStore:
                                      (json.dumps(metadata, ensure_ascii=False), agent_id, chunk_id))
         return cur.rowcount > 0
 
+    def agent_ids(self, prefix: str) -> list[str]:
+        # A range on the leading column of an index (LIKE would need escaping and case rules).
+        sql, params = "SELECT DISTINCT agent_id FROM chunks WHERE agent_id >= ?", [prefix]
+        if prefix:
+            sql, params = sql + " AND agent_id < ?", [prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)]
+        with self._reading() as conn:
+            return [row[0] for row in conn.execute(sql + " ORDER BY agent_id", params)]
+
     def known_ids(self, agent_id: str, ids: Sequence[str]) -> dict[str, bool]:
         if not ids:
             return {}

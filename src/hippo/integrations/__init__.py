@@ -1,0 +1,1 @@
+"""hippo inside other frameworks: each module needs that framework's extra (``langgraph``)."""
