@@ -16,6 +16,7 @@ SEED_NAMES = [
     "remember_facts", "store_memory", "replace_memory_block", "append_memory_block",
     "forget_memory", "recall_memories", "recall_memory_block", "recall_conversation",
 ]
+NAMES = [*SEED_NAMES, "update_memory"]  # seed 000's eight, then hippo's own
 
 
 @pytest.fixture
@@ -30,14 +31,14 @@ def snapshot(db_path):
 # -- names and schemas ------------------------------------------------------------------------------
 
 
-def test_seven_tools_without_a_messages_table(tools):
-    assert tools.names == SEED_NAMES[:-1]
+def test_eight_tools_without_a_messages_table(tools):
+    assert tools.names == [n for n in NAMES if n != "recall_conversation"]
     assert "recall_conversation" not in tools
 
 
-def test_eight_tools_once_the_messages_table_exists(mem, db_path):
+def test_nine_tools_once_the_messages_table_exists(mem, db_path):
     hippo.create_messages_table(db_path)
-    assert mem.tools().names == SEED_NAMES == list(TOOL_NAMES)
+    assert mem.tools().names == NAMES == list(TOOL_NAMES)
 
 
 def test_messages_table_turned_off_omits_conversation(make_mem, db_path):
@@ -73,13 +74,13 @@ def test_definitions_match_the_sdk_types(mem, db_path):
     tools = mem.tools()
     for definitions, sdk_type in ((tools.openai(), ChatCompletionFunctionToolParam), (tools.anthropic(), ToolParam),
                                   (tools.openai_responses(), FunctionToolParam)):
-        assert len(definitions) == 8
+        assert len(definitions) == 9
         adapter = TypeAdapter(sdk_type)
         for definition in definitions:
             adapter.validate_python(definition, strict=False)
             assert set(definition) <= set(sdk_type.__annotations__)  # no key the SDK does not know
-    assert [d["function"]["name"] for d in tools.openai()] == SEED_NAMES
-    assert [d["name"] for d in tools.anthropic()] == SEED_NAMES
+    assert [d["function"]["name"] for d in tools.openai()] == NAMES
+    assert [d["name"] for d in tools.anthropic()] == NAMES
 
 
 # -- results ---------------------------------------------------------------------------------------
@@ -243,3 +244,26 @@ def test_agents_tools_are_isolated(make_mem):
     assert bob.call("recall_memories", {"query": "secret launch code"})["memories"] == []
     assert bob.call("recall_memory_block", {"key": "human"})["value"] is None
     assert bob.call("forget_memory", {"description": "secret launch code"})["error"]["code"] == "nothing_matched"
+
+
+def test_update_memory_corrects_text_and_tags_in_place(tools, mem, db_path):
+    stored = tools.call("store_memory", {"content": "The staging server is stage-01", "tags": ["infra"]})
+    fixed = tools.call("update_memory", {"id": stored["id"], "content": "The staging server is stage-02"})
+    assert fixed == {"ok": True, "id": stored["id"], "content": "The staging server is stage-02", "tags": ["infra"]}
+    retagged = tools.call("update_memory", {"id": stored["id"], "tags": ["infra", "servers"]})
+    assert retagged["tags"] == ["infra", "servers"] and retagged["content"] == "The staging server is stage-02"
+    assert tools.call("update_memory", {"id": stored["id"], "tags": []})["tags"] == []
+    hits = mem.recall_memories("staging server", touch=False)
+    assert [h.content for h in hits] == ["The staging server is stage-02"]
+    assert not any(b"stage-01" in p.read_bytes() for p in db_path.parent.glob(db_path.name + "*"))
+
+
+def test_update_memory_errors_are_results_and_change_nothing(tools, mem, db_path):
+    stored = tools.call("store_memory", {"content": "keep me"})
+    before = snapshot(db_path)
+    assert tools.call("update_memory", {"id": stored["id"]})["error"]["code"] == "invalid_input"
+    assert tools.call("update_memory", {"id": "01J00000000000000000000000", "content": "x"})["error"]["code"] \
+        == "not_found"
+    assert tools.call("update_memory", {"id": "short", "content": "x"})["error"]["code"] == "invalid_input"
+    assert tools.call("update_memory", {"id": stored["id"], "content": ""})["error"]["code"] == "invalid_input"
+    assert snapshot(db_path) == before

@@ -30,7 +30,7 @@ __all__ = ["Tool", "Toolset", "TOOL_NAMES", "estimate_tokens"]
 
 TOOL_NAMES = (
     "remember_facts", "store_memory", "replace_memory_block", "append_memory_block",
-    "forget_memory", "recall_memories", "recall_memory_block", "recall_conversation",
+    "forget_memory", "recall_memories", "recall_memory_block", "recall_conversation", "update_memory",
 )
 _KEY = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$",
              description="Block name, such as 'persona' or 'human'.")
@@ -74,6 +74,12 @@ class RecallArgs(_Args):
     kind: Literal["fact", "memory"] | None = Field(None, description="Only facts, or only raw memories.")
     tags: list[str] | None = Field(None, description="Only memories carrying all of these tags.")
     max_tokens: int | None = Field(None, ge=50, le=20_000, description="Budget for the answer; fewer results fit.")
+
+
+class UpdateMemoryArgs(_Args):
+    id: str = Field(min_length=26, max_length=26, description="The memory's id, as recall_memories shows it.")
+    content: str | None = Field(None, min_length=1, description="The corrected text; leave out to keep the text.")
+    tags: list[str] | None = Field(None, description="The memory's new tags (replacing the old); leave out to keep.")
 
 
 class RecallBlockArgs(_Args):
@@ -123,6 +129,12 @@ DESCRIPTIONS = {
         "content, score (0-1) and age (m=minutes, h=hours, d=days, mo=months, y=years). Use it before answering "
         "anything that may depend on what you were told earlier. Outdated facts that were replaced are never "
         "returned."
+    ),
+    "update_memory": (
+        "Correct a stored fact or memory in place, by its id from recall_memories: new text, new tags or both. "
+        "The id, strength and history stay; the old text is deleted for good. Use it when a memory you recalled "
+        "is wrong or incomplete; for a change in the user's life prefer remember_facts, which keeps the old "
+        "version as history. Returns the memory's id and its text now."
     ),
     "recall_memory_block": (
         "Read the full text of a named memory block ('persona', 'human', ...). Returns value null when the block "
@@ -245,6 +257,7 @@ class Toolset(Sequence[Tool]):
             "recall_memories": (RecallArgs, self._recall),
             "recall_memory_block": (RecallBlockArgs, self._recall_block),
             "recall_conversation": (RecallConversationArgs, self._recall_conversation),
+            "update_memory": (UpdateMemoryArgs, self._update_memory),
         }
         if not mem.has_conversation():
             del handlers["recall_conversation"]  # seed 000: omitted without a messages table
@@ -369,6 +382,17 @@ class Toolset(Sequence[Tool]):
         if recall.warning:
             out["warning"] = f"searched by keyword only: {recall.warning}"
         return out
+
+    def _update_memory(self, a: UpdateMemoryArgs) -> dict[str, Any]:
+        if a.content is None and a.tags is None:
+            raise InvalidInput("nothing to update: give content, tags or both")
+        metadata = None
+        if a.tags is not None:
+            metadata = {**self.memory.get_memory(a.id).metadata, "tags": a.tags}
+            if not a.tags:
+                del metadata["tags"]
+        chunk = self.memory.update_memory(a.id, content=a.content, metadata=metadata)
+        return {"id": chunk.id, "content": chunk.content, "tags": chunk.metadata.get("tags", [])}
 
     def _recall_block(self, a: RecallBlockArgs) -> dict[str, Any]:
         return {"key": a.key, "value": self.memory.recall_memory_block(a.key)}
