@@ -26,7 +26,7 @@ from typing import Callable
 import hippo
 from hippo.core.memory import MemoryInput
 from hippo.core.recall import keyword_match
-from hippo.stores.base import ChunkFilter
+from hippo.stores.base import ChunkFilter, SearchQuery
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo-dev.json"
 KS = (5, 10, 20)
@@ -74,13 +74,13 @@ Retriever = Callable[["hippo.Memory", str, int], list[str]]
 
 
 def bm25_only(mem: "hippo.Memory", query: str, k: int) -> list[str]:
-    match = keyword_match(query)
-    return [i for i, _ in mem.store.keyword_search(mem.agent_id, match, k, ChunkFilter())] if match else []
+    found = mem.store.search(mem.agent_id, SearchQuery(None, keyword_match(query), ChunkFilter(), k))
+    return [i for i, _ in sorted(found.bm25.items(), key=lambda item: -item[1])]
 
 
 def vectors_only(mem: "hippo.Memory", query: str, k: int) -> list[str]:
-    vector = mem.embedding.query(query)
-    return [i for i, _ in mem.store.vector_search(mem.agent_id, vector, k, ChunkFilter())]
+    found = mem.store.search(mem.agent_id, SearchQuery(mem.embedding.query(query), (), ChunkFilter(), k))
+    return [i for i, _ in sorted(found.similarity.items(), key=lambda item: -item[1])]
 
 
 def hippo_recall(mem: "hippo.Memory", query: str, k: int) -> list[str]:

@@ -133,7 +133,7 @@ def ann_recall(mem: "hippo.Memory", texts: list[str], vectors: np.ndarray, qvect
 
 def budget_overlap(mem: "hippo.Memory", questions: list[str]) -> tuple[int, float]:
     """Share of recall's top 10 that stays the same when the keyword side scores every match."""
-    import hippo.stores.sqlite.store as sqlite_store
+    import hippo.stores.sqlite.search as sqlite_store
 
     budget = sqlite_store.KEYWORD_BUDGET
     default = [{h.id for h in mem.recall_memories(q, limit=10, touch=False)} for q in questions]

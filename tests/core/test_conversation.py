@@ -9,7 +9,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hippo
-from hippo.core.keywords import fts_query, keyword_terms
+from hippo.core.keywords import keyword_terms
+from hippo.stores.sqlite.search import match_expression
+
+
+def fts_query(text, *, stopwords=frozenset(), operator="OR"):
+    """What SQLite's FTS5 is asked for a query: the sanitised words, each quoted."""
+    return match_expression(keyword_terms(text, stopwords=stopwords), every=operator == "AND")
 
 MESSAGES = [
     ("alice", "s1", "user", "Can you help me plan the Lisbon trip?"),

@@ -7,9 +7,15 @@ from datetime import timedelta
 import numpy as np
 import pytest
 
-import hippo.stores.sqlite.store as sqlite_store
+import hippo.stores.sqlite.search as sqlite_store
 from hippo.core.memory import MemoryInput
-from hippo.core.recall import keyword_match
+from hippo.core.recall import keyword_match as _terms
+from hippo.stores.sqlite.search import match_expression
+
+
+def keyword_match(query: str) -> str:
+    """The FTS5 expression SQLite searches for a recall query."""
+    return match_expression(_terms(query))
 from hippo.stores.base import ChunkFilter
 from hippo.stores.sqlite.filters import filter_sql
 
@@ -133,8 +139,8 @@ def test_a_period_listed_by_the_vector_search_is_reused_by_the_keyword_search(ma
     match, query = keyword_match("dog"), embedder.embed_query("dog")
     month = ChunkFilter(since=days[40], until=days[0])  # 40 rows, more than the 30 matches: no time-index plan
     among: list[np.ndarray] = []
-    original = sqlite_store.SQLiteStore._keyword_among
-    monkeypatch.setattr(sqlite_store.SQLiteStore, "_keyword_among",
+    original = sqlite_store.SearchMixin._keyword_among
+    monkeypatch.setattr(sqlite_store.SearchMixin, "_keyword_among",
                         lambda self, conn, m, allowed, limit: among.append(allowed) or original(self, conn, m, allowed, limit))
 
     def check(uses_the_list: bool) -> list[str]:

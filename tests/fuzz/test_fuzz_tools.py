@@ -64,11 +64,12 @@ def messages(draw: st.DrawFn) -> Any:
 
 
 def answered_ok(answer: Any) -> bool:
-    """Whether a dispatched answer (in whichever format) reports success."""
+    """Whether a dispatched answer (in whichever format) reports a success: for several tool calls,
+    whether any succeeded (one may write while another is rejected)."""
     if isinstance(answer, list):
-        return all(answered_ok(a) for a in answer)
+        return any(answered_ok(a) for a in answer)
     if answer.get("role") == "user":
-        return all(answered_ok(block) for block in answer["content"])
+        return any(answered_ok(block) for block in answer["content"])
     text = answer.get("content", answer.get("output"))
     return json.loads(text)["ok"] and not answer.get("is_error", False)
 

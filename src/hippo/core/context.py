@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from hippo.core.fusion import Fusion
-from hippo.core.recall import Candidates
+from hippo.stores.base import Candidates
 
 if TYPE_CHECKING:
     from hippo.stores.base import ChunkFilter, Store
@@ -82,11 +82,7 @@ def _with_neighbours(
     missing = list(dict.fromkeys(o for others in near.values() for o, _ in others if o not in relevance))
     if not missing:
         return found, relevance
-    added = store.standings(agent_id, missing)
-    similarity = dict(found.similarity)
-    if query_vector is not None:
-        for chunk_id, vector in store.get_vectors(agent_id, [c.id for c in added if c.has_vector]).items():
-            if len(vector) == len(query_vector):
-                similarity[chunk_id] = float(np.dot(vector, query_vector))
+    added, cosines = store.score(agent_id, missing, query_vector)
+    similarity = {**found.similarity, **cosines}
     relevance = {**relevance, **{c.id: fusion.relevance(similarity.get(c.id), None) for c in added}}
     return replace(found, chunks=[*found.chunks, *added], similarity=similarity), relevance

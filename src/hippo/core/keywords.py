@@ -1,21 +1,21 @@
-"""Seed 003's FTS5 query sanitiser: any user string becomes a safe MATCH expression.
+"""Seed 003's query sanitiser: any user string becomes a list of plain words to search by.
 
 1. URLs are stripped (noisy, FTS5-incompatible tokens);
 2. hyphens split words (FTS5 reads ``word-word`` as column filter or subtraction);
 3. remaining punctuation and FTS5 operators characters are removed;
 4. single-character tokens are dropped;
-5. every word is double-quoted, so ``AND``, ``NEAR`` or ``col:`` stay literal;
-6. words are joined with ``OR`` for broad matching.
+5. what remains are lower-cased words, each searched for as itself (any of them matches).
 
-Because only word characters survive and each word is quoted, no input can
-produce an FTS5 syntax error.
+Only word characters survive, so a store can hand the words to its full-text engine without
+reading any as an operator (SQLite quotes each for FTS5: ``stores/sqlite/search.match_expression``;
+PostgreSQL builds a ``tsquery``). No query syntax crosses the store port.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["ENGLISH_STOPWORDS", "fts_query", "keyword_terms"]
+__all__ = ["ENGLISH_STOPWORDS", "keyword_terms"]
 
 _URL = re.compile(r"(?:https?|ftp)://\S+|www\.\S+", re.IGNORECASE)
 # Anything that is not a letter, digit or combining mark separates words; "_"
@@ -52,17 +52,3 @@ def keyword_terms(text: str, *, stopwords: frozenset[str] = frozenset()) -> list
         if len(seen) == MAX_TERMS:
             break
     return list(seen)
-
-
-def fts_query(
-    text: str, *, stopwords: frozenset[str] = frozenset(), operator: str = "OR"
-) -> str | None:
-    """A safe FTS5 MATCH expression for ``text``, or ``None`` when no word survives.
-
-    ``operator="AND"`` requires every word instead of any.
-    """
-    terms = keyword_terms(text, stopwords=stopwords)
-    if not terms:
-        return None
-    joiner = " AND " if operator == "AND" else " OR "
-    return joiner.join(f'"{term}"' for term in terms)

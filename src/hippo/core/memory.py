@@ -19,17 +19,17 @@ from hippo.core.embedding import EmbeddingService
 from hippo.core.filters import metadata_conditions
 from hippo.core.fusion import Fusion
 from hippo.core.hashing import content_hash
-from hippo.core.keywords import ENGLISH_STOPWORDS, fts_query
+from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms
 from hippo.core.messages import user_text
 from hippo.core.context import in_context
-from hippo.core.recall import as_hits, find_candidates, own_relevance, rank, touched
+from hippo.core.recall import as_hits, find_candidates, own_relevance, rank, touched, unseen_relevance
 from hippo.core.reembed import Progress, fill_pending
 from hippo.core.remember import remember
 from hippo.core.strength import RETRIEVAL_BOOST, ScoreWeights, reinforced_intensity
 from hippo.core.transfer import ExportRecord
 from hippo.errors import ConfigError, InvalidInput, NotFound
 from hippo.providers.base import LLM, Embedder
-from hippo.stores.base import UNCHANGED, ChunkFilter, Store, StrengthUpdate
+from hippo.stores.base import UNCHANGED, ChunkFilter, SearchQuery, Store, StrengthUpdate
 from hippo.types import (
     Block,
     BlockResult,
@@ -269,12 +269,12 @@ class Memory:
             period = named_period(query, now)
         while True:
             found = find_candidates(self.store, self.agent_id, query, query_vector, pool, where)
-            unseen = found.unseen_relevance(self._fusion)
+            unseen = unseen_relevance(found, self._fusion)
             preferred: frozenset[str] = frozenset()
             if period is not None:
                 dated = find_candidates(self.store, self.agent_id, query, query_vector, pool,
                                         replace(where, since=period[0], until=period[1]))
-                unseen = max(unseen, dated.unseen_relevance(self._fusion) + self.settings.date_preference)
+                unseen = max(unseen, unseen_relevance(dated, self._fusion) + self.settings.date_preference)
                 found, preferred = found.merged(dated), frozenset(c.id for c in dated.chunks)
             relevance = own_relevance(found, self._fusion, preferred, self.settings.date_preference)
             found, relevance, context = in_context(self.store, self.agent_id, found, relevance, query_vector,
@@ -294,7 +294,7 @@ class Memory:
         if query_vector is None:
             mode = "keyword"
         else:
-            mode = "hybrid" if found.bm25 or fts_query(query) else "vector"
+            mode = "hybrid" if found.bm25 or keyword_terms(query) else "vector"
         return Recall(hits, mode, warning=self.embedding.last_error if query_vector is None else None)
 
     def _filter(self, kind: Any, tags: Any, metadata: Any, since: Any, until: Any) -> ChunkFilter:
@@ -328,17 +328,16 @@ class Memory:
         if min_similarity is not None:
             threshold = v.check_intensity(min_similarity, "min_similarity")
         where = ChunkFilter(include_superseded=True)  # forgetting reaches a fact's history too
+        words = tuple(keyword_terms(description, stopwords=ENGLISH_STOPWORDS))
+        found = self.store.search(self.agent_id, SearchQuery(self.embedding.query(description), words, where, limit,
+                                                              every_term=True, score_all=False))
         matches: dict[str, float | None] = {}
-        query_vector = self.embedding.query(description)
-        if query_vector is not None:
-            for chunk_id, sim in self.store.vector_search(self.agent_id, query_vector, limit, where):
-                if sim >= threshold:
-                    matches[chunk_id] = sim
-        every_word = fts_query(description, stopwords=ENGLISH_STOPWORDS, operator="AND")
-        if every_word is not None:
-            for chunk_id, _ in self.store.keyword_search(self.agent_id, every_word, limit, where):
-                if len(matches) < limit:
-                    matches.setdefault(chunk_id, None)
+        for chunk_id, sim in sorted(found.similarity.items(), key=lambda item: -item[1]):
+            if sim >= threshold:
+                matches[chunk_id] = sim
+        for chunk_id, _ in sorted(found.bm25.items(), key=lambda item: -item[1]):
+            if len(matches) < limit:
+                matches.setdefault(chunk_id, None)
         chunks = self.store.get_chunks(self.agent_id, list(matches))
         forgotten = [Forgotten(c.id, c.content, c.kind, matches[c.id]) for c in chunks]
         if preview or not forgotten:
@@ -490,10 +489,10 @@ class Memory:
             raise ConfigError("no messages table is configured (messages_table=None)")
         query = v.check_text(query, "query", max_chars=self.settings.max_query_chars)
         limit = v.check_limit(limit)
-        match = fts_query(query)
-        if match is None:
+        terms = keyword_terms(query)
+        if not terms:
             return []
-        return self.store.search_messages(self.agent_id, self.settings.messages_table, match, limit)
+        return self.store.search_messages(self.agent_id, self.settings.messages_table, terms, limit)
 
     def has_conversation(self) -> bool:
         """Whether ``recall_conversation`` can search: a messages table is configured and exists."""

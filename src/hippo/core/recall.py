@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from hippo.core.fusion import Fusion, keyword_scores
-from hippo.core.keywords import ENGLISH_STOPWORDS, fts_query
+from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms
 from hippo.core.strength import (
     HIDDEN_BELOW,
     ScoreWeights,
@@ -18,50 +18,25 @@ from hippo.core.strength import (
     retrieval_boost,
     strength_after,
 )
-from hippo.stores.base import ChunkFilter, Standing
+from hippo.stores.base import Candidates, ChunkFilter, SearchQuery, Standing
 from hippo.types import Hit
 
 if TYPE_CHECKING:
     from hippo.stores.base import Store
 
-__all__ = ["Candidates", "Ranked", "as_hits", "find_candidates", "own_relevance", "rank", "touched"]
+__all__ = ["Ranked", "as_hits", "find_candidates", "keyword_match", "own_relevance", "rank", "touched", "unseen_relevance"]
 
 
-@dataclass(frozen=True, slots=True)
-class Candidates:
-    """Chunks found for a query (what ranking reads of them), with their cosine and raw BM25
-    where known."""
-
-    chunks: list[Standing]
-    similarity: dict[str, float]
-    bm25: dict[str, float]
-    exhausted: bool  # neither side had more than it returned
-    # The best cosine and raw BM25 a chunk outside the pool can have (0: that side returned all it had).
-    unseen_similarity: float = 0.0
-    unseen_bm25: float = 0.0
-
-    def merged(self, other: "Candidates") -> "Candidates":
-        """Both sets of candidates (scores of one query against one index, so comparable)."""
-        known = {c.id for c in self.chunks}
-        return Candidates(
-            [*self.chunks, *(c for c in other.chunks if c.id not in known)],
-            {**other.similarity, **self.similarity},
-            {**other.bm25, **self.bm25},
-            self.exhausted,
-            self.unseen_similarity,
-            self.unseen_bm25,
-        )
-
-    def unseen_relevance(self, fusion: Fusion) -> float:
-        """An upper bound on the relevance of any chunk a larger pool would add: keyword scores
-        are scaled against this pool's best, which a larger pool cannot raise."""
-        best = max(self.bm25.values(), default=0.0)
-        return fusion.relevance(self.unseen_similarity, self.unseen_bm25 / best if best > 0 else 0.0)
+def unseen_relevance(found: Candidates, fusion: Fusion) -> float:
+    """An upper bound on the relevance of any chunk a larger pool would add: keyword scores
+    are scaled against this pool's best, which a larger pool cannot raise."""
+    best = max(found.bm25.values(), default=0.0)
+    return fusion.relevance(found.unseen_similarity, found.unseen_bm25 / best if best > 0 else 0.0)
 
 
-def keyword_match(query: str) -> str | None:
-    """The FTS5 expression for a recall query: stop words dropped unless nothing else is left."""
-    return fts_query(query, stopwords=ENGLISH_STOPWORDS) or fts_query(query)
+def keyword_match(query: str) -> tuple[str, ...]:
+    """The words a recall query is searched by: stop words dropped unless nothing else is left."""
+    return tuple(keyword_terms(query, stopwords=ENGLISH_STOPWORDS) or keyword_terms(query))
 
 
 def find_candidates(
@@ -72,25 +47,8 @@ def find_candidates(
     pool: int,
     where: ChunkFilter,
 ) -> Candidates:
-    similarity: dict[str, float] = {}
-    if query_vector is not None:
-        similarity = dict(store.vector_search(agent_id, query_vector, pool, where))
-    bm25: dict[str, float] = {}
-    match = keyword_match(query)
-    if match is not None:
-        bm25 = dict(store.keyword_search(agent_id, match, pool, where))
-    exhausted = len(similarity) < pool and len(bm25) < pool
-    unseen_similarity = min(similarity.values()) if len(similarity) >= pool else 0.0
-    unseen_bm25 = min(bm25.values()) if len(bm25) >= pool else 0.0
-    ids = list(dict.fromkeys([*similarity, *bm25]))
-    chunks = store.standings(agent_id, ids)
-    if query_vector is not None:
-        # Keyword-only candidates still deserve their true cosine.
-        unscored = [c.id for c in chunks if c.id not in similarity and c.has_vector]
-        for chunk_id, vector in store.get_vectors(agent_id, unscored).items():
-            if len(vector) == len(query_vector):
-                similarity[chunk_id] = float(np.dot(vector, query_vector))
-    return Candidates(chunks, similarity, bm25, exhausted, unseen_similarity, unseen_bm25)
+    """One pass of recall: the store's candidates for the query's vector and words."""
+    return store.search(agent_id, SearchQuery(query_vector, keyword_match(query), where, pool))
 
 
 @dataclass(frozen=True, slots=True)

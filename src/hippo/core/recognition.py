@@ -12,10 +12,10 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Literal
 
-from hippo.core.keywords import ENGLISH_STOPWORDS, fts_query
+from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms
 from hippo.core.offline import ExtractedFact, non_latin_share
 from hippo.providers.base import Thresholds
-from hippo.stores.base import ChunkFilter
+from hippo.stores.base import ChunkFilter, SearchQuery
 from hippo.types import Chunk
 
 if TYPE_CHECKING:
@@ -74,11 +74,12 @@ def find_candidates(
     found: list[list[tuple[str, float | None]]] = []
     for fact, vector in zip(facts, vectors):
         if vector is not None:
-            found.append(list(store.vector_search(agent_id, vector, TOP_K, _FACTS_ONLY)))
+            hits = store.search(agent_id, SearchQuery(vector, (), _FACTS_ONLY, TOP_K))
+            found.append(sorted(hits.similarity.items(), key=lambda item: -item[1]))
             continue
-        match = fts_query(fact.fact, stopwords=ENGLISH_STOPWORDS)
-        hits = store.keyword_search(agent_id, match, TOP_K, _FACTS_ONLY) if match else []
-        found.append([(chunk_id, None) for chunk_id, _ in hits])
+        terms = tuple(keyword_terms(fact.fact, stopwords=ENGLISH_STOPWORDS))
+        hits = store.search(agent_id, SearchQuery(None, terms, _FACTS_ONLY, TOP_K))
+        found.append([(chunk_id, None) for chunk_id, _ in sorted(hits.bm25.items(), key=lambda item: -item[1])])
     ids = list(dict.fromkeys(chunk_id for row in found for chunk_id, _ in row))
     chunks = {c.id: c for c in store.get_chunks(agent_id, ids)}
     return [[Candidate(chunks[i], s) for i, s in row if i in chunks] for row in found]

@@ -16,7 +16,8 @@ from hippo.types import ApiKey, Block, Chunk, ConversationHit
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["UNCHANGED", "ChunkFilter", "MetaCondition", "MetaOp", "Standing", "Store", "StoreCapabilities", "StrengthUpdate"]
+__all__ = ["UNCHANGED", "Candidates", "ChunkFilter", "MetaCondition", "MetaOp", "SearchQuery", "Standing", "Store",
+           "StoreCapabilities", "StrengthUpdate"]
 
 UNCHANGED: Any = type("Unchanged", (), {"__repr__": lambda self: "UNCHANGED"})()
 """Marks an optional argument the caller did not give (where ``None`` is a value)."""
@@ -90,6 +91,47 @@ class Standing:
     has_vector: bool
 
 
+@dataclass(frozen=True, slots=True)
+class SearchQuery:
+    """One search of an agent's chunks, answered in one call: by meaning (``vector``), by words
+    (``terms``: sanitised, lower-cased words, any of which matches; every one with
+    ``every_term``), or both, among the chunks that pass ``where``; at most ``depth`` candidates
+    from each side. With ``score_all``, a candidate found by words only still gets its cosine."""
+
+    vector: "np.ndarray | None"
+    terms: tuple[str, ...]
+    where: ChunkFilter
+    depth: int
+    every_term: bool = False
+    score_all: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Candidates:
+    """What a search found: each candidate's :class:`Standing`, its cosine to the query vector
+    and its raw keyword score (larger is better; comparable within one search only) where known."""
+
+    chunks: list[Standing]
+    similarity: dict[str, float]
+    bm25: dict[str, float]
+    exhausted: bool  # neither side had more than it returned
+    # The best cosine and raw keyword score a chunk outside the pool can have (0: that side returned all it had).
+    unseen_similarity: float = 0.0
+    unseen_bm25: float = 0.0
+
+    def merged(self, other: "Candidates") -> "Candidates":
+        """Both sets of candidates (scores of one query against one index, so comparable)."""
+        known = {c.id for c in self.chunks}
+        return Candidates(
+            [*self.chunks, *(c for c in other.chunks if c.id not in known)],
+            {**other.similarity, **self.similarity},
+            {**other.bm25, **self.bm25},
+            self.exhausted,
+            self.unseen_similarity,
+            self.unseen_bm25,
+        )
+
+
 class Store(Protocol):
     capabilities: StoreCapabilities
 
@@ -132,8 +174,9 @@ class Store(Protocol):
         """This agent's chunks among ``ids``, in the order of ``ids``; unknown ids are left out."""
         ...
 
-    def standings(self, agent_id: str, ids: Sequence[str]) -> list[Standing]:
-        """As :meth:`get_chunks`, the fields ranking needs only."""
+    def score(self, agent_id: str, ids: Sequence[str], vector: "np.ndarray | None") -> tuple[list[Standing], dict[str, float]]:
+        """What ranking reads of these chunks (as :meth:`get_chunks`, the fields ranking needs
+        only), and the cosine of each that has a vector of the same size to ``vector``."""
         ...
 
     def get_vectors(self, agent_id: str, ids: Sequence[str]) -> dict[str, "np.ndarray"]: ...
@@ -176,16 +219,8 @@ class Store(Protocol):
         """``facts`` (live), ``superseded_facts``, ``memories``, ``pending_vectors``, ``blocks``."""
         ...
 
-    def vector_search(
-        self, agent_id: str, query: "np.ndarray", limit: int, where: ChunkFilter
-    ) -> list[tuple[str, float]]:
-        """Ids with cosine similarity, best first."""
-        ...
-
-    def keyword_search(
-        self, agent_id: str, match: str, limit: int, where: ChunkFilter
-    ) -> list[tuple[str, float]]:
-        """Ids with a BM25 score where larger is better, best first."""
+    def search(self, agent_id: str, query: SearchQuery) -> Candidates:
+        """The candidates of one search (see :class:`SearchQuery`), best of each side first."""
         ...
 
     def delete_chunks(self, agent_id: str, ids: Sequence[str]) -> int:
@@ -246,5 +281,7 @@ class Store(Protocol):
         ...
 
     def search_messages(
-        self, agent_id: str, table: str, match: str, limit: int
-    ) -> list[ConversationHit]: ...
+        self, agent_id: str, table: str, terms: Sequence[str], limit: int
+    ) -> list[ConversationHit]:
+        """Full-text search of the application's messages of this agent: any of ``terms``."""
+        ...
