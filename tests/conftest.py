@@ -1,7 +1,12 @@
-"""Shared fixtures: a movable clock and memories opened on real SQLite files with the fake embedder."""
+"""Shared fixtures: a movable clock, and memories opened with the fake embedder on a real SQLite
+file and, for every test that builds its memories with ``make_mem`` (the behaviour tests: the
+contract suite), again on a real PostgreSQL database. A test that must read SQLite's own bytes or
+tables says so with ``@pytest.mark.sqlite_only`` (or a module ``pytestmark``) and runs on SQLite
+alone. ``HIPPO_TEST_BACKENDS=sqlite`` skips PostgreSQL for a quick local run."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -21,6 +26,39 @@ def _no_ambient_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         if name.startswith("HIPPO_"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("HIPPO_CONFIG", str(tmp_path / "no-such-hippo.toml"))
+
+
+BACKENDS = tuple(os.environ.get("HIPPO_TEST_BACKENDS", "sqlite,postgres").split(","))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "sqlite_only: reads SQLite's files or tables; runs on SQLite only")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "backend" in metafunc.fixturenames:
+        only = metafunc.definition.get_closest_marker("sqlite_only") is not None
+        metafunc.parametrize("backend", ["sqlite"] if only else list(BACKENDS), scope="function")
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Any]:
+    """The session's PostgreSQL server (started on first use)."""
+    from pg import PostgresForTests
+
+    yield PostgresForTests()
+
+
+@pytest.fixture
+def db(backend: str, db_path: Path, request: pytest.FixtureRequest) -> Iterator[str]:
+    """This test's database: a SQLite file, or a fresh PostgreSQL database."""
+    if backend == "sqlite":
+        yield str(db_path)
+        return
+    server = request.getfixturevalue("postgres")
+    url = server.new_database()
+    yield url
+    server.drop(url)
 
 
 @pytest.fixture
@@ -45,15 +83,15 @@ def api(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def make_mem(db_path: Path, clock: Clock, embedder: FakeEmbedder, api: str) -> Iterator[Callable[..., "hippo.Memory"]]:
-    """``make_mem("bob")`` opens the shared db file for another agent (same clock and embedder by default);
-    under the ``async`` parameter, an AsyncMemory driven through its coroutines (support.SyncView)."""
+def make_mem(db: str, clock: Clock, embedder: FakeEmbedder, api: str) -> Iterator[Callable[..., "hippo.Memory"]]:
+    """``make_mem("bob")`` opens the test's database for another agent (same clock and embedder by
+    default); under the ``async`` parameter, an AsyncMemory driven through its coroutines (support.SyncView)."""
     opened: list[Any] = []
 
     def make(agent_id: str = "alice", **kwargs: Any) -> "hippo.Memory":
         kwargs.setdefault("embedder", embedder)
         kwargs.setdefault("clock", clock)
-        path = kwargs.pop("path", db_path)
+        path = kwargs.pop("path", db)
         if api == "async":
             memory: Any = SyncView(hippo.open_async(path, agent_id=agent_id, **kwargs))
         else:

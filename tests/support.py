@@ -8,7 +8,7 @@ import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-__all__ = ["START", "Clock", "counts", "load_bench", "sql"]
+__all__ = ["START", "Clock", "counts", "load_bench", "sql", "vector_sizes"]
 
 START = datetime(2025, 1, 1, 12, 0, tzinfo=timezone.utc)
 
@@ -32,8 +32,15 @@ class Clock:
         self.now = when
 
 
-def sql(path: Path, query: str, params: tuple = ()) -> list[tuple]:
-    """Run one statement on a separate connection (as another process would) and return its rows."""
+def sql(path: Path | str, query: str, params: tuple = ()) -> list[tuple]:
+    """Run one statement on a separate connection (as another process would) and return its rows;
+    ``path`` is a SQLite file or a PostgreSQL URL (``?`` placeholders work on both)."""
+    if str(path).startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(str(path), autocommit=True) as pg:
+            cur = pg.execute(query.replace("%", "%%").replace("?", "%s"), params) if params else pg.execute(query)
+            return [tuple(row) for row in cur.fetchall()] if cur.description else []
     conn = sqlite3.connect(str(path), isolation_level=None, timeout=5.0)
     try:
         conn.execute("PRAGMA busy_timeout=5000")
@@ -42,7 +49,13 @@ def sql(path: Path, query: str, params: tuple = ()) -> list[tuple]:
         conn.close()
 
 
-def counts(path: Path) -> tuple[int, int]:
+def vector_sizes(path: Path | str, where: str = "embedding IS NOT NULL") -> list[tuple[int, int]]:
+    """(dimension, how many chunks) of the stored vectors, on either backend."""
+    size = "vector_dims(embedding)" if str(path).startswith("postgresql://") else "length(embedding) / 4"
+    return [tuple(r) for r in sql(path, f"SELECT {size}, count(*) FROM chunks WHERE {where} GROUP BY 1 ORDER BY 1")]
+
+
+def counts(path: Path | str) -> tuple[int, int]:
     """Rows in chunks and memory_blocks."""
     return (sql(path, "SELECT count(*) FROM chunks")[0][0], sql(path, "SELECT count(*) FROM memory_blocks")[0][0])
 

@@ -46,7 +46,9 @@ from hippo.types import (
 
 if TYPE_CHECKING:
     from hippo.aio import AsyncMemory
-    from hippo.core.memory import Memory, MemoryInput
+    from hippo.api import Memory
+    from hippo.core.keys import KeyRing
+    from hippo.core.memory import MemoryInput
     from hippo.core.reembed import Progress
     from hippo.providers.base import LLM, Embedder
     from hippo.surfaces.tools import Tool, Toolset
@@ -58,7 +60,7 @@ __all__ = [
     "FactHistory", "FactOutcome", "ForgetResult", "Forgotten", "HippoError", "Hit", "ImportResult", "InvalidInput",
     "LLMCall",
     "Memory", "MemoryInput", "MissingDependency", "NotFound", "ProviderError", "Recall", "ReembedResult",
-    "RememberResult", "StorageError", "StoreResult", "Tool", "Toolset", "create_messages_table", "open", "open_async",
+    "RememberResult", "StorageError", "StoreResult", "Tool", "Toolset", "create_messages_table", "database_exists", "discard_database", "open", "open_async", "open_keys",
     "reembed", "AsyncMemory",
 ]
 
@@ -109,10 +111,10 @@ def open(  # noqa: A001 - hippo.open mirrors sqlite3.connect / io.open
     keyword-only memory, ``llm="openai:gpt-4o-mini"`` (or any LLM) for extraction.
     """
     from hippo.clock import system_clock
+    from hippo.api import Memory
     from hippo.config import load_settings
-    from hippo.core.memory import Memory
     from hippo.core.validation import check_agent_id
-    from hippo.stores.sqlite import SQLiteStore
+    from hippo.stores.registry import open_store
 
     if "messages_table" in settings and settings["messages_table"] is None:
         settings["messages_table"] = "none"  # an explicit None turns conversation search off
@@ -123,7 +125,7 @@ def open(  # noqa: A001 - hippo.open mirrors sqlite3.connect / io.open
     check_agent_id(config.agent_id)  # before the store creates the file
     chosen = embedder if embedder is not None and not isinstance(embedder, str) else config.embedder
     chat = _llm(llm if llm is not None and not isinstance(llm, str) else config.llm, llm_options or {})
-    store = SQLiteStore(config.db, ann_threshold=config.ann_threshold)
+    store = open_store(config.db, ann_threshold=config.ann_threshold)
     try:
         model = _embedder(_recorded_local(store, chosen), embedder_options or {})
         return Memory(store, agent_id=config.agent_id, embedder=model, settings=config, llm=chat,
@@ -146,13 +148,14 @@ def reembed(
     With the model the database already uses, only pending vectors are filled.
     """
     from hippo.core.embedding import EmbeddingService
+    from hippo.config import load_settings
     from hippo.core.reembed import switch_model
-    from hippo.stores.sqlite import SQLiteStore
+    from hippo.stores.registry import open_store
 
     model = _embedder(embedder, embedder_options or {})
     if model is None:
         raise ConfigError("reembed needs an embedder")
-    store = SQLiteStore(path)
+    store = open_store(load_settings(db=str(path)).db)
     try:
         service = EmbeddingService(model, store, verify=False)
         return switch_model(store, service, progress=progress, batch_size=batch_size)
@@ -160,9 +163,37 @@ def reembed(
         store.close()
 
 
+def database_exists(path: str | Path) -> bool:
+    """Whether the database a path or URL names is there already (a server database always is)."""
+    from hippo.config import load_settings
+    from hippo.stores.registry import exists
+
+    return exists(load_settings(db=str(path)).db)
+
+
+def discard_database(path: str | Path) -> None:
+    """Remove a database file this process created and nobody wrote to (``Memory.holds_nothing``);
+    a server database is never removed. For tools that must not leave an empty file behind."""
+    from hippo.config import load_settings
+    from hippo.stores.registry import discard
+
+    discard(load_settings(db=str(path)).db)
+
+
+def open_keys(path: str | Path | None = None) -> "KeyRing":
+    """The API keys of a database (``hippo keys``), opened without an embedder or model check;
+    close it (or use ``with``) when done."""
+    from hippo.config import load_settings
+    from hippo.core.keys import KeyRing
+    from hippo.stores.registry import open_store
+
+    return KeyRing(open_store(load_settings(db=str(path) if path is not None else None).db), owns_store=True)
+
+
 def create_messages_table(target: Any, name: str = "messages") -> None:
-    """Create a messages table with its FTS5 index and triggers, for applications that have none."""
-    from hippo.stores.sqlite.conversation import create_messages_table as create
+    """Create a messages table with its full-text index, for applications that have none.
+    ``target`` is a database name (path or URL) or an open ``sqlite3.Connection``."""
+    from hippo.stores.registry import create_messages_table as create
 
     create(target, name)
 
@@ -180,10 +211,14 @@ def __getattr__(name: str) -> Any:
         from hippo.aio import AsyncMemory
 
         return AsyncMemory
-    if name in ("Memory", "MemoryInput"):
-        from hippo.core import memory
+    if name == "Memory":
+        from hippo.api import Memory
 
-        return getattr(memory, name)
+        return Memory
+    if name == "MemoryInput":
+        from hippo.core.memory import MemoryInput
+
+        return MemoryInput
     if name in ("Tool", "Toolset"):
         from hippo.surfaces import tools
 

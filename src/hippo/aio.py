@@ -19,7 +19,7 @@ import asyncio
 import functools
 from typing import TYPE_CHECKING, Any, Callable
 
-from hippo.core.memory import Memory
+from hippo.api import Memory
 
 if TYPE_CHECKING:
     from hippo.config import Settings
@@ -33,7 +33,7 @@ ASYNC_OPERATIONS = (
     "get_memory", "list_memories", "update_metadata", "update_memory", "delete_all", "delete_memory", "stats",
     "recall_memory_block", "memory_block", "memory_blocks", "replace_memory_block", "append_memory_block",
     "set_memory_block", "context", "recall_conversation", "has_conversation", "reembed", "import_records",
-    "put_item", "get_item", "delete_item", "list_items", "agent_ids",
+    "put_item", "get_item", "delete_item", "list_items", "agent_ids", "holds_nothing", "scrub",
 )
 
 

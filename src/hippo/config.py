@@ -103,7 +103,8 @@ def load_settings(config_file: str | Path | None = None, **overrides: Any) -> Se
             value = None
         values[name] = value
     if isinstance(values.get("db"), (str, Path)):  # no shell expands "~" or "$HOME" in a JSON config (MCP)
-        values["db"] = os.path.expandvars(os.path.expanduser(str(values["db"])))
+        db = str(values["db"])  # a URL is left as written: a password may hold a "$"
+        values["db"] = db if "://" in db else os.path.expandvars(os.path.expanduser(db))
     return _checked(replace(Settings(), **values))
 
 

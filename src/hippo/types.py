@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any, Iterator, Literal
 
 __all__ = [
+    "UNCHANGED",
     "Block",
     "BlockResult",
     "Chunk",
@@ -44,6 +45,10 @@ def _jsonable(value: Any) -> Any:
 class _Dictable:
     def to_dict(self) -> dict[str, Any]:
         return _jsonable(asdict(self))  # type: ignore[call-overload]
+
+
+UNCHANGED: Any = type("Unchanged", (), {"__repr__": lambda self: "UNCHANGED"})()
+"""Marks an optional argument the caller did not give (where ``None`` is a value)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ import inspect
 
 import hippo
 from hippo.aio import ASYNC_OPERATIONS, AsyncMemory
-from hippo.core.memory import Memory
+from hippo.api import Memory
 from hippo.providers.fake import FakeEmbedder
 
 SYNC_ONLY = {"close", "for_agent", "now", "tools", "export_records"}  # AsyncMemory has its own of these

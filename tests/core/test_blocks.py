@@ -8,8 +8,8 @@ from support import sql
 import hippo
 
 
-def block_rows(db_path):
-    return sql(db_path, "SELECT agent_id, key, value, char_limit FROM memory_blocks ORDER BY agent_id, key")
+def block_rows(db):
+    return sql(db, "SELECT agent_id, key, value, char_limit FROM memory_blocks ORDER BY agent_id, key")
 
 
 def test_recall_missing_block_is_none(mem):
@@ -34,13 +34,13 @@ def test_set_and_recall(mem, clock):
     assert mem.recall_memory_block("persona") == ""
 
 
-def test_replace_on_missing_block(mem, db_path):
+def test_replace_on_missing_block(mem, db):
     result = mem.replace_memory_block("human", "Berlin", "Munich")
     assert result.ok is False
     assert result.error.code == "block_not_found"
     assert "human" in result.error.message
     assert mem.recall_memory_block("human") is None
-    assert block_rows(db_path) == []
+    assert block_rows(db) == []
 
 
 def test_replace_text_not_found(mem, clock):
@@ -86,14 +86,14 @@ def test_append_creates_then_appends_with_newline(mem):
     assert mem.recall_memory_block("empty") == "first"
 
 
-def test_per_block_char_limit(mem, db_path):
+def test_per_block_char_limit(mem, db):
     too_long = mem.set_memory_block("persona", "x" * 11, char_limit=10)
     assert (too_long.ok, too_long.error.code) == (False, "limit_exceeded")
     assert mem.recall_memory_block("persona") is None  # nothing created
 
     assert mem.set_memory_block("persona", "abcde", char_limit=10).ok
     assert mem.memory_block("persona").char_limit == 10
-    assert block_rows(db_path) == [("alice", "persona", "abcde", 10)]
+    assert block_rows(db) == [("alice", "persona", "abcde", 10)]
 
     # set without char_limit keeps the limit.
     result = mem.set_memory_block("persona", "x" * 11)
@@ -148,7 +148,7 @@ def test_limit_message_is_actionable(mem):
 
 
 @pytest.mark.parametrize("key", ["", " ", "a b", "../x", "x/y", "k" * 65, "-lead", 5, None, b"persona", "per\x00sona"])
-def test_invalid_keys_raise(mem, db_path, key):
+def test_invalid_keys_raise(mem, db, key):
     for call in (
         lambda: mem.recall_memory_block(key),
         lambda: mem.memory_block(key),
@@ -158,7 +158,7 @@ def test_invalid_keys_raise(mem, db_path, key):
     ):
         with pytest.raises(hippo.InvalidInput):
             call()
-    assert block_rows(db_path) == []
+    assert block_rows(db) == []
 
 
 @pytest.mark.parametrize("key", ["persona", "human", "objectives", "k" * 64, "a.b-c_d", "_private", "0"])

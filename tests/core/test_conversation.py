@@ -7,6 +7,7 @@ import sqlite3
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import sql
 
 import hippo
 from hippo.core.keywords import keyword_terms
@@ -37,15 +38,16 @@ SPECIALS = [
 ]
 
 
+def insert(db, sql_text, rows):
+    """Rows written by the application itself, on its own connection (SQLite or PostgreSQL)."""
+    for row in rows:
+        sql(db, sql_text, row)
+
+
 @pytest.fixture
-def chat(mem, db_path):
-    hippo.create_messages_table(db_path)
-    conn = sqlite3.connect(str(db_path))
-    with conn:
-        conn.executemany(
-            "INSERT INTO messages(agent_id, session_id, role, content) VALUES (?, ?, ?, ?)", MESSAGES
-        )
-    conn.close()
+def chat(mem, db):
+    hippo.create_messages_table(db)
+    insert(db, "INSERT INTO messages(agent_id, session_id, role, content) VALUES (?, ?, ?, ?)", MESSAGES)
     return mem
 
 
@@ -79,13 +81,8 @@ def test_agent_isolation(chat, make_mem):
     assert carol.recall_conversation("Lisbon trip") == []
 
 
-def test_limit(chat, db_path):
-    conn = sqlite3.connect(str(db_path))
-    with conn:
-        conn.executemany(
-            "INSERT INTO messages(agent_id, content) VALUES ('alice', ?)", [(f"weather report {i}",) for i in range(30)]
-        )
-    conn.close()
+def test_limit(chat, db):
+    insert(db, "INSERT INTO messages(agent_id, content) VALUES ('alice', ?)", [(f"weather report {i}",) for i in range(30)])
     assert len(chat.recall_conversation("weather")) == 10
     assert len(chat.recall_conversation("weather", limit=3)) == 3
     assert len(chat.recall_conversation("weather", limit=1000)) == 30
@@ -113,14 +110,12 @@ def test_unicode(chat):
 
 
 @pytest.mark.parametrize("query", SPECIALS)
-def test_special_characters_never_break(chat, db_path, query):
+def test_special_characters_never_break(chat, db, query):
     hits = chat.recall_conversation(query)
     assert isinstance(hits, list)
     assert all(isinstance(h, hippo.ConversationHit) for h in hits)
     # Nothing was executed: the table and its rows are intact.
-    conn = sqlite3.connect(str(db_path))
-    assert conn.execute("SELECT count(*) FROM messages").fetchone()[0] == len(MESSAGES)
-    conn.close()
+    assert sql(db, "SELECT count(*) FROM messages")[0][0] == len(MESSAGES)
 
 
 def test_sql_injection_is_just_text(chat):
@@ -169,8 +164,9 @@ def test_missing_messages_table(mem):
     assert "create_messages_table" in str(info.value)
 
 
-def test_table_without_fts_is_missing(mem, db_path):
-    conn = sqlite3.connect(str(db_path))
+@pytest.mark.sqlite_only  # an FTS5 detail: the table is there, its FTS5 index is not
+def test_table_without_fts_is_missing(mem, db):
+    conn = sqlite3.connect(str(db))
     conn.execute("CREATE TABLE messages (id INTEGER PRIMARY KEY, content TEXT)")
     conn.close()
     with pytest.raises(hippo.NotFound):
@@ -184,24 +180,22 @@ def test_messages_table_none_is_config_error(make_mem):
             mem.recall_conversation("anything")
 
 
-def test_custom_table_name(make_mem, db_path):
+def test_custom_table_name(make_mem, db):
     mem = make_mem("alice", messages_table="chat_log")
-    hippo.create_messages_table(db_path, "chat_log")
-    conn = sqlite3.connect(str(db_path))
-    with conn:
-        conn.execute("INSERT INTO chat_log(agent_id, content) VALUES ('alice', 'hello from the chat log')")
-    conn.close()
+    hippo.create_messages_table(db, "chat_log")
+    sql(db, "INSERT INTO chat_log(agent_id, content) VALUES ('alice', 'hello from the chat log')")
     assert [h.content for h in mem.recall_conversation("chat log")] == ["hello from the chat log"]
 
 
 @pytest.mark.parametrize("name", ["bad name", "x;DROP", "1abc", "", 'a"b'])
-def test_create_messages_table_rejects_bad_names(db_path, name):
+def test_create_messages_table_rejects_bad_names(db, name):
     with pytest.raises(hippo.InvalidInput):
-        hippo.create_messages_table(db_path, name)
+        hippo.create_messages_table(db, name)
 
 
-def test_table_without_agent_column_is_shared(mem, db_path):
-    conn = sqlite3.connect(str(db_path))
+@pytest.mark.sqlite_only  # the table is made by hand with FTS5
+def test_table_without_agent_column_is_shared(mem, db):
+    conn = sqlite3.connect(str(db))
     conn.executescript(
         """
         CREATE TABLE messages (id INTEGER PRIMARY KEY, content TEXT NOT NULL);
@@ -216,11 +210,8 @@ def test_table_without_agent_column_is_shared(mem, db_path):
     assert [h.content for h in mem.recall_conversation("everyone")] == ["a message for everyone"]
 
 
-def test_deleted_messages_are_not_found(chat, db_path):
-    conn = sqlite3.connect(str(db_path))
-    with conn:
-        conn.execute("DELETE FROM messages WHERE content LIKE '%espresso%'")
-    conn.close()
+def test_deleted_messages_are_not_found(chat, db):
+    sql(db, "DELETE FROM messages WHERE content LIKE '%espresso%'")
     assert [h.content for h in chat.recall_conversation("grinder")] == [MESSAGES[3][3]]
 
 

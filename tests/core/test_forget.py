@@ -15,36 +15,61 @@ NEEDLES = [SECRET, SECRET.lower(), "Zyzzogeton", "zyzzogeton", "Quibblefrump", "
 FILLER = [f"Gardening note {i}: tomatoes need sun and regular watering" for i in range(30)]
 
 
-def occurrences(db_path: Path) -> dict[str, int]:
-    """How often each needle occurs in the raw bytes of the database, its WAL and its shared memory."""
+def occurrences(db: Path | str) -> dict[str, int]:
+    """How often each needle occurs in the raw bytes of the files that hold the database: SQLite's
+    file, WAL and shared memory; PostgreSQL's table, index and TOAST files of hippo's tables (after
+    a CHECKPOINT writes them; its write-ahead log is PostgreSQL's, outside hippo's claim)."""
     found = {}
-    for suffix in ("", "-wal", "-shm"):
-        path = Path(str(db_path) + suffix)
-        data = path.read_bytes() if path.exists() else b""
+    for name, data in _files(db):
         for needle in NEEDLES:
             for encoded in (needle.encode("utf-8"), needle.encode("utf-16-le")):
-                found[f"{suffix or 'db'}:{needle}:{len(encoded)}"] = data.count(encoded)
+                found[f"{name}:{needle}:{len(encoded)}"] = data.count(encoded)
     return found
+
+
+def _files(db: Path | str) -> list[tuple[str, bytes]]:
+    if not str(db).startswith("postgresql://"):
+        paths = [Path(str(db) + suffix) for suffix in ("", "-wal", "-shm")]
+        return [(p.name, p.read_bytes() if p.exists() else b"") for p in paths]
+    sql(db, "CHECKPOINT")
+    home = Path(sql(db, "SHOW data_directory")[0][0])
+    relations = sql(db, "SELECT pg_relation_filepath(c.oid) FROM pg_class c WHERE c.relname IN ('chunks', "
+                        "'memory_blocks') OR c.oid IN (SELECT i.indexrelid FROM pg_index i JOIN pg_class t ON "
+                        "t.oid = i.indrelid WHERE t.relname IN ('chunks', 'memory_blocks')) OR c.oid IN (SELECT "
+                        "reltoastrelid FROM pg_class WHERE relname IN ('chunks', 'memory_blocks'))")
+    files = [f for (rel,) in relations if rel for f in home.glob(rel + "*")]
+    return [(f.name, f.read_bytes()) for f in files]
+
+
+def scrub(mem, result=None) -> None:
+    """What the backend's forget guarantee needs before its files are clean: nothing on SQLite,
+    which scrubs by itself (``result``, when given, says so); on PostgreSQL ``result`` says the
+    bytes wait for ``hippo scrub``, and ``Memory.scrub`` (VACUUM FULL) removes them."""
+    if not mem.database.startswith("postgresql://"):
+        assert result is None or result.scrubbed
+        return
+    assert result is None or (not result.scrubbed and "hippo scrub" in result.note)
+    assert mem.scrub() is None
 
 
 def total(found: dict[str, int]) -> int:
     return sum(found.values())
 
 
-def test_preview_deletes_nothing(mem, db_path):
+def test_preview_deletes_nothing(mem, db):
     mem.store_memories(FILLER[:3])
     target = mem.store_memory("I like Redux for state management")
-    before = sql(db_path, "SELECT * FROM chunks ORDER BY id")
+    before = sql(db, "SELECT * FROM chunks ORDER BY id")
 
     result = mem.forget_memory("that I like Redux", preview=True)
     assert result.preview is True
     assert [f.id for f in result.deleted] == [target.id]
     assert result.deleted[0].content == "I like Redux for state management"
-    assert sql(db_path, "SELECT * FROM chunks ORDER BY id") == before
+    assert sql(db, "SELECT * FROM chunks ORDER BY id") == before
     assert mem.get_memory(target.id).content == "I like Redux for state management"
 
 
-def test_forget_deletes_and_returns_what_it_deleted(mem, db_path):
+def test_forget_deletes_and_returns_what_it_deleted(mem, db):
     keep = mem.store_memories(FILLER[:3])
     target = mem.store_memory("I like Redux for state management")
     result = mem.forget_memory("that I like Redux")
@@ -54,80 +79,82 @@ def test_forget_deletes_and_returns_what_it_deleted(mem, db_path):
     assert (gone.id, gone.content, gone.kind) == (target.id, "I like Redux for state management", "memory")
     with pytest.raises(hippo.NotFound):
         mem.get_memory(target.id)
-    assert sql(db_path, "SELECT count(*) FROM chunks WHERE id = ?", (target.id,)) == [(0,)]
-    assert {r[0] for r in sql(db_path, "SELECT id FROM chunks")} == {r.id for r in keep}
+    assert sql(db, "SELECT count(*) FROM chunks WHERE id = ?", (target.id,)) == [(0,)]
+    assert {r[0] for r in sql(db, "SELECT id FROM chunks")} == {r.id for r in keep}
     assert all("Redux" not in h.content for h in mem.recall_memories("Redux state management"))
     # Forgetting again finds nothing.
     assert mem.forget_memory("that I like Redux").deleted == []
 
 
-def test_forget_leaves_no_trace_in_the_files(mem, db_path):
+def test_forget_leaves_no_trace_in_the_files(mem, db):
     mem.store_memories(FILLER)
     secret = mem.store_memory(f"The vault password hint is {SECRET} and nobody may know it", intensity=0.9)
     mem.store_memory(f"The vault password hint is {SECRET} and nobody may know it")  # strengthened
     assert mem.recall_memories(SECRET)[0].id == secret.id  # retrieval writes the row again
     mem.set_memory_block("persona", "A helpful assistant")
     # The premise: before forgetting, the text is in the files.
-    assert total(occurrences(db_path)) > 0
+    assert total(occurrences(db)) > 0
 
     result = mem.forget_memory(SECRET)
     assert [f.id for f in result.deleted] == [secret.id]
+    scrub(mem)
 
     # Still open: nothing in the database, its WAL or its shared memory.
-    found = occurrences(db_path)
+    found = occurrences(db)
     assert total(found) == 0, {k: v for k, v in found.items() if v}
     # The other memories survive and are still searchable by keyword and vector.
-    assert sql(db_path, "SELECT count(*) FROM chunks")[0][0] == len(FILLER)
+    assert sql(db, "SELECT count(*) FROM chunks")[0][0] == len(FILLER)
     recall = mem.recall_memories("tomatoes watering", limit=5)
     assert len(recall) == 5 and all(h.keyword is not None and h.similarity is not None for h in recall)
     assert mem.recall_memory_block("persona") == "A helpful assistant"
     assert all(SECRET not in h.content for h in mem.recall_memories(SECRET))
 
     mem.close()
-    found = occurrences(db_path)
+    found = occurrences(db)
     assert total(found) == 0, {k: v for k, v in found.items() if v}
 
 
-def test_delete_memory_by_id_leaves_no_trace(mem, db_path):
+def test_delete_memory_by_id_leaves_no_trace(mem, db):
     mem.store_memories(FILLER[:5])
     secret = mem.store_memory(f"Remember {SECRET} as the code word")
-    assert total(occurrences(db_path)) > 0
+    assert total(occurrences(db)) > 0
     gone = mem.delete_memory(secret.id)
     assert gone.id == secret.id
-    assert total(occurrences(db_path)) == 0
+    scrub(mem)
+    assert total(occurrences(db)) == 0
     with pytest.raises(hippo.NotFound):
         mem.delete_memory(secret.id)
 
 
-def test_forget_keeps_other_memories(mem, db_path):
+def test_forget_keeps_other_memories(mem, db):
     redux = mem.store_memory("I strongly dislike Redux")
     others = mem.store_memories(
         ["I enjoy hiking in the Alps", "My favourite editor is Neovim", "The cat is called Biscuit"]
     )
     mem.forget_memory("Redux")
-    remaining = {r[0] for r in sql(db_path, "SELECT id FROM chunks")}
+    remaining = {r[0] for r in sql(db, "SELECT id FROM chunks")}
     assert remaining == {o.id for o in others}
     assert redux.id not in remaining
     for other in others:
         assert mem.get_memory(other.id).content == other.chunk.content
 
 
-def test_forget_nothing_matching(mem, db_path):
+def test_forget_nothing_matching(mem, db):
     mem.store_memories(FILLER[:5] + ["I strongly dislike Redux"])
-    before = counts(db_path)
+    before = counts(db)
     result = mem.forget_memory("quantum chromodynamics lattice")
     assert result.deleted == [] and result.count == 0
-    assert counts(db_path) == before
+    assert counts(db) == before
     # Stop words alone match nothing either.
     assert mem.forget_memory("that the of").deleted == []
-    assert counts(db_path) == before
+    assert counts(db) == before
 
 
-def test_forget_respects_limit(mem, db_path):
+def test_forget_respects_limit(mem, db):
     mem.store_memories(FILLER[:8])
     result = mem.forget_memory("gardening tomatoes sun watering", limit=3)
     assert result.count == 3
-    assert sql(db_path, "SELECT count(*) FROM chunks")[0][0] == 5
+    assert sql(db, "SELECT count(*) FROM chunks")[0][0] == 5
 
 
 def test_forget_does_not_touch_blocks(mem):
@@ -137,7 +164,7 @@ def test_forget_does_not_touch_blocks(mem):
     assert mem.recall_memory_block("human") == "Likes Redux"
 
 
-def test_forget_with_failing_embedder_requires_every_word(make_mem, db_path):
+def test_forget_with_failing_embedder_requires_every_word(make_mem, db):
     mem = make_mem("alice", embedder=FakeEmbedder(fail=True))
     red_cat = mem.store_memory("The cat sat on the red mat")
     blue_cat = mem.store_memory("The cat chased a blue ball")
@@ -146,26 +173,26 @@ def test_forget_with_failing_embedder_requires_every_word(make_mem, db_path):
 
     # "cat" alone is in two memories, "dog" in none: no match, nothing deleted.
     assert mem.forget_memory("the cat and the dog").deleted == []
-    assert sql(db_path, "SELECT count(*) FROM chunks")[0][0] == 3
+    assert sql(db, "SELECT count(*) FROM chunks")[0][0] == 3
 
     result = mem.forget_memory("the red cat")
     assert [f.id for f in result.deleted] == [red_cat.id]
     assert result.deleted[0].similarity is None  # matched by words, not by vector
-    assert {r[0] for r in sql(db_path, "SELECT id FROM chunks")} == {blue_cat.id, red_car.id}
+    assert {r[0] for r in sql(db, "SELECT id FROM chunks")} == {blue_cat.id, red_car.id}
 
 
-def test_forget_min_similarity(mem, db_path):
+def test_forget_min_similarity(mem, db):
     mem.store_memory("The cat sat on the red mat")
     assert mem.forget_memory("zebra", min_similarity=1.0).deleted == []
     assert mem.forget_memory("cat mat red sat", min_similarity=0.0, preview=True).count == 1
 
 
-def test_forget_reaches_superseded_chunks(mem, db_path):
+def test_forget_reaches_superseded_chunks(mem, db):
     old = mem.store_memory("The user lives in Berlin Kreuzberg")
     new = mem.store_memory("The user lives in Munich")
-    sql(db_path, "UPDATE chunks SET superseded_by = ? WHERE id = ?", (new.id, old.id))
+    sql(db, "UPDATE chunks SET superseded_by = ? WHERE id = ?", (new.id, old.id))
     result = mem.forget_memory("user lives Berlin Kreuzberg")
     assert old.id in {f.id for f in result.deleted}
-    assert sql(db_path, "SELECT count(*) FROM chunks WHERE id = ?", (old.id,)) == [(0,)]
-    assert not any(b"Kreuzberg" in Path(str(db_path) + s).read_bytes()
-                   for s in ("", "-wal") if Path(str(db_path) + s).exists())
+    assert sql(db, "SELECT count(*) FROM chunks WHERE id = ?", (old.id,)) == [(0,)]
+    scrub(mem)
+    assert not any(b"Kreuzberg" in data for _, data in _files(db))

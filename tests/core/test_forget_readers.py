@@ -13,6 +13,8 @@ import httpx
 import pytest
 from test_forget import FILLER, SECRET, occurrences, total
 
+pytestmark = pytest.mark.sqlite_only  # SQLite's readers, WAL checkpoints and scrub retries
+
 READER = """
 import sqlite3, sys, time
 conn = sqlite3.connect(sys.argv[1], isolation_level=None)

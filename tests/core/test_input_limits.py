@@ -35,11 +35,11 @@ HUGE = 10**400
 
 
 @pytest.mark.parametrize("depth", [limits.NESTING + 1, 5_000])
-def test_deeply_nested_metadata_is_invalid_input(seeded, db_path, depth):
-    assert_rejected(db_path, lambda: seeded.store_memory("A fine text", nested(depth)))
-    assert_rejected(db_path, lambda: seeded.remember_facts("I like tea.", metadata=nested(depth)))
+def test_deeply_nested_metadata_is_invalid_input(seeded, db, depth):
+    assert_rejected(db, lambda: seeded.store_memory("A fine text", nested(depth)))
+    assert_rejected(db, lambda: seeded.remember_facts("I like tea.", metadata=nested(depth)))
     first = seeded.list_memories().items[0].id
-    assert_rejected(db_path, lambda: seeded.update_metadata(first, nested(depth)))
+    assert_rejected(db, lambda: seeded.update_metadata(first, nested(depth)))
 
 
 def test_metadata_at_the_nesting_limit_is_kept(seeded):
@@ -55,21 +55,21 @@ def test_metadata_at_the_nesting_limit_is_kept(seeded):
     lambda m: m.forget_memory("gardening", min_similarity=HUGE),
     lambda m: m.forget_memory("gardening", limit=-HUGE),
 ], ids=["intensity", "metadata", "char-limit", "metadata-filter", "limit", "min-similarity", "forget-limit"])
-def test_numbers_beyond_any_float_are_invalid_input(seeded, db_path, call):
-    error = assert_rejected(db_path, lambda: call(seeded))
+def test_numbers_beyond_any_float_are_invalid_input(seeded, db, call):
+    error = assert_rejected(db, lambda: call(seeded))
     assert len(error.message) < 300  # the number is not echoed back digit by digit
 
 
 @pytest.mark.parametrize("records", [None, 5, "header", {"type": "header"}, b"bytes"],
                          ids=["none", "int", "str", "dict", "bytes"])
-def test_import_records_needs_an_iterable_of_records(seeded, db_path, records):
-    assert_rejected(db_path, lambda: seeded.import_records(records))
+def test_import_records_needs_an_iterable_of_records(seeded, db, records):
+    assert_rejected(db, lambda: seeded.import_records(records))
 
 
-def test_an_imported_record_nested_too_deep_is_invalid_input(seeded, db_path):
+def test_an_imported_record_nested_too_deep_is_invalid_input(seeded, db):
     header = next(seeded.export_records())
     record = {"type": "chunk", "id": "01J00000000000000000000000", "content": "x", "metadata": nested(5_000)}
-    assert_rejected(db_path, lambda: seeded.import_records([header, record]))
+    assert_rejected(db, lambda: seeded.import_records([header, record]))
 
 
 @pytest.mark.parametrize("make", [lambda m: m.for_agent("alice\n"),
@@ -78,8 +78,8 @@ def test_an_imported_record_nested_too_deep_is_invalid_input(seeded, db_path):
                                   lambda m: m.store_memory("A fine text", {"key\n": 1}),
                                   lambda m: m.get_memory("01J00000000000000000000000\n")],
                          ids=["agent", "block-key", "block-read", "metadata-key", "chunk-id"])
-def test_a_trailing_newline_is_not_part_of_a_valid_id(seeded, db_path, make):
-    assert_rejected(db_path, lambda: make(seeded))
+def test_a_trailing_newline_is_not_part_of_a_valid_id(seeded, db, make):
+    assert_rejected(db, lambda: make(seeded))
 
 
 def test_open_refuses_an_agent_id_with_a_trailing_newline(tmp_path):
@@ -111,14 +111,14 @@ def test_a_fake_embedder_needs_a_sensible_dimension(tmp_path, spec):
     '{"query": "x", "limit": NaN}',
     json.dumps({"query": "x", "extra": nested(limits.NESTING + 2)}),
 ], ids=["4300-digit-int", "deep-json", "nan", "deep-object"])
-def test_tool_arguments_past_the_limits_are_ok_false(seeded, db_path, arguments):
+def test_tool_arguments_past_the_limits_are_ok_false(seeded, db, arguments):
     tools = seeded.tools()
     for name in ("recall_memories", "store_memory"):
         result = tools.call(name, arguments)
         assert result["ok"] is False and result["error"]["code"] == "invalid_input", result
 
 
-def test_results_for_a_message_with_malformed_tool_calls_is_invalid_input(seeded, db_path):
+def test_results_for_a_message_with_malformed_tool_calls_is_invalid_input(seeded, db):
     tools = seeded.tools()
     for message in ({"tool_calls": 5}, {"tool_calls": "store"}, {"tool_calls": {"id": "x"}}):
-        assert_rejected(db_path, lambda: tools.results_for(message))
+        assert_rejected(db, lambda: tools.results_for(message))

@@ -7,6 +7,8 @@ from datetime import timedelta
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.sqlite_only  # the store's own keyword plans (FTS5 budget, kept scores, time index)
+
 import hippo.stores.sqlite.search as sqlite_store
 from hippo.core.memory import MemoryInput
 from hippo.core.recall import keyword_match as _terms

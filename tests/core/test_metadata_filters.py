@@ -57,8 +57,8 @@ def test_operators(tickets, metadata, expected):
     ({"bad key!": 1}, "invalid metadata key"),
     (["status"], "must be a JSON object"),
 ])
-def test_bad_filters_are_clear_errors_and_change_nothing(tickets, db_path, metadata, message):
-    before = sql(db_path, "SELECT * FROM chunks ORDER BY id")
+def test_bad_filters_are_clear_errors_and_change_nothing(tickets, db, metadata, message):
+    before = sql(db, "SELECT * FROM chunks ORDER BY id")
     with pytest.raises(InvalidInput, match=message):
         tickets.recall_memories("Ticket", metadata=metadata)
-    assert sql(db_path, "SELECT * FROM chunks ORDER BY id") == before
+    assert sql(db, "SELECT * FROM chunks ORDER BY id") == before

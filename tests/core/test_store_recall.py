@@ -15,7 +15,7 @@ from hippo import MemoryInput
 from hippo.core.fusion import Fusion
 from hippo.core.recall import as_hits, find_candidates, own_relevance, rank
 from hippo.core.strength import ScoreWeights
-from hippo.stores.base import ChunkFilter
+from hippo.stores.base import ChunkFilter, SearchQuery
 from hippo.types import Chunk
 
 
@@ -42,7 +42,7 @@ def ids_of(pairs) -> set[str]:
 # -- store --------------------------------------------------------------------
 
 
-def test_insert_then_strengthen(mem, db_path):
+def test_insert_then_strengthen(mem, db):
     first = mem.store_memory("We spent two hours debugging the OAuth redirect URI")
     assert first.action == "inserted"
     assert first.vector_pending is False
@@ -51,7 +51,7 @@ def test_insert_then_strengthen(mem, db_path):
     # Verbatim only: a different spacing or case is another memory.
     other = mem.store_memory("We spent two hours debugging the OAuth redirect URI.")
     assert other.action == "inserted" and other.id != first.id
-    assert sql(db_path, "SELECT count(*) FROM chunks")[0][0] == 2
+    assert sql(db, "SELECT count(*) FROM chunks")[0][0] == 2
 
 
 def test_stored_memory_round_trips(mem, clock):
@@ -69,7 +69,7 @@ def test_stored_memory_round_trips(mem, clock):
     assert chunk.has_vector
 
 
-def test_batch_makes_one_embedding_call(mem, embedder, db_path):
+def test_batch_makes_one_embedding_call(mem, embedder, db):
     texts = [
         "The staging cluster has three nodes",
         "The production cluster has nine nodes",
@@ -85,9 +85,9 @@ def test_batch_makes_one_embedding_call(mem, embedder, db_path):
     assert results[2].id == results[0].id
     assert results[2].chunk.encounter_count == 2 and results[2].chunk.access_count == 1
     assert not any(r.vector_pending for r in results)
-    assert sql(db_path, "SELECT count(*) FROM chunks")[0][0] == 4
-    assert sql(db_path, "SELECT count(*) FROM chunks WHERE embedding IS NULL")[0][0] == 0
-    assert sql(db_path, "SELECT encounter_count FROM chunks WHERE id = ?", (results[0].id,)) == [(2,)]
+    assert sql(db, "SELECT count(*) FROM chunks")[0][0] == 4
+    assert sql(db, "SELECT count(*) FROM chunks WHERE embedding IS NULL")[0][0] == 0
+    assert sql(db, "SELECT encounter_count FROM chunks WHERE id = ?", (results[0].id,)) == [(2,)]
     assert mem.get_memory(results[4].id).metadata == {"tags": ["ops"]}
     for text in ("staging cluster", "production cluster", "backups nightly", "Prometheus monitoring"):
         assert len(mem.recall_memories(text, touch=False)) >= 1
@@ -278,6 +278,11 @@ def test_irrelevant_candidates_are_left_out(mem):
 # -- another connection writes -------------------------------------------------
 
 
+def vector_side(mem, vector, depth):
+    """The ids the store's vector side finds (a search with no words)."""
+    return set(mem.store.search(mem.agent_id, SearchQuery(vector, (), ChunkFilter(), depth)).similarity)
+
+
 def test_another_connection_store_is_seen(make_mem):
     first = make_mem("alice")
     first.store_memory("The staging cluster runs on three small nodes")
@@ -291,7 +296,7 @@ def test_another_connection_store_is_seen(make_mem):
     assert hit.similarity is not None  # found by the refreshed vector matrix, not only by keyword
     # The vector side alone finds it too.
     vector = first.embedding.query("The production cluster runs on nine large nodes")
-    assert stored.id in {i for i, _ in first.store.vector_search("alice", vector, 5, ChunkFilter())}
+    assert stored.id in vector_side(first, vector, 5)
 
 
 def test_another_connection_deletes_disappear(make_mem):
@@ -308,19 +313,19 @@ def test_another_connection_deletes_disappear(make_mem):
     recall = first.recall_memories("cluster nodes", touch=False)
     assert ids(recall) == {keep.id}
     vector = first.embedding.query("The production cluster runs on nine large nodes")
-    assert ids_of(first.store.vector_search("alice", vector, 10, ChunkFilter())) == {keep.id}
+    assert vector_side(first, vector, 10) == {keep.id}
     with pytest.raises(hippo.NotFound):
         first.get_memory(doomed.id)
 
 
-def test_other_connection_strengthens_same_row(make_mem, db_path):
+def test_other_connection_strengthens_same_row(make_mem, db):
     first = make_mem("alice")
     second = make_mem("alice")
     a = first.store_memory("Shared note", intensity=0.2)
     b = second.store_memory("Shared note", intensity=0.8)
     assert (b.action, b.id) == ("strengthened", a.id)
     assert b.chunk.running_intensity == pytest.approx(0.5)
-    assert sql(db_path, "SELECT count(*) FROM chunks")[0][0] == 1
+    assert sql(db, "SELECT count(*) FROM chunks")[0][0] == 1
 
 
 def test_recency_and_decay_follow_the_clock(mem, clock):
@@ -352,6 +357,7 @@ def test_observed_at_does_not_change_recency(mem, clock):
     assert hit.recency == pytest.approx(1.0)
 
 
+@pytest.mark.sqlite_only  # SQLiteStore.standings, the fields its search reads
 def test_standings_are_what_ranking_reads_of_chunks(make_mem, clock):
     alice, bob = make_mem("alice"), make_mem("bob")
     first = alice.store_memory("The ferry leaves at nine", intensity=0.7)
@@ -384,6 +390,7 @@ def test_a_hit_deleted_while_ranking_is_left_out(mem, clock):
     assert [h.id for h in as_hits(mem.store, "alice", ranked)] == [kept.id]
 
 
+@pytest.mark.sqlite_only  # the SQLite store's two plans for a filtered vector search
 def test_a_wide_filter_is_checked_on_the_results_and_a_narrow_one_listed_first(mem, clock, embedder):
     texts = [f"Harbour log {i}: the {'north' if i % 3 else 'south'} pier, tide {i % 7}" for i in range(60)]
     for i, text in enumerate(texts):

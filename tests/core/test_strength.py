@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 from support import START, sql
@@ -21,7 +21,7 @@ from hippo.core.strength import (
     reinforced_intensity,
     retrieval_boost,
 )
-from hippo.stores.base import ChunkFilter
+from hippo.stores.base import ChunkFilter, SearchQuery
 
 # Seed 000's table: access count -> (decay resistance, half-life in days).
 HALF_LIFE_TABLE = [(0, 1.0, 29), (5, 1.54, 44), (20, 1.91, 55), (100, 2.38, 69)]
@@ -36,7 +36,7 @@ def row(path, chunk_id):
         (chunk_id,),
     )
     assert len(rows) == 1
-    return rows[0]
+    return tuple(to_iso(v) if isinstance(v, datetime) else v for v in rows[0])  # PostgreSQL: timestamptz
 
 
 # -- the formulas ------------------------------------------------------------
@@ -59,9 +59,9 @@ def test_strength_halves_after_one_half_life_of_clock_time(clock, access_count, 
 
 
 @pytest.mark.parametrize(("access_count", "resistance", "days"), HALF_LIFE_TABLE)
-def test_recalled_strength_halves_after_the_table_half_life(mem, db_path, clock, access_count, resistance, days):
+def test_recalled_strength_halves_after_the_table_half_life(mem, db, clock, access_count, resistance, days):
     stored = mem.store_memory("The staging cluster runs on three small nodes", intensity=0.8)
-    sql(db_path, "UPDATE chunks SET access_count = ? WHERE id = ?", (access_count, stored.id))
+    sql(db, "UPDATE chunks SET access_count = ? WHERE id = ?", (access_count, stored.id))
     [hit] = mem.recall_memories("staging cluster nodes", touch=False)
     assert hit.effective_strength == pytest.approx(0.8)
 
@@ -123,7 +123,7 @@ def test_final_score_weights():
 # -- events through the Memory API --------------------------------------------
 
 
-def test_creation_event(mem, db_path, clock):
+def test_creation_event(mem, db, clock):
     clock.advance(days=2)
     result = mem.store_memory("We picked SQLite over PostgreSQL for the prototype", intensity=0.7)
     assert result.action == "inserted"
@@ -131,14 +131,14 @@ def test_creation_event(mem, db_path, clock):
     assert (chunk.running_intensity, chunk.encounter_count, chunk.access_count) == (0.7, 1, 0)
     assert chunk.created_at == chunk.last_accessed_at == clock()
     assert chunk.kind == "memory"
-    assert row(db_path, result.id) == (0.7, 1, 0, to_iso(clock()), to_iso(clock()))
+    assert row(db, result.id) == (0.7, 1, 0, to_iso(clock()), to_iso(clock()))
 
 
 def test_default_intensity_is_one_half(mem):
     assert mem.store_memory("A plain observation").chunk.running_intensity == 0.5
 
 
-def test_retrieval_event_updates_every_hit(mem, db_path, clock):
+def test_retrieval_event_updates_every_hit(mem, db, clock):
     a = mem.store_memory("The deploy pipeline uses GitHub Actions", intensity=0.5)
     b = mem.store_memory("The deploy pipeline needs a manual approval step", intensity=0.99)
     unrelated = mem.store_memory("Bob prefers window seats on flights", intensity=0.5)
@@ -148,9 +148,9 @@ def test_retrieval_event_updates_every_hit(mem, db_path, clock):
     recall = mem.recall_memories("deploy pipeline", limit=2)
     assert {h.id for h in recall} == {a.id, b.id}  # the unrelated memory is not a hit, so not retrieved
     now = to_iso(clock())
-    assert row(db_path, a.id) == (pytest.approx(0.52), 1, 1, now, created)
-    assert row(db_path, b.id) == (1.0, 1, 1, now, created)  # clamped at 1.0
-    assert row(db_path, unrelated.id) == (0.5, 1, 0, created, created)
+    assert row(db, a.id) == (pytest.approx(0.52), 1, 1, now, created)
+    assert row(db, b.id) == (1.0, 1, 1, now, created)  # clamped at 1.0
+    assert row(db, unrelated.id) == (0.5, 1, 0, created, created)
     # The hits carry the state after the retrieval event.
     by_id = {h.id: h.chunk for h in recall}
     assert by_id[a.id].access_count == 1
@@ -159,20 +159,20 @@ def test_retrieval_event_updates_every_hit(mem, db_path, clock):
 
     clock.advance(hours=1)
     mem.recall_memories("deploy pipeline", limit=2)
-    assert row(db_path, a.id) == (pytest.approx(0.54), 1, 2, to_iso(clock()), created)
+    assert row(db, a.id) == (pytest.approx(0.54), 1, 2, to_iso(clock()), created)
 
 
-def test_recall_without_touch_changes_nothing(mem, db_path, clock):
+def test_recall_without_touch_changes_nothing(mem, db, clock):
     stored = mem.store_memory("The deploy pipeline uses GitHub Actions", intensity=0.5)
-    before = sql(db_path, "SELECT * FROM chunks")
+    before = sql(db, "SELECT * FROM chunks")
     clock.advance(days=3)
     recall = mem.recall_memories("deploy pipeline", touch=False)
     assert [h.id for h in recall] == [stored.id]
     assert recall[0].chunk.access_count == 0
-    assert sql(db_path, "SELECT * FROM chunks") == before
+    assert sql(db, "SELECT * FROM chunks") == before
 
 
-def test_reinforcement_event_via_verbatim_duplicate(mem, db_path, clock):
+def test_reinforcement_event_via_verbatim_duplicate(mem, db, clock):
     text = "I never want to use Redux again"
     first = mem.store_memory(text, intensity=0.5)
     created = to_iso(clock())
@@ -184,13 +184,13 @@ def test_reinforcement_event_via_verbatim_duplicate(mem, db_path, clock):
     assert (second.chunk.encounter_count, second.chunk.access_count) == (2, 1)
     assert second.chunk.running_intensity == pytest.approx(0.7)
     assert second.chunk.last_accessed_at == clock()
-    assert row(db_path, first.id) == (pytest.approx(0.7), 2, 1, to_iso(clock()), created)
+    assert row(db, first.id) == (pytest.approx(0.7), 2, 1, to_iso(clock()), created)
 
     clock.advance(days=1)
     third = mem.store_memory(text, intensity=0.1)
     assert third.chunk.running_intensity == pytest.approx(0.5)  # (0.7 × 2 + 0.1) / 3
-    assert row(db_path, first.id) == (pytest.approx(0.5), 3, 2, to_iso(clock()), created)
-    assert sql(db_path, "SELECT count(*) FROM chunks")[0][0] == 1
+    assert row(db, first.id) == (pytest.approx(0.5), 3, 2, to_iso(clock()), created)
+    assert sql(db, "SELECT count(*) FROM chunks")[0][0] == 1
 
 
 def test_decayed_memory_is_hidden_but_a_fresh_one_is_returned(mem, clock):
@@ -216,13 +216,13 @@ def test_hidden_threshold_is_strength_005(mem, clock):
     assert len(mem.recall_memories("ferns water", touch=False)) == 0
 
 
-def test_superseded_chunk_never_recalled(mem, db_path):
+def test_superseded_chunk_never_recalled(mem, db):
     old = mem.store_memory("The user lives in Berlin")
     new = mem.store_memory("The user lives in Munich")
     # Load this Memory's in-memory vector matrix before the other connection writes.
     assert {h.id for h in mem.recall_memories("where does the user live", touch=False)} == {old.id, new.id}
 
-    sql(db_path, "UPDATE chunks SET superseded_by = ? WHERE id = ?", (new.id, old.id))
+    sql(db, "UPDATE chunks SET superseded_by = ? WHERE id = ?", (new.id, old.id))
 
     for query in ("where does the user live", "Berlin", "The user lives in Berlin"):
         assert old.id not in {h.id for h in mem.recall_memories(query)}, query
@@ -230,10 +230,10 @@ def test_superseded_chunk_never_recalled(mem, db_path):
         assert old.id not in {h.id for h in mem.recall_memories("Berlin", kind=kind)}
     # The vector matrix itself was refreshed from the file, not just filtered afterwards.
     vector = mem.embedding.query("The user lives in Berlin")
-    assert old.id not in {i for i, _ in mem.store.vector_search("alice", vector, 10, ChunkFilter())}
-    assert new.id in {i for i, _ in mem.store.vector_search("alice", vector, 10, ChunkFilter())}
+    found = set(mem.store.search("alice", SearchQuery(vector, (), ChunkFilter(), 10)).similarity)
+    assert old.id not in found and new.id in found
     # A recall did not count as a retrieval of the superseded chunk.
-    assert sql(db_path, "SELECT access_count FROM chunks WHERE id = ?", (old.id,)) == [(0,)]
+    assert sql(db, "SELECT access_count FROM chunks WHERE id = ?", (old.id,)) == [(0,)]
 
 
 def test_decayed_chunks_do_not_crowd_out_a_live_memory(mem, clock):

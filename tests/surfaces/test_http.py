@@ -15,7 +15,7 @@ from hippo.providers.fake import FakeEmbedder, FakeLLM
 
 pytest.importorskip("fastapi")
 from hippo.surfaces.http.server import BackgroundServer, check_bind  # noqa: E402
-from hippo.surfaces.keys import create_key  # noqa: E402
+from hippo.core.keys import create_key  # noqa: E402
 
 NOW = datetime(2026, 11, 23, tzinfo=timezone.utc)
 A = "/v1/agents/alice"

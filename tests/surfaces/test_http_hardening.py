@@ -20,7 +20,7 @@ import hippo  # noqa: E402
 from hippo.providers.fake import FakeEmbedder  # noqa: E402
 from hippo.stores.sqlite import SQLiteStore  # noqa: E402
 from hippo.surfaces.http.server import BackgroundServer  # noqa: E402
-from hippo.surfaces.keys import create_key  # noqa: E402
+from hippo.core.keys import create_key  # noqa: E402
 
 
 def new_key(db: Path, *agents: str, admin: bool = False) -> tuple[str, str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ulid import ULID
 
@@ -19,6 +19,7 @@ from hippo.core.embedding import EmbeddingService
 from hippo.core.filters import metadata_conditions
 from hippo.core.fusion import Fusion
 from hippo.core.hashing import content_hash
+from hippo.core.keys import KeyRing
 from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms
 from hippo.core.messages import user_text
 from hippo.core.context import in_context
@@ -47,9 +48,6 @@ from hippo.types import (
     Stats,
     StoreResult,
 )
-
-if TYPE_CHECKING:
-    from hippo.surfaces.tools import Toolset
 
 __all__ = ["Memory", "MemoryInput"]
 
@@ -101,7 +99,7 @@ class Memory:
         The new memory shares this one's store; closing it leaves the store open
         (close the memory it came from to close the database).
         """
-        other = Memory(self.store, agent_id=agent_id, embedder=self.embedding.embedder,
+        other = type(self)(self.store, agent_id=agent_id, embedder=self.embedding.embedder,
                        settings=replace(self.settings, agent_id=agent_id), llm=self.llm, clock=self._clock)
         other._owns_store = False
         return other
@@ -387,12 +385,34 @@ class Memory:
         """Hard-delete every memory, fact and block of this agent, and nothing of any other."""
         return edits.erase_agent(self.store, self.agent_id)
 
+    @property
+    def database(self) -> str:
+        """Where this memory's database is, as it may be shown (a URL's password masked)."""
+        return self.store.location
+
+    @property
+    def keys(self) -> KeyRing:
+        """The database's API keys (database-wide, like :meth:`for_agent`)."""
+        return KeyRing(self.store, clock=self._clock)
+
+    def scrub(self) -> str | None:
+        """Remove the text of deleted memories from the database files now, for the whole database;
+        None when nothing is left to remove, else why not yet. SQLite does this by itself after
+        every forget; PostgreSQL keeps deleted rows' bytes until this runs ``VACUUM FULL`` (which
+        locks the tables while it rewrites them: an operator's step, ``hippo scrub``)."""
+        self.store.scrub()
+        return self.store.pending_scrub()
+
+    def holds_nothing(self) -> bool:
+        """Whether nobody has written to this database yet: no chunk, block or key of any agent."""
+        return self.store.holds_nothing()
+
     def stats(self) -> Stats:
         """How many facts, memories, blocks and pending vectors this agent has."""
         record = self.store.embedder_record()
         return Stats(agent_id=self.agent_id, **self.store.counts(self.agent_id),
                      embedder=record[0] if record else None, dimension=record[1] if record else None,
-                     database=str(self.store.path), database_bytes=self.store.size_bytes())
+                     database=self.store.location, database_bytes=self.store.size_bytes())
 
     def delete_memory(self, chunk_id: str) -> Forgotten:
         """Hard-delete one chunk by id, leaving no trace of its text."""
@@ -498,19 +518,6 @@ class Memory:
         """Whether ``recall_conversation`` can search: a messages table is configured and exists."""
         table = self.settings.messages_table
         return table is not None and self.store.has_messages_table(table)
-
-    # -- surfaces -------------------------------------------------------------
-
-    def tools(self, *, recall_max_tokens: int = 1500) -> "Toolset":
-        """The agent tools over this memory: name, description, JSON Schema, call.
-
-        Also as OpenAI and Anthropic tool definitions, with a dispatcher for
-        either format's tool calls. ``recall_conversation`` is offered only when
-        the messages table exists (:meth:`has_conversation`).
-        """
-        from hippo.surfaces.tools import Toolset
-
-        return Toolset(self, recall_max_tokens=recall_max_tokens)
 
     # -- maintenance ----------------------------------------------------------
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ContextManager, Literal, Protocol, Sequence
 
-from hippo.types import ApiKey, Block, Chunk, ConversationHit
+from hippo.types import UNCHANGED, ApiKey, Block, Chunk, ConversationHit
 
 if TYPE_CHECKING:
     import numpy as np
@@ -19,8 +19,6 @@ if TYPE_CHECKING:
 __all__ = ["UNCHANGED", "Candidates", "ChunkFilter", "MetaCondition", "MetaOp", "SearchQuery", "Standing", "Store",
            "StoreCapabilities", "StrengthUpdate"]
 
-UNCHANGED: Any = type("Unchanged", (), {"__repr__": lambda self: "UNCHANGED"})()
-"""Marks an optional argument the caller did not give (where ``None`` is a value)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +132,8 @@ class Candidates:
 
 class Store(Protocol):
     capabilities: StoreCapabilities
+    location: str
+    """Where the database is, as it may be shown: a file path, or a URL with its password masked."""
 
     def close(self) -> None: ...
 
@@ -245,6 +245,11 @@ class Store(Protocol):
         (a reader holding an older snapshot). The store finishes the scrub by itself."""
         ...
 
+    def scrub(self) -> None:
+        """Finish removing deleted text from the database files now, as far as the backend can
+        (SQLite: the WAL checkpoint, which otherwise retries by itself; PostgreSQL: ``VACUUM FULL``)."""
+        ...
+
     def pending_vectors(self, agent_id: str | None, limit: int) -> list[tuple[str, str, str]]:
         """``(agent_id, id, content)`` of chunks without a vector (all agents if ``None``)."""
         ...
@@ -272,6 +277,10 @@ class Store(Protocol):
     def get_api_key(self, key_id: str) -> ApiKey | None: ...
 
     def list_api_keys(self) -> list[ApiKey]: ...
+
+    def has_api_keys(self) -> bool:
+        """Whether any key exists (asked on every request until one does: must be cheap)."""
+        ...
 
     def delete_api_key(self, key_id: str) -> bool: ...
 

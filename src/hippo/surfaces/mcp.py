@@ -41,12 +41,12 @@ def build_server(mem: "Memory", *, recall_max_tokens: int = 1500) -> Any:
     import anyio
     import mcp_types as types
     from mcp.server.lowlevel import Server
-    from mcp.shared.exceptions import MCPError
 
     from hippo import __version__
+    from hippo.surfaces.tools import Toolset
 
     def toolset() -> Any:
-        return mem.tools(recall_max_tokens=recall_max_tokens)  # re-read: a messages table may appear later
+        return Toolset(mem, recall_max_tokens=recall_max_tokens)  # re-read: a messages table may appear later
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         tools = await anyio.to_thread.run_sync(toolset)

@@ -72,6 +72,7 @@ class SQLiteStore(SearchMixin):
 
     def __init__(self, path: str | Path, *, ann_threshold: int | None = DEFAULT_ANN_THRESHOLD) -> None:
         self.path = str(path)
+        self.location = self.path
         try:
             self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=5.0)
             for pragma in ("journal_mode=WAL", "busy_timeout=5000", "secure_delete=ON", "synchronous=NORMAL"):
@@ -441,6 +442,11 @@ class SQLiteStore(SearchMixin):
         return {"memories": sum(r[1] == "memory" for r in rows), "facts": sum(r[1] == "fact" for r in rows),
                 "blocks": blocks}
 
+    def scrub(self) -> None:
+        """Try the checkpoint that removes deleted text from the WAL now (it also runs by itself)."""
+        if self._scrub.pending:
+            self._scrub.try_now()
+
     def pending_scrub(self) -> str | None:
         if not self._scrub.pending:
             return None
@@ -523,6 +529,10 @@ class SQLiteStore(SearchMixin):
         with self._reading() as conn:
             rows = conn.execute(f"SELECT {_KEY_COLUMNS} FROM api_keys ORDER BY created_at, id").fetchall()
         return [_api_key(r) for r in rows]
+
+    def has_api_keys(self) -> bool:
+        with self._reading() as conn:
+            return conn.execute("SELECT EXISTS (SELECT 1 FROM api_keys)").fetchone()[0] == 1
 
     def delete_api_key(self, key_id: str) -> bool:
         with self.transaction():

@@ -9,7 +9,6 @@ Nothing heavy is imported here: ``hippo.open`` runs inside commands, so
 from __future__ import annotations
 
 import logging
-import os
 import re
 import sys
 from contextlib import contextmanager
@@ -94,14 +93,14 @@ def opened(ctx: typer.Context, *, create: bool = False) -> Iterator["Memory"]:
 
     options: Options = ctx.find_root().obj or Options()
     path = options.path()
-    existed = os.path.exists(path)
+    existed = hippo.database_exists(path)
     if not create and not existed:
         raise NotFound(f"no database at {path} (check --db, or store something first)")
     try:
         mem = hippo.open(path, agent_id=options.agent, embedder=options.embedder, llm=options.llm)
     except BaseException:
         if not existed:  # a command that could not even open leaves no new database behind
-            _remove(path)
+            hippo.discard_database(path)
         raise
     try:
         yield mem
@@ -110,7 +109,7 @@ def opened(ctx: typer.Context, *, create: bool = False) -> Iterator["Memory"]:
         # database is still empty: Ctrl-C on a fresh `hippo serve` must not take what it stored with it.
         if not existed and _is_empty(mem):
             mem.close()
-            _remove(path)
+            hippo.discard_database(path)
         raise
     finally:
         mem.close()
@@ -118,15 +117,9 @@ def opened(ctx: typer.Context, *, create: bool = False) -> Iterator["Memory"]:
 
 def _is_empty(mem: "Memory") -> bool:
     try:
-        return mem.store.holds_nothing()
+        return mem.holds_nothing()
     except Exception:  # when in doubt, keep the file
         return False
-
-
-def _remove(path: str) -> None:
-    for suffix in ("", "-wal", "-shm"):
-        if os.path.exists(path + suffix):
-            os.remove(path + suffix)
 
 
 def read_text(value: str, name: str) -> str:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from hippo.errors import InvalidInput, NotFound
-from hippo.stores.base import UNCHANGED
+from hippo.types import UNCHANGED
 from hippo.surfaces.cli import render
 from hippo.surfaces.cli.app import JSON, app, opened, read_text
 from hippo.surfaces.cli.errors import fail

@@ -7,7 +7,6 @@ import shutil
 import sys
 import time
 from contextlib import contextmanager
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Iterator, Optional
 
@@ -19,7 +18,7 @@ from hippo.surfaces.cli.render import emit_json, note
 
 if TYPE_CHECKING:
     from hippo.core.memory import Memory
-    from hippo.stores.base import Store
+    from hippo.core.keys import KeyRing
 
 keys_app = typer.Typer(help="API keys of the HTTP service: create (shown once), list, delete.", no_args_is_help=True)
 app.add_typer(keys_app, name="keys")
@@ -109,10 +108,8 @@ def keys_create(
     as_json: JSON = False,
 ) -> None:
     """Create an API key; it is printed once and only its hash is stored."""
-    from hippo.surfaces.keys import create_key
-
-    with _store(ctx, create=True) as store:
-        token, record = create_key(store, agent or [], admin=admin, label=label, now=datetime.now(timezone.utc))
+    with _keys(ctx, create=True) as keys:
+        token, record = keys.create(agent or [], admin=admin, label=label)
     if as_json:
         emit_json({"key": token, **_public(record)})
         return
@@ -124,8 +121,8 @@ def keys_create(
 @keys_app.command("list")
 def keys_list(ctx: typer.Context, as_json: JSON = False) -> None:
     """List the API keys (ids and agents; secrets are never shown)."""
-    with _store(ctx) as store:
-        records = store.list_api_keys()
+    with _keys(ctx) as keys:
+        records = keys.list()
     if as_json:
         emit_json([_public(r) for r in records])
         return
@@ -141,28 +138,23 @@ def keys_list(ctx: typer.Context, as_json: JSON = False) -> None:
 def keys_delete(ctx: typer.Context, key_id: Annotated[str, typer.Argument(help="The key's id (see keys list).")]) \
         -> None:
     """Delete an API key; requests that use it are refused from now on."""
-    from hippo.surfaces.keys import delete_key
-
-    with _store(ctx) as store:
-        delete_key(store, key_id)
-        last = not store.list_api_keys()
+    with _keys(ctx) as keys:
+        keys.delete(key_id)
+        last = not keys.any()
     note(f"deleted key {key_id}" + ("; that was the last key: running servers keep requiring keys, and every "
                                     "request to them is refused until you create one" if last else ""))
 
 
 @contextmanager
-def _store(ctx: typer.Context, *, create: bool = False) -> Iterator["Store"]:
-    """The database alone: key management needs no embedder (and must not trip on a model mismatch)."""
-    from hippo.stores.sqlite import SQLiteStore
+def _keys(ctx: typer.Context, *, create: bool = False) -> Iterator["KeyRing"]:
+    """The database's keys alone: key management needs no embedder (and must not trip on a model mismatch)."""
+    import hippo
 
-    path = (ctx.find_root().obj or Options()).path()
-    if not create and not os.path.exists(path):
-        raise NotFound(f"no database at {path} (check --db)")
-    store = SQLiteStore(path)
-    try:
-        yield store
-    finally:
-        store.close()
+    db = (ctx.find_root().obj or Options()).path()
+    if not create and not hippo.database_exists(db):
+        raise NotFound(f"no database at {db} (check --db)")
+    with hippo.open_keys(db) as keys:
+        yield keys
 
 
 def _public(record: object) -> dict:

@@ -174,7 +174,7 @@ def reembed(
                 result = mem.reembed(progress=bar)
         else:
             path = (ctx.find_root().obj or Options()).path()
-            if not os.path.exists(path):
+            if not hippo.database_exists(path):
                 raise NotFound(f"no database at {path} (check --db)")
             result = hippo.reembed(path, embedder=embedder, progress=bar)
     if json:

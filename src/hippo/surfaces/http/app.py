@@ -20,9 +20,9 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from hippo import __version__, limits
 from hippo.core.memory import Memory
 from hippo.core.validation import AGENT_ID, BLOCK_KEY, ULID, check_agent_id, parse_json
-from hippo.stores.base import UNCHANGED
 from hippo.errors import InvalidInput
 from hippo.surfaces.http.docs import install_docs
+from hippo.surfaces.tools import Toolset
 from hippo.surfaces.http.errors import BLOCK_STATUS, ApiError, install
 from hippo.surfaces.http.guards import BodyLimit, HostCheck
 from hippo.surfaces.http.models import (
@@ -39,8 +39,8 @@ from hippo.surfaces.http.models import (
     SetBlockBody,
     StoreBody,
 )
-from hippo.surfaces.keys import verify_key
 from hippo.types import (
+    UNCHANGED,
     Erased,
     ApiKey,
     Block,
@@ -66,6 +66,7 @@ class Service:
 
     def __init__(self, base: Memory, *, require_keys: bool = False) -> None:
         self.base = base
+        self._keyring = base.keys
         self._agents: dict[str, Memory] = {}
         self._lock = threading.Lock()
         # Once keys are required they stay required for this server's life: deleting the last
@@ -80,7 +81,7 @@ class Service:
             return self._agents[agent_id]
 
     def auth_required(self) -> bool:
-        if not self._keyed and self.base.store.list_api_keys():
+        if not self._keyed and self.base.keys.any():
             self._keyed = True
         return self._keyed
 
@@ -89,7 +90,7 @@ class Service:
         if not self.auth_required():
             return None
         scheme, _, token = (authorization or "").partition(" ")
-        key = verify_key(self.base.store, token.strip()) if scheme.lower() == "bearer" else None
+        key = self._keyring.verify(token.strip()) if scheme.lower() == "bearer" else None
         if key is None:
             raise ApiError(401, "unauthorized", "a valid API key is required: Authorization: Bearer <key>",
                            {"WWW-Authenticate": "Bearer"})
@@ -275,7 +276,7 @@ def call_tool(
     arguments: Annotated[dict[str, Any], Body(description="The tool's arguments")],
 ) -> dict[str, Any]:
     """Run one agent tool; problems the model can act on come back as `ok: false` with status 200."""
-    tools = mem.tools()
+    tools = Toolset(mem)
     if name not in tools:
         raise ApiError(404, "unknown_tool", f"no tool {name!r}; tools: {', '.join(tools.names)}")
     return tools.call(name, arguments)

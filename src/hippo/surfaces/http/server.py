@@ -18,7 +18,7 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 def check_bind(mem: "Memory", host: str) -> bool:
     """Whether requests will need a key; refuse a non-loopback bind when no key exists."""
-    keyed = bool(mem.store.list_api_keys())
+    keyed = mem.keys.any()
     if not keyed and host not in LOOPBACK:
         raise ConfigError(
             f"refusing to serve on {host} without API keys: anyone who can reach it could read every agent's "
@@ -49,7 +49,7 @@ def serve(mem: "Memory", *, host: str = "127.0.0.1", port: int = 8000, max_body_
     keyed = check_bind(mem, host)
     say = announce or (lambda line: print(line, file=sys.stderr, flush=True))
     shown = f"[{host}]" if ":" in host else host
-    say(f"hippo {_version()} serving {mem.store.path} at http://{shown}:{port}  (API docs: /docs)")
+    say(f"hippo {_version()} serving {mem.database} at http://{shown}:{port}  (API docs: /docs)")
     say("API keys required (Authorization: Bearer ...)" if keyed else
         "no API keys configured: open to this machine only (loopback); hippo keys create --agent ID adds one")
     uvicorn.Server(_config(mem, host, port, max_body_bytes=max_body_bytes, cors_origins=cors_origins)).run()

@@ -17,10 +17,11 @@ from typing import Sequence
 
 from hippo.core.validation import check_agent_id
 from hippo.errors import InvalidInput, NotFound
+from hippo.clock import Clock, system_clock
 from hippo.stores.base import Store
 from hippo.types import ApiKey
 
-__all__ = ["create_key", "delete_key", "verify_key"]
+__all__ = ["KeyRing", "create_key", "delete_key", "verify_key"]
 
 _TOKEN = re.compile(r"^hippo_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$")
 
@@ -59,3 +60,40 @@ def verify_key(store: Store, token: str) -> ApiKey | None:
 def delete_key(store: Store, key_id: str) -> None:
     if not store.delete_api_key(key_id):
         raise NotFound(f"no API key {key_id!r}")
+
+
+class KeyRing:
+    """The API keys of one database (database-wide, not one agent's): what the HTTP surfaces
+    and ``hippo keys`` use, so that no surface reaches the store. ``hippo.open_keys(db)`` opens
+    one without an embedder; ``Memory.keys`` is the one of an open memory."""
+
+    def __init__(self, store: Store, *, clock: Clock = system_clock, owns_store: bool = False) -> None:
+        self._store = store
+        self._clock = clock
+        self._owns_store = owns_store
+
+    def create(self, agents: Sequence[str], *, admin: bool = False, label: str | None = None) -> tuple[str, ApiKey]:
+        return create_key(self._store, agents, admin=admin, label=label, now=self._clock())
+
+    def verify(self, token: str) -> ApiKey | None:
+        return verify_key(self._store, token)
+
+    def delete(self, key_id: str) -> None:
+        delete_key(self._store, key_id)
+
+    def list(self) -> list[ApiKey]:
+        return self._store.list_api_keys()
+
+    def any(self) -> bool:
+        """Whether the database holds any key (requests then need one)."""
+        return self._store.has_api_keys()
+
+    def close(self) -> None:
+        if self._owns_store:
+            self._store.close()
+
+    def __enter__(self) -> "KeyRing":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

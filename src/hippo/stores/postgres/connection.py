@@ -1,0 +1,96 @@
+"""Connections of the PostgreSQL store: a psycopg pool, one write transaction per thread, and
+per-agent write locks that give PostgreSQL the guarantees SQLite's single writer gives.
+
+A write transaction (``Store.transaction``) pins one pooled connection to the calling thread;
+every store call of that thread joins it, nested calls included. The first time a transaction
+touches an agent it takes a transaction-level advisory lock on that agent, before reading: the
+core's "read again under the write lock, then write" (deduplication, supersession, blocks) then
+holds across every server on the database, while writes of different agents run in parallel.
+Reads outside a transaction take any pooled connection in autocommit mode (read committed: a
+write committed by any server is seen at once).
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from hippo.errors import StorageError
+
+__all__ = ["Connections", "storage_errors"]
+
+
+@contextmanager
+def storage_errors(what: str) -> Iterator[None]:
+    """psycopg's failures as hippo's StorageError (the HTTP surface answers 503)."""
+    import psycopg
+
+    try:
+        yield
+    except psycopg.Error as exc:
+        raise StorageError(f"{what}: {str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}") \
+            from exc
+
+
+class Connections:
+    """The pool of one store and the write transaction of each thread."""
+
+    def __init__(self, url: str, *, max_size: int = 10) -> None:
+        from pgvector.psycopg import register_vector
+        from psycopg_pool import ConnectionPool
+
+        def configure(conn: Any) -> None:
+            register_vector(conn)
+            conn.execute("SET timezone TO 'UTC'")
+            conn.execute("SET hnsw.ef_search = 256")  # candidates an index scan keeps before filters
+
+        self._pool = ConnectionPool(url, min_size=1, max_size=max_size, kwargs={"autocommit": True},
+                                    configure=configure, open=False, name="hippo")
+        with storage_errors("cannot open the PostgreSQL pool"):
+            self._pool.open(wait=True, timeout=30)
+        self._local = threading.local()
+
+    def close(self) -> None:
+        self._pool.close()
+
+    @property
+    def in_transaction(self) -> bool:
+        return getattr(self._local, "depth", 0) > 0
+
+    @contextmanager
+    def transaction(self) -> Iterator[Any]:
+        """The thread's write transaction (re-entrant): committed when the outermost block ends."""
+        if self.in_transaction:
+            self._local.depth += 1
+            try:
+                yield self._local.conn
+            finally:
+                self._local.depth -= 1
+            return
+        with storage_errors("PostgreSQL write failed"), self._pool.connection() as conn:
+            with conn.transaction():
+                self._local.conn, self._local.depth, self._local.agents = conn, 1, set()
+                try:
+                    yield conn
+                finally:
+                    self._local.conn, self._local.depth, self._local.agents = None, 0, set()
+
+    @contextmanager
+    def connection(self, agent_id: str | None = None) -> Iterator[Any]:
+        """The thread's transaction when one is open (locking ``agent_id`` in it first), else a
+        pooled autocommit connection."""
+        if self.in_transaction:
+            if agent_id is not None and agent_id not in self._local.agents:
+                self._local.conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 1))", (agent_id,))
+                self._local.agents.add(agent_id)
+            yield self._local.conn
+            return
+        with storage_errors("PostgreSQL read failed"), self._pool.connection() as conn:
+            yield conn
+
+    @contextmanager
+    def writing(self, agent_id: str | None = None) -> Iterator[Any]:
+        """A write: inside the thread's transaction (one is opened when none is), the agent locked."""
+        with self.transaction(), self.connection(agent_id) as conn:
+            yield conn

@@ -1,0 +1,73 @@
+"""The application's messages table in PostgreSQL: a helper that creates one, and search over it.
+
+As in SQLite, hippo does not own the table; it reads ``<table>`` through its ``tsv`` column (a
+stored ``tsvector`` with a GIN index, which ``create_messages_table`` makes). When the table has
+an ``agent_id`` column, search is scoped to the agent.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from hippo.errors import NotFound
+from hippo.stores.postgres.search import tsquery
+from hippo.stores.sqlite.conversation import validate_table_name
+from hippo.types import ConversationHit
+
+__all__ = ["create_messages_table", "has_messages_table", "search_messages"]
+
+
+def create_messages_table(url: str, name: str = "messages") -> None:
+    """Create ``name`` (id, agent_id, session_id, role, content, created_at) with its full-text
+    column and index, unless it exists."""
+    import psycopg
+
+    name = validate_table_name(name)
+    with psycopg.connect(url, autocommit=True) as conn, conn.transaction():
+        conn.execute(f"""
+            CREATE TABLE IF NOT EXISTS "{name}" (
+                id         bigserial PRIMARY KEY,
+                agent_id   text,
+                session_id text,
+                role       text NOT NULL DEFAULT 'user',
+                content    text NOT NULL,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                tsv        tsvector GENERATED ALWAYS AS (to_tsvector('hippo_english', hippo_fold(content))) STORED
+            )""")
+        conn.execute(f'CREATE INDEX IF NOT EXISTS "{name}_agent_session" ON "{name}" (agent_id, session_id)')
+        conn.execute(f'CREATE INDEX IF NOT EXISTS "{name}_tsv" ON "{name}" USING gin (tsv)')
+
+
+def _columns(conn: Any, table: str) -> list[str]:
+    rows = conn.execute("SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
+                        "AND table_name = %s ORDER BY ordinal_position", (table,)).fetchall()
+    return [r[0] for r in rows]
+
+
+def has_messages_table(conn: Any, table: str) -> bool:
+    return {"content", "tsv"} <= set(_columns(conn, validate_table_name(table)))
+
+
+def search_messages(conn: Any, agent_id: str, table: str, terms: Sequence[str], limit: int) -> list[ConversationHit]:
+    table = validate_table_name(table)
+    columns = _columns(conn, table)
+    if not {"content", "tsv"} <= set(columns):
+        raise NotFound(f"no messages table {table!r} with a tsv column in this database; "
+                       "create it with hippo.create_messages_table()")
+    words = tsquery(terms)
+    if words is None:
+        return []
+    shown = [c for c in columns if c != "tsv"]
+    scoped = "agent_id" in columns
+    sql = (f"SELECT m.id, ts_rank(m.tsv, q, 1)::float8 AS rank, "
+           "ts_headline('hippo_english', m.content, q, 'StartSel=[, StopSel=], MaxWords=16, MinWords=4'), "
+           + ", ".join(f'm."{c}"' for c in shown)
+           + f" FROM \"{table}\" m, to_tsquery('hippo_english', hippo_fold(%s)) q WHERE m.tsv @@ q"
+           + (" AND m.agent_id = %s" if scoped else "") + " ORDER BY rank DESC, m.id LIMIT %s")
+    params = (words, agent_id, limit) if scoped else (words, limit)
+    hits = []
+    for row in conn.execute(sql, params):
+        fields = {k: v.isoformat() if hasattr(v, "isoformat") else v for k, v in zip(shown, row[3:])}
+        content = fields.pop("content", "")
+        hits.append(ConversationHit(id=row[0], content=content, rank=row[1], snippet=row[2], fields=fields))
+    return hits

@@ -1,0 +1,124 @@
+"""PostgreSQL schema and migrations: the tables of the SQLite store, in PostgreSQL's terms.
+
+Differences, each for a reason:
+
+- ``embedding`` is ``vector`` without a dimension, so one database can switch models; the HNSW
+  index is a partial expression index on ``embedding::vector(N)`` for the recorded dimension
+  ``N``, made when the model is recorded and remade when it changes (``vector_index``).
+- ``tsv`` is a stored ``tsvector`` (``hippo_english``: stemmed like SQLite's porter tokenizer,
+  no stop words, accents folded by ``hippo_fold``) with a GIN index: the keyword side of search.
+- Timestamps are ``timestamptz``; metadata is ``jsonb``.
+- ``hippo_migrations`` records what ran; a database from a newer hippo is refused.
+
+Migrations run under a transaction-level advisory lock, so several servers starting at once
+apply each migration once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hippo.errors import StorageError
+
+__all__ = ["MIGRATIONS", "MIGRATION_LOCK", "migrate", "vector_index"]
+
+MIGRATION_LOCK = 0x6869_7070_6F00  # "hippo\0": one advisory lock id for schema changes
+
+_BASE = """
+CREATE EXTENSION IF NOT EXISTS vector;
+-- Words as SQLite's FTS5 tokenizer reads them (porter unicode61 remove_diacritics): stemmed, no
+-- stop words (recall drops English stop words itself; conversation search keeps them), accents
+-- folded (PostgreSQL ships no unaccent here: hippo_fold translates the Latin letters with marks),
+-- hyphens split words (PostgreSQL's parser would read "XR-7731" as "xr" and the number -7731).
+CREATE FUNCTION hippo_fold(t text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT translate(lower(t), 'àáâãäåāăąçćčďèéêëēĕėęěìíîïīĭįıñńňòóôõöøōŏőùúûüūŭůűųýÿźżžßœæ-',
+                               'aaaaaaaaacccdeeeeeeeeeiiiiiiiinnnooooooooouuuuuuuuuyyzzzsoa ') $$;
+CREATE TEXT SEARCH DICTIONARY hippo_english_stem (TEMPLATE = snowball, LANGUAGE = english);
+CREATE TEXT SEARCH CONFIGURATION hippo_english (COPY = english);
+ALTER TEXT SEARCH CONFIGURATION hippo_english ALTER MAPPING FOR asciiword, asciihword, hword_asciipart, word,
+    hword, hword_part WITH hippo_english_stem;
+CREATE TABLE chunks (
+    id                text PRIMARY KEY,
+    agent_id          text NOT NULL,
+    content           text NOT NULL,
+    content_hash      text,
+    embedding         vector,
+    metadata          jsonb NOT NULL DEFAULT '{}'::jsonb,
+    kind              text NOT NULL CHECK (kind IN ('fact', 'memory')),
+    running_intensity double precision NOT NULL DEFAULT 0.5,
+    encounter_count   integer NOT NULL DEFAULT 1,
+    access_count      integer NOT NULL DEFAULT 0,
+    last_accessed_at  timestamptz NOT NULL,
+    superseded_by     text,
+    created_at        timestamptz NOT NULL,
+    observed_at       timestamptz,
+    tsv               tsvector GENERATED ALWAYS AS (to_tsvector('hippo_english', hippo_fold(content))) STORED
+);
+CREATE UNIQUE INDEX chunks_memory_dedup ON chunks (agent_id, content_hash) WHERE kind = 'memory';
+CREATE INDEX chunks_agent_order ON chunks (agent_id, kind, id);
+CREATE INDEX chunks_agent_id ON chunks (agent_id, id);
+CREATE INDEX chunks_when ON chunks (agent_id, (COALESCE(observed_at, created_at)));
+CREATE INDEX chunks_superseded ON chunks (superseded_by) WHERE superseded_by IS NOT NULL;
+CREATE INDEX chunks_pending ON chunks (agent_id) WHERE embedding IS NULL;
+CREATE INDEX chunks_tsv ON chunks USING gin (tsv);
+
+CREATE TABLE memory_blocks (
+    agent_id    text NOT NULL,
+    key         text NOT NULL,
+    value       text NOT NULL,
+    updated_at  timestamptz NOT NULL,
+    char_limit  integer,
+    PRIMARY KEY (agent_id, key)
+);
+
+CREATE TABLE embedding_model (
+    id          integer PRIMARY KEY CHECK (id = 1),
+    model_id    text NOT NULL,
+    dimension   integer,
+    recorded_at timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE api_keys (
+    id           text PRIMARY KEY,
+    secret_hash  text NOT NULL,
+    agents       jsonb NOT NULL,
+    admin        boolean NOT NULL DEFAULT false,
+    label        text,
+    created_at   timestamptz NOT NULL
+);
+"""
+
+MIGRATIONS: list[tuple[str, str]] = [
+    ("0001_chunks_blocks_model_keys", _BASE),
+]
+
+
+def migrate(conn: Any) -> None:
+    """Apply the migrations this database lacks (``conn``: a psycopg connection, not in a transaction)."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        conn.execute("CREATE TABLE IF NOT EXISTS hippo_migrations (number integer PRIMARY KEY, name text NOT NULL, "
+                     "applied_at timestamptz NOT NULL DEFAULT now())")
+        done = conn.execute("SELECT coalesce(max(number), 0) FROM hippo_migrations").fetchone()[0]
+        if done > len(MIGRATIONS):
+            raise StorageError(f"this database has schema version {done}, newer than this hippo knows "
+                               f"({len(MIGRATIONS)}); upgrade hippo to open it")
+        for number, (name, script) in enumerate(MIGRATIONS[done:], start=done + 1):
+            conn.execute(script)
+            conn.execute("INSERT INTO hippo_migrations (number, name) VALUES (%s, %s)", (number, name))
+
+
+def vector_index(conn: Any, dimension: int | None) -> None:
+    """The HNSW index for vectors of ``dimension`` (inner product: hippo's vectors are unit
+    length), replacing one made for another dimension; none without a dimension."""
+    rows = conn.execute("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'chunks' "
+                        "AND indexname = 'chunks_embedding_hnsw'").fetchall()
+    wanted = f"vector({dimension})" if dimension else None
+    if rows and (wanted is None or wanted not in rows[0][1]):
+        conn.execute("DROP INDEX chunks_embedding_hnsw")
+        rows = []
+    if wanted and not rows:
+        # Partial: only vectors of that size are cast (rows of a model being replaced, which an index
+        # build made in the same transaction still reads, are skipped instead of failing the cast).
+        conn.execute(f"CREATE INDEX chunks_embedding_hnsw ON chunks USING hnsw ((embedding::{wanted}) "
+                     f"vector_ip_ops) WITH (m = 16, ef_construction = 100) WHERE vector_dims(embedding) = {dimension}")

@@ -1,0 +1,212 @@
+"""Search in the PostgreSQL store: each pass of a recall is one statement, one round trip.
+
+The statement finds the best ``depth`` by vector (pgvector, inner product on unit vectors) and
+the best ``depth`` by words, and returns the standing of every candidate with its cosine.
+
+The keyword score is BM25's idea in PostgreSQL's terms: each query word's ``ts_rank`` (term
+frequency, normalised by document length) weighted by the word's inverse document frequency
+among the agent's chunks, summed. ``ts_rank`` alone knows no rarity, so a rare part number
+would weigh no more than a common word (a test shows the difference). Document frequencies are
+counted in the same statement, each capped at ``KEYWORD_BUDGET`` + 1 rows; as in SQLite, when
+the words together match more than the budget, the most frequent are left out (the rarest always
+stays): those are the words BM25 weighs least.
+
+The vector side reads the HNSW index only for agents with at least ``ann_threshold`` vectors; a
+smaller agent is scanned exactly (a few milliseconds, and exact). pgvector filters an index scan
+after the fact, so when the index answers with fewer rows than asked while the agent holds more,
+the exact scan answers instead: a narrow filter never loses what it should find.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, ContextManager, Sequence
+
+import numpy as np
+
+from hippo.errors import EmbedderMismatch
+from hippo.stores.base import Candidates, ChunkFilter, SearchQuery, Standing
+from hippo.stores.postgres.filters import filter_sql
+from hippo.types import Chunk
+
+__all__ = ["CHUNK_COLUMNS", "SearchMixin", "chunk_of", "tsquery"]
+
+CHUNK_COLUMNS = ("c.id, c.agent_id, c.content, c.content_hash, c.metadata, c.kind, c.running_intensity, "
+                 "c.encounter_count, c.access_count, c.last_accessed_at, c.superseded_by, c.created_at, "
+                 "c.observed_at, c.embedding IS NOT NULL")
+_STANDING = ("c.id, c.running_intensity, c.access_count, extract(epoch FROM c.last_accessed_at)::float8, "
+             "extract(epoch FROM c.created_at)::float8, c.superseded_by, c.embedding IS NOT NULL")
+_WHEN = "extract(epoch FROM COALESCE(c.observed_at, c.created_at))::float8"
+_COUNT_TTL = 30.0  # seconds an agent's counts are trusted (plan choice, the N of IDF)
+KEYWORD_BUDGET = 10_000  # rows the keyword side may score per search (as the SQLite store)
+EF_SEARCH = 256
+
+
+def chunk_of(row: tuple) -> Chunk:
+    return Chunk(id=row[0], agent_id=row[1], content=row[2], content_hash=row[3], metadata=row[4] or {},
+                 kind=row[5], running_intensity=row[6], encounter_count=row[7], access_count=row[8],
+                 last_accessed_at=row[9], superseded_by=row[10], created_at=row[11], observed_at=row[12],
+                 has_vector=bool(row[13]))
+
+
+def _standing(row: Sequence[Any]) -> Standing:
+    return Standing(row[0], row[1], row[2], row[3], row[4], row[5], bool(row[6]))
+
+
+def tsquery(terms: Sequence[str], every: bool = False) -> str | None:
+    """A ``to_tsquery`` text for sanitised words: each quoted as a lexeme, joined by | or &."""
+    quoted = _lexemes(terms)
+    return (" & " if every else " | ").join(quoted) or None
+
+
+def _lexemes(terms: Sequence[str]) -> list[str]:
+    return [f"'{t}'" for t in terms if t and "'" not in t and "\\" not in t]
+
+
+def _check_dimension(conn: Any, agent_id: str, size: int) -> None:
+    """EmbedderMismatch when the agent's stored vectors are of another size than the query's (a
+    memory left open while the database switched models): found nothing must not mean that."""
+    row = conn.execute("SELECT vector_dims(embedding) FROM chunks WHERE agent_id = %s AND embedding IS NOT NULL "
+                       "AND vector_dims(embedding) <> %s LIMIT 1", (agent_id, size)).fetchone()
+    if row is not None:
+        raise EmbedderMismatch(f"query vector has dimension {size} but stored vectors have {row[0]}; "
+                               "re-embed the database with hippo.reembed()")
+
+
+# The keyword side: d = each word's query and document frequency (capped), kept = the words within
+# the budget (the rarest always), k = the best ``depth`` chunks by the IDF-weighted sum of ts_rank.
+_KEYWORDS = (
+    "d AS (SELECT t.term, q.q, (SELECT count(*) FROM (SELECT 1 FROM chunks c2 WHERE c2.agent_id = %s "
+    "AND c2.tsv @@ q.q LIMIT %s) x) AS n FROM unnest(%s::text[]) AS t(term), "
+    "LATERAL (SELECT to_tsquery('hippo_english', hippo_fold(t.term)) AS q) q), "
+    "w AS (SELECT q, ln(1 + (greatest(%s::float8, n) - n + 0.5) / (n + 0.5)) AS idf, "
+    "sum(n) OVER (ORDER BY n, term) AS running, row_number() OVER (ORDER BY n, term) AS rarest FROM d), "
+    "kept AS (SELECT q, idf FROM w WHERE running <= %s OR rarest = 1 OR %s), "
+    "k AS (SELECT c.id, sum(kept.idf * ts_rank(c.tsv, kept.q, 1))::float8 AS kw FROM kept "
+    "JOIN chunks c ON c.tsv @@ kept.q WHERE c.agent_id = %s AND {clause} GROUP BY c.id {every} "
+    "ORDER BY kw DESC, c.id LIMIT %s)"
+)
+
+
+class SearchMixin:
+    """The search half of :class:`~hippo.stores.postgres.store.PostgresStore`."""
+
+    ann_threshold: int | None
+    _counts: dict[str, tuple[float, int, int]]
+    _read: Callable[..., ContextManager[Any]]
+
+    def search(self, agent_id: str, query: SearchQuery) -> Candidates:
+        clause, params = filter_sql(query.where)
+        vector = None if query.vector is None else np.asarray(query.vector, dtype=np.float32)
+        words = _lexemes(query.terms)
+        with self._read(agent_id) as conn:
+            rows = self._candidates(conn, agent_id, vector, words, clause, params, query)
+            found_v = sum(r[7] is not None for r in rows)
+            if vector is not None and not found_v:
+                _check_dimension(conn, agent_id, len(vector))
+            if vector is not None and self._ann(conn, agent_id) and found_v < query.depth \
+                    and self._vector_count(conn, agent_id) > found_v:
+                rows = self._candidates(conn, agent_id, vector, words, clause, params, query, exact=True)
+        similarity = {r[0]: r[7] for r in rows if r[7] is not None}
+        bm25 = {r[0]: r[8] for r in rows if r[8] is not None}
+        cosines = {r[0]: r[9] for r in rows if r[9] is not None}
+        depth = query.depth
+        return Candidates(
+            [_standing(r) for r in rows], {**cosines, **similarity}, bm25,
+            exhausted=len(similarity) < depth and len(bm25) < depth,
+            unseen_similarity=min(similarity.values()) if len(similarity) >= depth else 0.0,
+            unseen_bm25=min(bm25.values()) if len(bm25) >= depth else 0.0,
+        )
+
+    def _candidates(self, conn: Any, agent_id: str, vector: np.ndarray | None, words: list[str], clause: str,
+                    params: list[Any], query: SearchQuery, *, exact: bool = False) -> list[tuple]:
+        sides, values = [], []
+        if vector is not None:
+            indexed = not exact and self._ann(conn, agent_id)
+            distance = (f"(c.embedding::vector({len(vector)})) <#> %s::vector({len(vector)})" if indexed
+                        else "c.embedding <#> %s::vector")
+            sides.append(f"v AS (SELECT c.id, -({distance}) AS sim FROM chunks c WHERE c.agent_id = %s AND {clause} "
+                         f"AND vector_dims(c.embedding) = {len(vector)} ORDER BY {distance} LIMIT %s)")
+            values += [vector, agent_id, *params, vector, query.depth]
+        else:
+            sides.append("v AS (SELECT NULL::text AS id, NULL::float8 AS sim WHERE false)")
+        if words:
+            rows_n, _ = self._agent_counts(conn, agent_id)
+            sides.append(_KEYWORDS.format(clause=clause, every="HAVING count(*) = (SELECT count(*) FROM d)"
+                                          if query.every_term else ""))
+            values += [agent_id, KEYWORD_BUDGET + 1, words, float(rows_n), KEYWORD_BUDGET, query.every_term,
+                       agent_id, *params, query.depth]
+        else:
+            sides.append("k AS (SELECT NULL::text AS id, NULL::float8 AS kw WHERE false)")
+        cosine, cosine_values = "NULL::float8", []
+        if vector is not None and query.score_all:
+            cosine = (f"CASE WHEN v.id IS NULL AND vector_dims(c.embedding) = {len(vector)} "
+                      "THEN -(c.embedding <#> %s::vector) END")
+            cosine_values = [vector]
+        sql = (f"WITH {', '.join(sides)}, ids AS (SELECT id FROM v UNION SELECT id FROM k) "
+               f"SELECT {_STANDING}, v.sim, k.kw, {cosine} FROM ids JOIN chunks c ON c.id = ids.id "
+               "LEFT JOIN v ON v.id = c.id LEFT JOIN k ON k.id = c.id WHERE c.agent_id = %s")
+        return conn.execute(sql, [*values, *cosine_values, agent_id]).fetchall()
+
+    def _ann(self, conn: Any, agent_id: str) -> bool:
+        return self.ann_threshold is not None and self.ann_threshold > 0 \
+            and self._vector_count(conn, agent_id) >= self.ann_threshold
+
+    def _vector_count(self, conn: Any, agent_id: str) -> int:
+        return self._agent_counts(conn, agent_id)[1]
+
+    def _agent_counts(self, conn: Any, agent_id: str) -> tuple[int, int]:
+        """The agent's chunks and live vectors, trusted for ``_COUNT_TTL`` (a write of this process
+        drops them): they choose a plan and scale IDF, and neither needs the exact count."""
+        now = time.monotonic()
+        cached = self._counts.get(agent_id)
+        if cached is None or now - cached[0] > _COUNT_TTL:
+            rows, vectors = conn.execute("SELECT count(*), count(embedding) FILTER (WHERE superseded_by IS NULL) "
+                                         "FROM chunks WHERE agent_id = %s", (agent_id,)).fetchone()
+            cached = self._counts[agent_id] = (now, int(rows), int(vectors))
+        return cached[1], cached[2]
+
+    def score(self, agent_id: str, ids: Sequence[str], vector: np.ndarray | None) -> tuple[list[Standing], dict[str, float]]:
+        if not ids:
+            return [], {}
+        cosine, values = "NULL::float8", []
+        if vector is not None:
+            cosine = (f"CASE WHEN vector_dims(c.embedding) = {len(vector)} THEN -(c.embedding <#> %s::vector) END")
+            values.append(np.asarray(vector, dtype=np.float32))
+        with self._read(agent_id) as conn:
+            rows = conn.execute(f"SELECT {_STANDING}, {cosine} FROM chunks c WHERE c.agent_id = %s AND c.id = ANY(%s)",
+                                [*values, agent_id, list(ids)]).fetchall()
+        by_id = {r[0]: r for r in rows}
+        ordered = [by_id[i] for i in ids if i in by_id]
+        return [_standing(r) for r in ordered], {r[0]: r[7] for r in ordered if r[7] is not None}
+
+    def neighbours(self, agent_id: str, ids: Sequence[str], reach: int, span: float,
+                   where: ChunkFilter) -> dict[str, list[tuple[str, int]]]:
+        out: dict[str, list[tuple[str, int]]] = {}
+        if not ids:
+            return out
+        condition, params = filter_sql(where)
+        side = (f"(SELECT s.id, c.id, {_WHEN}, ({condition}) FROM chunks c WHERE c.agent_id = %s "
+                "AND c.kind = 'memory' AND c.id {} s.id ORDER BY c.id {} LIMIT %s)")
+        sql = (f"SELECT s.id, s.when_s, n.* FROM (SELECT c.id, {_WHEN} AS when_s FROM chunks c WHERE c.agent_id = %s "
+               "AND c.kind = 'memory' AND c.id = ANY(%s)) s CROSS JOIN LATERAL ("
+               + side.format("<", "DESC") + " UNION ALL " + side.format(">", "ASC") + ") n(seed, other, other_when, ok)")
+        values = [agent_id, list(ids), *params, agent_id, reach, *params, agent_id, reach]
+        with self._read(agent_id) as conn:
+            rows = conn.execute(sql, values).fetchall()
+        seeds = {r[0]: r[1] for r in rows}
+        with self._read(agent_id) as conn:  # seeds without any neighbour still answer (with an empty list)
+            for row in conn.execute("SELECT id FROM chunks WHERE agent_id = %s AND kind = 'memory' AND id = ANY(%s)",
+                                    (agent_id, list(ids))):
+                seeds.setdefault(row[0], 0.0)
+        sides: dict[tuple[str, bool], list[tuple[str, float, bool]]] = {}
+        for seed, _, _, other, other_when, ok in rows:
+            sides.setdefault((seed, other < seed), []).append((other, other_when, ok))
+        for (seed, before), found in sides.items():
+            found.sort(key=lambda row: row[0], reverse=before)  # nearest first
+            for distance, (other, other_when, ok) in enumerate(found, start=1):
+                if abs(other_when - seeds[seed]) > span:
+                    break  # a neighbour from another moment ends this side
+                if ok:
+                    out.setdefault(seed, []).append((other, distance))
+        return {seed: out.get(seed, []) for seed in seeds}

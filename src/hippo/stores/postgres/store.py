@@ -1,0 +1,360 @@
+"""The scale-out store: PostgreSQL with pgvector, shared by any number of ``hippo serve`` processes.
+
+Behaviour equals the SQLite store's (one contract suite runs against both); what differs is
+where state lives. Everything is in the database: chunks, blocks, API keys, the embedding model
+record. A process keeps nothing another process would need to see, so any server answers any
+request. Writes are serialised per agent (``connection.py``), not per database.
+
+Forgetting: a hard delete removes the rows in its transaction, and from then on no query of any
+server returns the text. PostgreSQL keeps the bytes of deleted rows in the table and index files
+until their pages are rewritten, and in its write-ahead log until segments are recycled (and in
+replicas and backups, which are the operator's). ``scrub()`` (``hippo scrub``) rewrites the
+tables with ``VACUUM FULL``, after which the table and index files no longer hold the text; WAL
+recycling is PostgreSQL's. ``pending_scrub`` says so after every delete, until a scrub ran.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from hippo.errors import EmbedderMismatch
+from hippo.stores.base import UNCHANGED, StoreCapabilities, StrengthUpdate
+from hippo.stores.postgres.connection import Connections, storage_errors
+from hippo.stores.postgres.conversation import has_messages_table, search_messages
+from hippo.stores.postgres.schema import migrate, vector_index
+from hippo.stores.postgres.search import CHUNK_COLUMNS, SearchMixin, chunk_of
+from hippo.types import ApiKey, Block, Chunk, ConversationHit
+
+__all__ = ["PostgresStore"]
+
+_NOT_SCRUBBED = ("deleted: no query returns it; PostgreSQL keeps the bytes in its files until `hippo scrub` "
+                 "(VACUUM FULL) rewrites the tables, and in its write-ahead log until the log is recycled")
+_KEY_COLUMNS = "id, secret_hash, agents, admin, label, created_at"
+
+
+class PostgresStore(SearchMixin):
+    """A :class:`hippo.stores.base.Store` over a PostgreSQL database with the pgvector extension."""
+
+    capabilities = StoreCapabilities(supports_ann=True, secure_delete=False, conversation=True)
+
+    def __init__(self, url: str, *, ann_threshold: int | None = 50_000, pool_size: int = 10) -> None:
+        import psycopg
+
+        from hippo.stores.registry import shown
+
+        self.location = shown(url)
+        self.ann_threshold = ann_threshold
+        with storage_errors(f"cannot open {self.location}"), psycopg.connect(url, autocommit=True) as conn:
+            migrate(conn)
+        self._db = Connections(url, max_size=pool_size)
+        self._unscrubbed = False
+        self._counts: dict[str, tuple[float, int, int]] = {}
+
+    def close(self) -> None:
+        self._db.close()
+
+    def transaction(self) -> Any:
+        return self._db.transaction()
+
+    def _read(self, agent_id: str | None = None) -> Any:
+        return self._db.connection(agent_id)
+
+    # -- the embedding model ------------------------------------------------
+
+    def embedder_record(self) -> tuple[str, int | None] | None:
+        with self._read() as conn:
+            row = conn.execute("SELECT model_id, dimension FROM embedding_model WHERE id = 1").fetchone()
+        return (row[0], row[1]) if row else None
+
+    def set_embedder_record(self, model_id: str, dimension: int | None) -> None:
+        with self._db.writing() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('hippo:model', 1))")
+            conn.execute("INSERT INTO embedding_model (id, model_id, dimension) VALUES (1, %s, %s) ON CONFLICT (id) "
+                         "DO UPDATE SET model_id = excluded.model_id, dimension = excluded.dimension, recorded_at = now()",
+                         (model_id, dimension))
+            vector_index(conn, dimension)
+
+    def _check_dimension(self, conn: Any, vectors: Iterable[np.ndarray | None]) -> None:
+        sizes = {len(v) for v in vectors if v is not None}
+        row = conn.execute("SELECT model_id, dimension FROM embedding_model WHERE id = 1").fetchone()
+        if sizes and row is not None and row[1] is not None and sizes != {row[1]}:
+            raise EmbedderMismatch(
+                f"this database's vectors are made with {row[0]} (dimension {row[1]}), refusing vectors of "
+                f"dimension {', '.join(map(str, sorted(sizes)))}; reopen it with embedder={row[0]!r} "
+                "or switch models with hippo.reembed()")
+
+    # -- chunks -------------------------------------------------------------
+
+    def memories_by_hash(self, agent_id: str, hashes: Sequence[str]) -> dict[str, Chunk]:
+        if not hashes:
+            return {}
+        with self._read(agent_id) as conn:
+            rows = conn.execute(f"SELECT {CHUNK_COLUMNS} FROM chunks c WHERE agent_id = %s AND kind = 'memory' "
+                                "AND content_hash = ANY(%s)", (agent_id, list(hashes))).fetchall()
+        return {chunk.content_hash: chunk for chunk in map(chunk_of, rows)}  # type: ignore[misc]
+
+    def insert_chunks(self, agent_id: str, chunks: Sequence[Chunk], vectors: Sequence[np.ndarray | None]) -> None:
+        with self._db.writing(agent_id) as conn:
+            self._check_dimension(conn, vectors)
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO chunks (id, agent_id, content, content_hash, embedding, metadata, kind, "
+                    "running_intensity, encounter_count, access_count, last_accessed_at, superseded_by, created_at, "
+                    "observed_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+                    [(c.id, agent_id, c.content, c.content_hash, v, json.dumps(c.metadata or {}, ensure_ascii=False),
+                      c.kind, c.running_intensity, c.encounter_count, c.access_count, c.last_accessed_at,
+                      c.superseded_by, c.created_at, c.observed_at) for c, v in zip(chunks, vectors)])
+        self._counts.pop(agent_id, None)
+
+    def update_strength(self, agent_id: str, updates: Sequence[StrengthUpdate]) -> None:
+        if not updates:
+            return
+        with self._db.writing(agent_id) as conn, conn.cursor() as cur:
+            cur.executemany(
+                "UPDATE chunks SET running_intensity = %s, encounter_count = %s, access_count = %s, "
+                "last_accessed_at = %s WHERE agent_id = %s AND id = %s",
+                [(u.running_intensity, u.encounter_count, u.access_count, u.last_accessed_at, agent_id, u.id)
+                 for u in updates])
+
+    def record_retrievals(self, agent_id: str, ids: Sequence[str], now: datetime, *, boost: float) -> None:
+        if not ids:
+            return
+        with self._db.writing(agent_id) as conn:
+            conn.execute("UPDATE chunks SET access_count = access_count + 1, last_accessed_at = %s, "
+                         "running_intensity = least(1.0, running_intensity + %s) WHERE agent_id = %s AND id = ANY(%s)",
+                         (now, boost, agent_id, list(ids)))
+
+    def supersede(self, agent_id: str, old_ids: Sequence[str], new_id: str) -> list[str]:
+        if not old_ids:
+            return []
+        with self._db.writing(agent_id) as conn:
+            rows = conn.execute("UPDATE chunks SET superseded_by = %s WHERE agent_id = %s AND superseded_by IS NULL "
+                                "AND id = ANY(%s) RETURNING id", (new_id, agent_id, list(old_ids))).fetchall()
+        return [r[0] for r in rows]
+
+    def superseded_by(self, agent_id: str, chunk_id: str) -> list[Chunk]:
+        with self._read(agent_id) as conn:
+            rows = conn.execute(f"SELECT {CHUNK_COLUMNS} FROM chunks c WHERE agent_id = %s AND superseded_by = %s "
+                                "ORDER BY created_at", (agent_id, chunk_id)).fetchall()
+        return [chunk_of(r) for r in rows]
+
+    def set_vectors(self, agent_id: str, vectors: dict[str, np.ndarray]) -> None:
+        with self._db.writing(agent_id) as conn:
+            self._check_dimension(conn, vectors.values())
+            with conn.cursor() as cur:
+                cur.executemany("UPDATE chunks SET embedding = %s WHERE agent_id = %s AND id = %s",
+                                [(v, agent_id, i) for i, v in vectors.items()])
+
+    def get_chunks(self, agent_id: str, ids: Sequence[str]) -> list[Chunk]:
+        if not ids:
+            return []
+        with self._read(agent_id) as conn:
+            rows = conn.execute(f"SELECT {CHUNK_COLUMNS} FROM chunks c WHERE agent_id = %s AND id = ANY(%s)",
+                                (agent_id, list(ids))).fetchall()
+        by_id = {row[0]: chunk_of(row) for row in rows}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def get_vectors(self, agent_id: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        if not ids:
+            return {}
+        with self._read(agent_id) as conn:
+            rows = conn.execute("SELECT id, embedding FROM chunks WHERE agent_id = %s AND embedding IS NOT NULL "
+                                "AND id = ANY(%s)", (agent_id, list(ids))).fetchall()
+        return {row[0]: np.asarray(row[1], dtype=np.float32) for row in rows}
+
+    def list_chunks(self, agent_id: str, *, limit: int, before: str | None = None,
+                    kind: str | None = None) -> list[Chunk]:
+        sql, params = f"SELECT {CHUNK_COLUMNS} FROM chunks c WHERE agent_id = %s", [agent_id]
+        if before is not None:
+            sql, params = sql + " AND id < %s", [*params, before]
+        if kind is not None:
+            sql, params = sql + " AND kind = %s", [*params, kind]
+        with self._read(agent_id) as conn:
+            rows = conn.execute(sql + " ORDER BY id DESC LIMIT %s", (*params, limit)).fetchall()
+        return [chunk_of(r) for r in rows]
+
+    def update_metadata(self, agent_id: str, chunk_id: str, metadata: dict[str, Any]) -> bool:
+        with self._db.writing(agent_id) as conn:
+            cur = conn.execute("UPDATE chunks SET metadata = %s WHERE agent_id = %s AND id = %s",
+                               (json.dumps(metadata, ensure_ascii=False), agent_id, chunk_id))
+        return cur.rowcount > 0
+
+    def agent_ids(self, prefix: str) -> list[str]:
+        with self._read() as conn:
+            rows = conn.execute("SELECT DISTINCT agent_id FROM chunks WHERE starts_with(agent_id, %s) "
+                                "ORDER BY agent_id", (prefix,)).fetchall()
+        return [r[0] for r in rows]
+
+    def known_ids(self, agent_id: str, ids: Sequence[str]) -> dict[str, bool]:
+        if not ids:
+            return {}
+        with self._read() as conn:
+            rows = conn.execute("SELECT id, agent_id = %s FROM chunks WHERE id = ANY(%s)",
+                                (agent_id, list(ids))).fetchall()
+        return {row[0]: bool(row[1]) for row in rows}
+
+    def size_bytes(self) -> int:
+        with self._read() as conn:
+            return int(conn.execute("SELECT pg_database_size(current_database())").fetchone()[0])
+
+    def holds_nothing(self) -> bool:
+        with self._read() as conn:
+            return not conn.execute("SELECT EXISTS (SELECT 1 FROM chunks) OR EXISTS (SELECT 1 FROM memory_blocks) "
+                                    "OR EXISTS (SELECT 1 FROM api_keys)").fetchone()[0]
+
+    def counts(self, agent_id: str) -> dict[str, int]:
+        with self._read(agent_id) as conn:
+            row = conn.execute(
+                "SELECT count(*) FILTER (WHERE kind = 'fact' AND superseded_by IS NULL), "
+                "count(*) FILTER (WHERE kind = 'fact' AND superseded_by IS NOT NULL), "
+                "count(*) FILTER (WHERE kind = 'memory'), count(*) FILTER (WHERE embedding IS NULL), "
+                "(SELECT count(*) FROM memory_blocks WHERE agent_id = %s) FROM chunks WHERE agent_id = %s",
+                (agent_id, agent_id)).fetchone()
+        return {"facts": row[0], "superseded_facts": row[1], "memories": row[2], "pending_vectors": row[3],
+                "blocks": row[4]}
+
+    # -- hard deletes -------------------------------------------------------
+
+    def delete_chunks(self, agent_id: str, ids: Sequence[str]) -> int:
+        if not ids:
+            return 0
+        with self._db.writing(agent_id) as conn:
+            count = conn.execute("DELETE FROM chunks WHERE agent_id = %s AND id = ANY(%s)",
+                                 (agent_id, list(ids))).rowcount
+        self._deleted(agent_id, count)
+        return count
+
+    def update_content(self, agent_id: str, chunk_id: str, content: str, content_hash: str,
+                       vector: np.ndarray | None, now: datetime) -> bool:
+        with self._db.writing(agent_id) as conn:
+            if vector is not None:
+                self._check_dimension(conn, [vector])
+            count = conn.execute("UPDATE chunks SET content = %s, content_hash = %s, embedding = %s, "
+                                 "last_accessed_at = %s WHERE agent_id = %s AND id = %s",
+                                 (content, content_hash, vector, now, agent_id, chunk_id)).rowcount
+        self._deleted(agent_id, count)
+        return count > 0
+
+    def delete_agent(self, agent_id: str) -> dict[str, int]:
+        with self._db.writing(agent_id) as conn:
+            kinds = [r[0] for r in conn.execute("DELETE FROM chunks WHERE agent_id = %s RETURNING kind", (agent_id,))]
+            blocks = conn.execute("DELETE FROM memory_blocks WHERE agent_id = %s", (agent_id,)).rowcount
+        self._deleted(agent_id, len(kinds) + blocks)
+        return {"memories": kinds.count("memory"), "facts": kinds.count("fact"), "blocks": blocks}
+
+    def _deleted(self, agent_id: str, count: int) -> None:
+        self._counts.pop(agent_id, None)
+        if count:
+            self._unscrubbed = True
+
+    def pending_scrub(self) -> str | None:
+        return _NOT_SCRUBBED if self._unscrubbed else None
+
+    def scrub(self) -> None:
+        import psycopg
+
+        """Rewrite the tables that hold text (``VACUUM FULL``: an exclusive lock while it runs), so
+        that their files no longer hold deleted rows' bytes. An operator's command, not a per-delete step."""
+        with self._read() as conn:
+            for table in ("chunks", "memory_blocks"):
+                conn.execute(f"VACUUM (FULL) {table}")
+            try:  # the rewritten files on disk, not only in shared buffers (needs pg_checkpoint or superuser)
+                conn.execute("CHECKPOINT")
+            except psycopg.errors.InsufficientPrivilege:
+                pass  # PostgreSQL writes them at its next checkpoint
+        self._unscrubbed = False
+
+    # -- pending vectors ----------------------------------------------------
+
+    def pending_vectors(self, agent_id: str | None, limit: int) -> list[tuple[str, str, str]]:
+        sql, params = "SELECT agent_id, id, content FROM chunks WHERE embedding IS NULL", []
+        if agent_id is not None:
+            sql, params = sql + " AND agent_id = %s", [agent_id]
+        with self._read() as conn:
+            return [tuple(r) for r in conn.execute(sql + " ORDER BY id LIMIT %s", (*params, limit))]
+
+    def count_pending(self, agent_id: str | None) -> int:
+        sql, params = "SELECT count(*) FROM chunks WHERE embedding IS NULL", []
+        if agent_id is not None:
+            sql, params = sql + " AND agent_id = %s", [agent_id]
+        with self._read() as conn:
+            return int(conn.execute(sql, params).fetchone()[0])
+
+    def clear_vectors(self) -> None:
+        with self._db.writing() as conn:
+            conn.execute("UPDATE chunks SET embedding = NULL WHERE embedding IS NOT NULL")
+
+    # -- memory blocks ------------------------------------------------------
+
+    def get_block(self, agent_id: str, key: str) -> Block | None:
+        with self._read(agent_id) as conn:
+            row = conn.execute("SELECT key, value, updated_at, char_limit FROM memory_blocks WHERE agent_id = %s "
+                               "AND key = %s", (agent_id, key)).fetchone()
+        return Block(row[0], row[1], row[2], row[3]) if row else None
+
+    def put_block(self, agent_id: str, key: str, value: str, now: datetime, *, char_limit: Any = UNCHANGED) -> Block:
+        with self._db.writing(agent_id) as conn:
+            if char_limit is UNCHANGED:
+                conn.execute("INSERT INTO memory_blocks (agent_id, key, value, updated_at) VALUES (%s,%s,%s,%s) "
+                             "ON CONFLICT (agent_id, key) DO UPDATE SET value = excluded.value, "
+                             "updated_at = excluded.updated_at", (agent_id, key, value, now))
+            else:
+                conn.execute("INSERT INTO memory_blocks (agent_id, key, value, updated_at, char_limit) "
+                             "VALUES (%s,%s,%s,%s,%s) ON CONFLICT (agent_id, key) DO UPDATE SET value = excluded.value, "
+                             "updated_at = excluded.updated_at, char_limit = excluded.char_limit",
+                             (agent_id, key, value, now, char_limit))
+            block = self.get_block(agent_id, key)
+        assert block is not None
+        return block
+
+    def list_blocks(self, agent_id: str) -> list[Block]:
+        with self._read(agent_id) as conn:
+            rows = conn.execute("SELECT key, value, updated_at, char_limit FROM memory_blocks WHERE agent_id = %s "
+                                "ORDER BY key COLLATE \"C\"", (agent_id,)).fetchall()
+        return [Block(r[0], r[1], r[2], r[3]) for r in rows]
+
+    # -- API keys -----------------------------------------------------------
+
+    def put_api_key(self, key: ApiKey) -> None:
+        with self._db.writing() as conn:
+            conn.execute("INSERT INTO api_keys (id, secret_hash, agents, admin, label, created_at) "
+                         "VALUES (%s,%s,%s,%s,%s,%s)", (key.id, key.secret_hash, json.dumps(list(key.agents)),
+                                                        key.admin, key.label, key.created_at))
+
+    def get_api_key(self, key_id: str) -> ApiKey | None:
+        with self._read() as conn:
+            row = conn.execute(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE id = %s", (key_id,)).fetchone()
+        return _api_key(row) if row else None
+
+    def list_api_keys(self) -> list[ApiKey]:
+        with self._read() as conn:
+            rows = conn.execute(f"SELECT {_KEY_COLUMNS} FROM api_keys ORDER BY created_at, id").fetchall()
+        return [_api_key(r) for r in rows]
+
+    def has_api_keys(self) -> bool:
+        with self._read() as conn:
+            return bool(conn.execute("SELECT EXISTS (SELECT 1 FROM api_keys)").fetchone()[0])
+
+    def delete_api_key(self, key_id: str) -> bool:
+        with self._db.writing() as conn:
+            return conn.execute("DELETE FROM api_keys WHERE id = %s", (key_id,)).rowcount > 0
+
+    # -- the application's conversation -------------------------------------
+
+    def has_messages_table(self, table: str) -> bool:
+        with self._read() as conn:
+            return has_messages_table(conn, table)
+
+    def search_messages(self, agent_id: str, table: str, terms: Sequence[str], limit: int) -> list[ConversationHit]:
+        with self._read() as conn:
+            return search_messages(conn, agent_id, table, terms, limit)
+
+
+def _api_key(row: tuple) -> ApiKey:
+    agents = row[2] if isinstance(row[2], list) else json.loads(row[2])
+    return ApiKey(id=row[0], secret_hash=row[1], agents=tuple(agents), admin=bool(row[3]), label=row[4],
+                  created_at=row[5])

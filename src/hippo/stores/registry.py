@@ -1,0 +1,119 @@
+"""Which store a database name opens: the one place that knows the backends.
+
+A database is named by a path or a URL, wherever one is taken (``hippo.open``, ``--db``,
+``HIPPO_DB``, ``hippo.toml``):
+
+- ``memory.db``, ``~/hippo.db``, ``sqlite:///abs/path.db``, ``sqlite:///:memory:``: the embedded
+  SQLite store (:mod:`hippo.stores.sqlite`);
+- ``postgresql://user:pass@host:5432/dbname`` (or ``postgres://``): PostgreSQL with pgvector
+  (:mod:`hippo.stores.postgres`, the ``postgres`` extra).
+
+Nothing outside ``stores/`` names a backend class or treats a database name as a file path.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
+
+from hippo.errors import ConfigError
+
+if TYPE_CHECKING:
+    from hippo.stores.base import Store
+
+__all__ = ["Target", "create_messages_table", "discard", "exists", "open_store", "parse", "shown"]
+
+_POSTGRES = ("postgresql", "postgres")
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A database name, read: its ``backend`` and where it is (a file path or a URL)."""
+
+    backend: str  # "sqlite" or "postgresql"
+    location: str
+
+
+def parse(db: str | os.PathLike[str]) -> Target:
+    """The backend and location a database name means; ConfigError for a scheme hippo has no store for."""
+    text = os.fspath(db)
+    match = _SCHEME.match(text)
+    if match is None:  # "~" and "$VARS" are expanded by hippo.config.load_settings, which every name goes through
+        return Target("sqlite", text)
+    scheme = match.group(1).lower()
+    if scheme in _POSTGRES:
+        return Target("postgresql", text)
+    if scheme == "sqlite":
+        path = text[len(match.group(0)):]
+        if path.startswith("/:memory:"):
+            return Target("sqlite", ":memory:")
+        return Target("sqlite", path)
+    raise ConfigError(f"no store for {scheme}:// databases; use a file path, sqlite:///path or postgresql://...")
+
+
+def open_store(db: str | os.PathLike[str], **options: Any) -> "Store":
+    """Open (creating if needed) the store a database name means. ``options`` are the store
+    settings (``ann_threshold``); each backend takes what applies to it."""
+    target = parse(db)
+    if target.backend == "postgresql":
+        from hippo.stores.postgres import PostgresStore
+
+        return PostgresStore(target.location, **options)
+    from hippo.stores.sqlite import SQLiteStore
+
+    return SQLiteStore(target.location, **options)
+
+
+def exists(db: str | os.PathLike[str]) -> bool:
+    """Whether the database is there already (a server database always is: hippo creates its
+    tables, never the database itself)."""
+    target = parse(db)
+    return target.backend != "sqlite" or target.location == ":memory:" or os.path.exists(target.location)
+
+
+def discard(db: str | os.PathLike[str]) -> None:
+    """Remove a database this process created and never wrote to (SQLite's files). A server
+    database is left as it is: hippo did not create it."""
+    target = parse(db)
+    if target.backend != "sqlite" or target.location == ":memory:":
+        return
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(target.location + suffix):
+            os.remove(target.location + suffix)
+
+
+def shown(db: str | os.PathLike[str]) -> str:
+    """The database name as it may be printed or logged: a URL's password is masked."""
+    target = parse(db)
+    if target.backend == "sqlite":
+        return target.location
+    parts = urlsplit(target.location)
+    if parts.password is None:
+        return target.location
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def create_messages_table(target: Any, name: str = "messages") -> None:
+    """An application's messages table with its full-text index, in the database ``target``
+    names (or an open ``sqlite3.Connection``)."""
+    import sqlite3
+
+    if isinstance(target, sqlite3.Connection):
+        from hippo.stores.sqlite.conversation import create_messages_table as create
+
+        create(target, name)
+        return
+    parsed = parse(target)
+    if parsed.backend == "postgresql":
+        from hippo.stores.postgres.conversation import create_messages_table as create_pg
+
+        create_pg(parsed.location, name)
+        return
+    from hippo.stores.sqlite.conversation import create_messages_table as create
+
+    create(parsed.location, name)

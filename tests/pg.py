@@ -1,0 +1,52 @@
+"""PostgreSQL for the tests: a real server with pgvector, started once per test session without
+root (the PyPI package ``pgserver``), and a fresh database per test made from a migrated template."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import tempfile
+import threading
+from pathlib import Path
+
+__all__ = ["PostgresForTests"]
+
+
+class PostgresForTests:
+    """One server for the session; ``new_database()`` a URL of an empty, migrated database."""
+
+    _numbers = itertools.count(1)
+
+    def __init__(self) -> None:
+        os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())  # pgserver's platformdirs asks for it
+        import pgserver
+        import psycopg
+
+        root = Path(tempfile.gettempdir()) / f"hippo-pgtest-{os.getuid()}"
+        self.server = pgserver.get_server(root, cleanup_mode="stop")
+        self.admin = self.server.get_uri()
+        self._lock = threading.Lock()
+        with psycopg.connect(self.admin, autocommit=True) as conn:
+            conn.execute("DROP DATABASE IF EXISTS hippo_template WITH (FORCE)")
+            conn.execute("CREATE DATABASE hippo_template")
+        from hippo.stores.postgres import PostgresStore
+
+        PostgresStore(self.url("hippo_template"), pool_size=1).close()  # the extension and every migration
+
+    def url(self, name: str) -> str:
+        return self.admin.replace("/postgres?", f"/{name}?", 1)
+
+    def new_database(self) -> str:
+        import psycopg
+
+        name = f"hippo_test_{os.getpid()}_{next(self._numbers)}"
+        with self._lock, psycopg.connect(self.admin, autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name} TEMPLATE hippo_template")
+        return self.url(name)
+
+    def drop(self, url: str) -> None:
+        import psycopg
+
+        name = url.split("?", 1)[0].rsplit("/", 1)[1]
+        with self._lock, psycopg.connect(self.admin, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
