@@ -18,7 +18,9 @@ class PostgresForTests:
     _numbers = itertools.count(1)
 
     def __init__(self) -> None:
-        os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())  # pgserver's platformdirs asks for it
+        runtime = Path(tempfile.gettempdir()) / f"hippo-xdg-{os.getuid()}"  # pgserver's platformdirs asks for one
+        runtime.mkdir(mode=0o700, exist_ok=True)
+        os.environ.setdefault("XDG_RUNTIME_DIR", str(runtime))
         import pgserver
         import psycopg
 

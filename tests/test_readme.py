@@ -46,8 +46,8 @@ def test_every_console_command_runs_or_is_tested_elsewhere(tmp_path):
     for block in CONSOLE:
         lines = block.splitlines()
         commands = [line[2:] for line in lines if line.startswith("$ ")]
-        if all(c.startswith(ELSEWHERE) for c in commands):
-            continue
+        if all(c.startswith(ELSEWHERE) for c in commands) or "postgresql://" in block:
+            continue  # the PostgreSQL block runs in tests/surfaces/test_http_scaleout.py, on a real server
         script = "set -e\n" + "\n".join(c for c in commands if not c.startswith(ELSEWHERE))
         home = tmp_path / f"home{CONSOLE.index(block)}"
         home.mkdir()

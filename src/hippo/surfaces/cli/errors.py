@@ -95,7 +95,7 @@ def _silence_stdout() -> None:
 
 # The order of ``hippo --help``: the memory commands first, then the rest as registered.
 HELP_ORDER = ["store", "remember", "recall", "forget", "update", "delete-all", "block", "conversation", "list", "show", "stats", "export",
-              "import", "reembed", "prepare"]
+              "import", "reembed", "scrub", "prepare"]
 
 
 class BoundaryGroup(TyperGroup):

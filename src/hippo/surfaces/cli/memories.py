@@ -240,3 +240,15 @@ def stats(ctx: typer.Context, json: JSON = False) -> None:
     if json:
         return render.emit_json(found.to_dict())
     render.print_table(render.stats_table(found, configured))
+
+
+@app.command()
+def scrub(ctx: typer.Context, json: JSON = False) -> None:
+    """Remove the text of forgotten memories from the database files now (every agent). SQLite does
+    this by itself; on PostgreSQL it rewrites the tables (VACUUM FULL), locking them while it runs."""
+    with opened(ctx) as mem:
+        pending = mem.scrub()
+    if json:
+        return render.emit_json({"scrubbed": pending is None, "note": pending})
+    render.note("scrubbed: no deleted text is left in the database files" if pending is None
+                else f"not yet: {pending}")
