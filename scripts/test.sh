@@ -14,4 +14,9 @@ if ! command -v chromium >/dev/null; then
 fi
 # The environment of bench/mem0_compare.py (mem0 is no dependency of hippo): its smoke test runs there.
 bash bench/mem0-env.sh
+# Quality gates over the package: the linter and the type checker (settings in pyproject.toml).
+echo "hippo: ruff check src && mypy" >&2
+.venv/bin/ruff check src
+.venv/bin/mypy
+# PostgreSQL for the contract suite is started by the tests themselves (pgserver, no root).
 exec .venv/bin/python -m pytest "$@"

@@ -60,8 +60,8 @@ __all__ = [
     "FactHistory", "FactOutcome", "ForgetResult", "Forgotten", "HippoError", "Hit", "ImportResult", "InvalidInput",
     "LLMCall",
     "Memory", "MemoryInput", "MissingDependency", "NotFound", "ProviderError", "Recall", "ReembedResult",
-    "RememberResult", "StorageError", "StoreResult", "Tool", "Toolset", "create_messages_table", "database_exists", "discard_database", "open", "open_async", "open_keys",
-    "reembed", "AsyncMemory",
+    "RememberResult", "StorageError", "StoreResult", "Tool", "Toolset", "create_messages_table", "database_exists",
+    "discard_database", "open", "open_async", "open_keys", "reembed", "AsyncMemory",
 ]
 
 
@@ -110,8 +110,8 @@ def open(  # noqa: A001 - hippo.open mirrors sqlite3.connect / io.open
     (facts are extracted by offline rules). Pass ``embedder="none"`` for
     keyword-only memory, ``llm="openai:gpt-4o-mini"`` (or any LLM) for extraction.
     """
-    from hippo.clock import system_clock
     from hippo.api import Memory
+    from hippo.clock import system_clock
     from hippo.config import load_settings
     from hippo.core.validation import check_agent_id
     from hippo.stores.registry import open_store
@@ -147,8 +147,8 @@ def reembed(
 
     With the model the database already uses, only pending vectors are filled.
     """
-    from hippo.core.embedding import EmbeddingService
     from hippo.config import load_settings
+    from hippo.core.embedding import EmbeddingService
     from hippo.core.reembed import switch_model
     from hippo.stores.registry import open_store
 

@@ -13,6 +13,8 @@ from support import counts
 import hippo
 from hippo.errors import StorageError
 
+pytestmark = pytest.mark.sqlite_only  # SQLite's own files and schema
+
 
 def remove_files(db_path) -> None:
     for suffix in ("", "-wal", "-shm"):

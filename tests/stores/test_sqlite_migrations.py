@@ -5,12 +5,15 @@ from __future__ import annotations
 import sqlite3
 from datetime import timedelta
 
+import pytest
 from support import sql
 
 import hippo
 from hippo.stores.base import ChunkFilter
 from hippo.stores.sqlite.filters import filter_sql
 from hippo.stores.sqlite.schema import MIGRATIONS, _statements
+
+pytestmark = pytest.mark.sqlite_only  # SQLite's own files and schema
 
 
 def version_3_file(path) -> None:

@@ -6,7 +6,11 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 import hippo
+
+pytestmark = pytest.mark.sqlite_only  # SQLite's own files and schema
 
 
 def _run(code: str) -> None:

@@ -42,14 +42,14 @@ def update_memory(store: "Store", embedding: "EmbeddingService", agent_id: str, 
     key = chunk.metadata.get(ITEM_KEY) if chunk.kind == "memory" else None
     if checked is not None and key is not None:
         checked[ITEM_KEY] = key
-    changed = content is not None and content != chunk.content
-    if changed and key is None and chunk.kind == "memory":
-        same = store.memories_by_hash(agent_id, [content_hash(content)]).get(content_hash(content))
+    new_text = content if content is not None and content != chunk.content else None
+    if new_text is not None and key is None and chunk.kind == "memory":
+        same = store.memories_by_hash(agent_id, [content_hash(new_text)]).get(content_hash(new_text))
         if same is not None and same.id != chunk.id:
             raise Conflict(f"memory {same.id} already holds this text; forget one of the two instead")
-    vector = embedding.documents([content])[0] if changed else None
+    vector = embedding.documents([new_text])[0] if new_text is not None else None
     with store.transaction():
-        rewrite(store, agent_id, chunk, now, content=content if changed else None, vector=vector, metadata=checked)
+        rewrite(store, agent_id, chunk, now, content=new_text, vector=vector, metadata=checked)
 
 
 def rewrite(store: "Store", agent_id: str, chunk: Chunk, now: datetime, *, content: str | None,

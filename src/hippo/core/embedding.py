@@ -9,6 +9,7 @@ and reported on the result, never swallowed into a wrong answer.
 from __future__ import annotations
 
 import logging
+import threading
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Sequence
 
@@ -36,11 +37,15 @@ def mismatch_message(recorded: tuple[str, int | None], model_id: str, dimension:
 
 
 class EmbeddingService:
+    """Shared by the threads of a server (one per agent memory): the cache is behind a lock, and
+    ``last_error`` is each thread's own, so a failure is reported on the call that met it."""
+
     def __init__(self, embedder: Embedder | None, store: "Store", *, verify: bool = True) -> None:
         self.embedder = embedder
         self._store = store
         self._cache: OrderedDict[tuple[str, str], "np.ndarray"] = OrderedDict()
-        self.last_error: str | None = None
+        self._lock = threading.Lock()
+        self._local = threading.local()
         self._verified_dimension: int | None = None
         if embedder is not None and verify:
             recorded = store.embedder_record()
@@ -51,6 +56,19 @@ class EmbeddingService:
                 raise EmbedderMismatch(mismatch_message(recorded, embedder.model_id, embedder.dimension))
 
     @property
+    def last_error(self) -> str | None:
+        """Why this thread's last embedding call failed; None when it succeeded."""
+        return getattr(self._local, "error", None)
+
+    @last_error.setter
+    def last_error(self, value: str | None) -> None:
+        self._local.error = value
+
+    def _cached(self, key: tuple[str, str]) -> "np.ndarray | None":
+        with self._lock:
+            return self._cache.get(key)
+
+    @property
     def thresholds(self) -> Thresholds:
         return self.embedder.thresholds if self.embedder is not None else Thresholds()
 
@@ -59,8 +77,9 @@ class EmbeddingService:
         if self.embedder is None or not texts:
             return [None] * len(texts)
         # Read from a local map, not back from the cache: a batch larger than the cache evicts its own start.
-        found = {t: self._cache[("d", t)] for t in dict.fromkeys(texts) if ("d", t) in self._cache}
-        missing = [t for t in dict.fromkeys(texts) if t not in found]
+        cached = {t: self._cached(("d", t)) for t in dict.fromkeys(texts)}
+        found = {t: v for t, v in cached.items() if v is not None}
+        missing = [t for t in cached if t not in found]
         if missing:
             try:
                 vectors = normalize_rows(self.embedder.embed_documents(missing))
@@ -78,7 +97,8 @@ class EmbeddingService:
         if self.embedder is None:
             return None
         key = ("q", text)
-        if key not in self._cache:
+        vector = self._cached(key)
+        if vector is None:
             try:
                 vector = normalize_rows(self.embedder.embed_query(text))[0]
             except ProviderError as exc:
@@ -87,13 +107,14 @@ class EmbeddingService:
             self._check_dimension(len(vector))
             self._remember(key, vector)
         self.last_error = None
-        return self._cache[key]
+        return vector
 
     def _remember(self, key: tuple[str, str], vector: "np.ndarray") -> None:
-        self._cache[key] = vector
-        self._cache.move_to_end(key)
-        while len(self._cache) > _CACHE_SIZE:
-            self._cache.popitem(last=False)
+        with self._lock:
+            self._cache[key] = vector
+            self._cache.move_to_end(key)
+            while len(self._cache) > _CACHE_SIZE:
+                self._cache.popitem(last=False)
 
     def _failed(self, exc: ProviderError) -> None:
         self.last_error = f"embedder {self.embedder.model_id} failed: {exc.message}"  # type: ignore[union-attr]

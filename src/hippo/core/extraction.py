@@ -127,4 +127,4 @@ def classify_pairs(llm: LLM, pairs: list[tuple[str, str]], calls: list[LLMCall])
     answer = complete_json(llm, CLASSIFICATION_PROMPT, "\n".join(lines), classification_model,
                            purpose="classify", calls=calls, list_key="decisions", check=every_pair_decided)
     by_pair = {d.pair: d.label.lower() for d in answer.decisions}  # type: ignore[attr-defined]
-    return [by_pair[i] for i in range(1, len(pairs) + 1)]  # type: ignore[misc]
+    return [by_pair[i] for i in range(1, len(pairs) + 1)]

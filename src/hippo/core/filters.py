@@ -55,4 +55,4 @@ def _condition(key: str, op: Any, operand: Any) -> MetaCondition:
         raise InvalidInput(f"{where}: {op} compares a number or a text")
     if name == "exists" and not isinstance(operand, bool):
         raise InvalidInput(f"{where}: $exists takes true or false")
-    return MetaCondition(key, name, operand)
+    return MetaCondition(key, name, operand)  # type: ignore[arg-type]  # name is a value of OPERATORS

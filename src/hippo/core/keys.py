@@ -15,9 +15,9 @@ import secrets
 from datetime import datetime
 from typing import Sequence
 
+from hippo.clock import Clock, system_clock
 from hippo.core.validation import check_agent_id
 from hippo.errors import InvalidInput, NotFound
-from hippo.clock import Clock, system_clock
 from hippo.stores.base import Store
 from hippo.types import ApiKey
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Literal, Mapping, Self, Sequence
 
 from ulid import ULID
 
@@ -14,6 +14,7 @@ from hippo.config import Settings
 from hippo.core import edits, items, transfer
 from hippo.core import validation as v
 from hippo.core.blocks import BlockEditor
+from hippo.core.context import in_context
 from hippo.core.dates import named_period
 from hippo.core.embedding import EmbeddingService
 from hippo.core.filters import metadata_conditions
@@ -22,7 +23,6 @@ from hippo.core.hashing import content_hash
 from hippo.core.keys import KeyRing
 from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms
 from hippo.core.messages import user_text
-from hippo.core.context import in_context
 from hippo.core.recall import as_hits, find_candidates, own_relevance, rank, touched, unseen_relevance
 from hippo.core.reembed import Progress, fill_pending
 from hippo.core.remember import remember
@@ -93,7 +93,7 @@ class Memory:
         if self._owns_store:
             self.store.close()
 
-    def for_agent(self, agent_id: str) -> "Memory":
+    def for_agent(self, agent_id: str) -> Self:
         """The same database, embedder and LLM, scoped to another agent.
 
         The new memory shares this one's store; closing it leaves the store open
@@ -104,7 +104,7 @@ class Memory:
         other._owns_store = False
         return other
 
-    def __enter__(self) -> "Memory":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -290,7 +290,7 @@ class Memory:
             hits = touched(hits, now)
             self.store.record_retrievals(self.agent_id, [h.id for h in hits], now, boost=RETRIEVAL_BOOST)
         if query_vector is None:
-            mode = "keyword"
+            mode: Literal["hybrid", "keyword", "vector"] = "keyword"
         else:
             mode = "hybrid" if found.bm25 or keyword_terms(query) else "vector"
         return Recall(hits, mode, warning=self.embedding.last_error if query_vector is None else None)

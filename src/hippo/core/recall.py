@@ -24,7 +24,8 @@ from hippo.types import Hit
 if TYPE_CHECKING:
     from hippo.stores.base import Store
 
-__all__ = ["Ranked", "as_hits", "find_candidates", "keyword_match", "own_relevance", "rank", "touched", "unseen_relevance"]
+__all__ = ["Ranked", "as_hits", "find_candidates", "keyword_match", "own_relevance", "rank", "touched",
+           "unseen_relevance"]
 
 
 def unseen_relevance(found: Candidates, fusion: Fusion) -> float:

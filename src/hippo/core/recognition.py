@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 
     from hippo.stores.base import Store
 
-__all__ = ["Candidate", "Plan", "decide", "find_candidates", "pending_pairs", "resolve", "resolve_offline", "same_words"]
+__all__ = ["Candidate", "Plan", "decide", "find_candidates", "pending_pairs", "resolve", "resolve_offline",
+           "same_words"]
 
 Label = Literal["duplicate", "supersedes", "distinct"]
 TOP_K = 5
@@ -75,7 +76,8 @@ def find_candidates(
     for fact, vector in zip(facts, vectors):
         if vector is not None:
             hits = store.search(agent_id, SearchQuery(vector, (), _FACTS_ONLY, TOP_K))
-            found.append(sorted(hits.similarity.items(), key=lambda item: -item[1]))
+            ranked = sorted(hits.similarity.items(), key=lambda item: -item[1])
+            found.append([(chunk_id, similarity) for chunk_id, similarity in ranked])
             continue
         terms = tuple(keyword_terms(fact.fact, stopwords=ENGLISH_STOPWORDS))
         hits = store.search(agent_id, SearchQuery(None, terms, _FACTS_ONLY, TOP_K))
@@ -150,5 +152,6 @@ def resolve(
 
 
 def resolve_offline(plans: list[Plan], rule: Callable[[str, str], Label | None]) -> None:
-    labels = [rule(cand.chunk.content, plan.fact.fact) or "distinct" for plan, cand in pending_pairs(plans)]
+    labels: list[Label | None] = [rule(cand.chunk.content, plan.fact.fact) or "distinct"
+                                  for plan, cand in pending_pairs(plans)]
     resolve(plans, labels, "offline")

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from ulid import ULID
 
-from hippo.core.hashing import content_hash
 from hippo.core import offline
 from hippo.core.extraction import classify_pairs, extract_with_llm
+from hippo.core.hashing import content_hash
 from hippo.core.recognition import Plan, decide, find_candidates, pending_pairs, resolve, resolve_offline
 from hippo.core.strength import reinforced_intensity
 from hippo.stores.base import StrengthUpdate

@@ -64,7 +64,8 @@ def effective_strength(
     return strength_after(running_intensity, access_count, hours_between(last_accessed_at, now), decay_lambda)
 
 
-def strength_after(running_intensity: float, access_count: int, hours: float, decay_lambda: float = DECAY_LAMBDA) -> float:
+def strength_after(running_intensity: float, access_count: int, hours: float,
+                   decay_lambda: float = DECAY_LAMBDA) -> float:
     """:func:`effective_strength` ``hours`` after the last access."""
     return running_intensity * math.exp(-decay_lambda / decay_resistance(access_count) * hours)
 

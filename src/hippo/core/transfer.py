@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal, Mapping, Seq
 
 from ulid import ULID
 
-from hippo.core.hashing import content_hash
 from hippo.clock import to_iso
 from hippo.core import validation as v
+from hippo.core.hashing import content_hash
 from hippo.errors import InvalidInput
 from hippo.types import Block, Chunk, ImportResult
 

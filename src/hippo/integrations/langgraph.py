@@ -180,7 +180,7 @@ class HippoStore(BaseStore):
         found = (tuple(agent.split(".")) for agent in self.memory.agent_ids(".".join(prefix)))
         return [ns for ns in found if ns[: len(prefix)] == tuple(prefix)]
 
-    def _search(self, op: SearchOp) -> list[SearchItem]:
+    def _search(self, op: SearchOp) -> list[Item]:
         wanted = op.offset + op.limit
         if op.query:
             scored = [hit for ns in self._namespaces(op.namespace_prefix) for hit in self._recall(ns, op, wanted)]

@@ -15,8 +15,8 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = [
-    "ChatTurn", "Completion", "Embedder", "check_texts", "load_once", "require", "LLM", "Message", "Thresholds", "ToolCall", "ToolCallingLLM", "ToolSpec",
-    "Usage",
+    "ChatTurn", "Completion", "Embedder", "check_texts", "load_once", "require", "LLM", "Message", "Thresholds",
+    "ToolCall", "ToolCallingLLM", "ToolSpec", "Usage",
     "normalize_rows",
 ]
 
@@ -191,7 +191,7 @@ _T = TypeVar("_T")
 def load_once(load: Callable[[], _T]) -> Callable[[], _T]:
     """``load`` run once per process, behind a lock (a model is loaded once, however many threads
     ask first); every later call returns what it returned. A load that raises is tried again."""
-    lock, loaded = threading.Lock(), []
+    lock, loaded = threading.Lock(), list[_T]()
 
     @functools.wraps(load)
     def get() -> _T:

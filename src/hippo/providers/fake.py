@@ -121,6 +121,7 @@ class FakeLLM:
             return item
         if isinstance(item, ToolCall):
             item = [item]
+        calls: tuple[ToolCall, ...]
         if isinstance(item, str):
             text, calls = item, ()
         elif isinstance(item, (list, tuple)) and all(isinstance(c, ToolCall) for c in item):

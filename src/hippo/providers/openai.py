@@ -16,7 +16,14 @@ from urllib.parse import urlsplit
 from hippo.errors import ConfigError, MissingDependency, ProviderError
 from hippo.providers._http import HTTPClientMixin, as_matrix, check_dimension, post_json
 from hippo.providers.base import (
-    ChatTurn, Completion, Message, Thresholds, ToolCall, ToolSpec, Usage, check_texts,
+    ChatTurn,
+    Completion,
+    Message,
+    Thresholds,
+    ToolCall,
+    ToolSpec,
+    Usage,
+    check_texts,
 )
 
 if TYPE_CHECKING:

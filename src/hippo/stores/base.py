@@ -7,17 +7,19 @@ join that one transaction; called alone, each is its own transaction.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ContextManager, Literal, Protocol, Sequence
 
+from hippo.errors import InvalidInput
 from hippo.types import UNCHANGED, ApiKey, Block, Chunk, ConversationHit
 
 if TYPE_CHECKING:
     import numpy as np
 
 __all__ = ["UNCHANGED", "Candidates", "ChunkFilter", "MetaCondition", "MetaOp", "SearchQuery", "Standing", "Store",
-           "StoreCapabilities", "StrengthUpdate"]
+           "StoreCapabilities", "StrengthUpdate", "validate_table_name"]
 
 
 
@@ -130,6 +132,16 @@ class Candidates:
         )
 
 
+_TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+
+
+def validate_table_name(name: str) -> str:
+    """Table names cannot be bound as parameters, so only plain identifiers pass."""
+    if not isinstance(name, str) or not _TABLE_NAME.fullmatch(name):
+        raise InvalidInput(f"invalid table name {name!r}: use letters, digits and underscores")
+    return name
+
+
 class Store(Protocol):
     capabilities: StoreCapabilities
     location: str
@@ -174,7 +186,8 @@ class Store(Protocol):
         """This agent's chunks among ``ids``, in the order of ``ids``; unknown ids are left out."""
         ...
 
-    def score(self, agent_id: str, ids: Sequence[str], vector: "np.ndarray | None") -> tuple[list[Standing], dict[str, float]]:
+    def score(self, agent_id: str, ids: Sequence[str],
+              vector: "np.ndarray | None") -> tuple[list[Standing], dict[str, float]]:
         """What ranking reads of these chunks (as :meth:`get_chunks`, the fields ranking needs
         only), and the cosine of each that has a vector of the same size to ``vector``."""
         ...

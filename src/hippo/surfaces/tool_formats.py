@@ -60,7 +60,7 @@ def _text(result: dict[str, Any]) -> str:
 def dispatch(tools: "Toolset", tool_call: Any) -> dict[str, Any]:
     call = _as_dict(tool_call)
     if call.get("type") == "tool_use":
-        result = tools.call(call.get("name"), call.get("input"))
+        result = tools.call(call.get("name"), call.get("input"))  # a missing name answers unknown_tool
         return {"type": "tool_result", "tool_use_id": call.get("id"), "content": _text(result),
                 "is_error": not result["ok"]}
     if call.get("type") == "function_call":

@@ -287,7 +287,7 @@ class Toolset(Sequence[Tool]):
     def names(self) -> list[str]:
         return [t.name for t in self._tools]
 
-    def call(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> dict[str, Any]:
+    def call(self, name: Any, arguments: Mapping[str, Any] | str | None = None) -> dict[str, Any]:
         """Run one tool by name; an unknown name is a structured error too (models misspell)."""
         tool = self._by_name.get(name) if isinstance(name, str) else None
         if tool is None:

@@ -11,6 +11,8 @@ import threading
 import pytest
 from cli_helpers import ok
 
+pytestmark = pytest.mark.sqlite_only  # the CLI runs on the SQLite file its --db names (the CLI on PostgreSQL: test_http_scaleout.py)
+
 
 @pytest.fixture
 def alice(make_mem):

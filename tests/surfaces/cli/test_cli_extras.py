@@ -5,7 +5,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from cli_helpers import as_json, ok
+
+pytestmark = pytest.mark.sqlite_only  # the CLI runs on the SQLite file its --db names (the CLI on PostgreSQL: test_http_scaleout.py)
 
 
 def test_the_command_without_the_cli_extra_names_it(tmp_path):

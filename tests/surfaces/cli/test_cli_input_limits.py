@@ -8,6 +8,8 @@ import json
 import pytest
 from support import sql
 
+pytestmark = pytest.mark.sqlite_only  # the CLI runs on the SQLite file its --db names (the CLI on PostgreSQL: test_http_scaleout.py)
+
 
 @pytest.fixture
 def seeded(make_mem):

@@ -13,6 +13,8 @@ from support import sql
 import hippo
 from hippo.core.transfer import derived_id
 
+pytestmark = pytest.mark.sqlite_only  # the CLI runs on the SQLite file its --db names (the CLI on PostgreSQL: test_http_scaleout.py)
+
 STRENGTH = ("content", "kind", "metadata", "running_intensity", "encounter_count", "access_count",
             "last_accessed_at", "created_at", "observed_at", "superseded_by", "content_hash")
 

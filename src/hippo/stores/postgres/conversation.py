@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from hippo.errors import NotFound
+from hippo.stores.base import validate_table_name
 from hippo.stores.postgres.search import tsquery
-from hippo.stores.sqlite.conversation import validate_table_name
 from hippo.types import ConversationHit
 
 __all__ = ["create_messages_table", "has_messages_table", "search_messages"]
@@ -59,7 +59,7 @@ def search_messages(conn: Any, agent_id: str, table: str, terms: Sequence[str], 
         return []
     shown = [c for c in columns if c != "tsv"]
     scoped = "agent_id" in columns
-    sql = (f"SELECT m.id, ts_rank(m.tsv, q, 1)::float8 AS rank, "
+    sql = ("SELECT m.id, ts_rank(m.tsv, q, 1)::float8 AS rank, "
            "ts_headline('hippo_english', m.content, q, 'StartSel=[, StopSel=], MaxWords=16, MinWords=4'), "
            + ", ".join(f'm."{c}"' for c in shown)
            + f" FROM \"{table}\" m, to_tsquery('hippo_english', hippo_fold(%s)) q WHERE m.tsv @@ q"

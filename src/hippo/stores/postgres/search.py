@@ -166,7 +166,8 @@ class SearchMixin:
             cached = self._counts[agent_id] = (now, int(rows), int(vectors))
         return cached[1], cached[2]
 
-    def score(self, agent_id: str, ids: Sequence[str], vector: np.ndarray | None) -> tuple[list[Standing], dict[str, float]]:
+    def score(self, agent_id: str, ids: Sequence[str],
+              vector: np.ndarray | None) -> tuple[list[Standing], dict[str, float]]:
         if not ids:
             return [], {}
         cosine, values = "NULL::float8", []
@@ -190,7 +191,8 @@ class SearchMixin:
                 "AND c.kind = 'memory' AND c.id {} s.id ORDER BY c.id {} LIMIT %s)")
         sql = (f"SELECT s.id, s.when_s, n.* FROM (SELECT c.id, {_WHEN} AS when_s FROM chunks c WHERE c.agent_id = %s "
                "AND c.kind = 'memory' AND c.id = ANY(%s)) s CROSS JOIN LATERAL ("
-               + side.format("<", "DESC") + " UNION ALL " + side.format(">", "ASC") + ") n(seed, other, other_when, ok)")
+               + side.format("<", "DESC") + " UNION ALL " + side.format(">", "ASC")
+               + ") n(seed, other, other_when, ok)")
         values = [agent_id, list(ids), *params, agent_id, reach, *params, agent_id, reach]
         with self._read(agent_id) as conn:
             rows = conn.execute(sql, values).fetchall()

@@ -73,8 +73,9 @@ class PostgresStore(SearchMixin):
     def set_embedder_record(self, model_id: str, dimension: int | None) -> None:
         with self._db.writing() as conn:
             conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('hippo:model', 1))")
-            conn.execute("INSERT INTO embedding_model (id, model_id, dimension) VALUES (1, %s, %s) ON CONFLICT (id) "
-                         "DO UPDATE SET model_id = excluded.model_id, dimension = excluded.dimension, recorded_at = now()",
+            conn.execute("INSERT INTO embedding_model (id, model_id, dimension) VALUES (1, %s, %s) "
+                         "ON CONFLICT (id) DO UPDATE SET model_id = excluded.model_id, "
+                         "dimension = excluded.dimension, recorded_at = now()",
                          (model_id, dimension))
             vector_index(conn, dimension)
 
@@ -304,7 +305,8 @@ class PostgresStore(SearchMixin):
                              "updated_at = excluded.updated_at", (agent_id, key, value, now))
             else:
                 conn.execute("INSERT INTO memory_blocks (agent_id, key, value, updated_at, char_limit) "
-                             "VALUES (%s,%s,%s,%s,%s) ON CONFLICT (agent_id, key) DO UPDATE SET value = excluded.value, "
+                             "VALUES (%s,%s,%s,%s,%s) ON CONFLICT (agent_id, key) "
+                             "DO UPDATE SET value = excluded.value, "
                              "updated_at = excluded.updated_at, char_limit = excluded.char_limit",
                              (agent_id, key, value, now, char_limit))
             block = self.get_block(agent_id, key)

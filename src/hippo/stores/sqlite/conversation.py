@@ -7,24 +7,14 @@ When the table has an ``agent_id`` column, search is scoped to the agent.
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from pathlib import Path
 
-from hippo.errors import InvalidInput, NotFound
+from hippo.errors import NotFound
+from hippo.stores.base import validate_table_name
 from hippo.types import ConversationHit
 
 __all__ = ["create_messages_table", "has_messages_table", "search_messages", "validate_table_name"]
-
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
-
-
-def validate_table_name(name: str) -> str:
-    """Table names cannot be bound as parameters, so only plain identifiers pass."""
-    if not isinstance(name, str) or not _IDENTIFIER.fullmatch(name):
-        raise InvalidInput(f"invalid table name {name!r}: use letters, digits and underscores")
-    return name
-
 
 def create_messages_table(target: str | Path | sqlite3.Connection, name: str = "messages") -> None:
     """Create ``name`` (id, agent_id, session_id, role, content, created_at), its FTS5
@@ -74,7 +64,8 @@ def has_messages_table(conn: sqlite3.Connection, table: str) -> bool:
     return existing == {table, fts}
 
 
-def search_messages(conn: sqlite3.Connection, agent_id: str, table: str, match: str, limit: int) -> list[ConversationHit]:
+def search_messages(conn: sqlite3.Connection, agent_id: str, table: str, match: str,
+                    limit: int) -> list[ConversationHit]:
     table = validate_table_name(table)
     fts = f"{table}_fts"
     if not has_messages_table(conn, table):

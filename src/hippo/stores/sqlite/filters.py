@@ -46,7 +46,8 @@ def _equals(path: str, value: Any) -> tuple[str, list[Any]]:
         return "json_type(c.metadata, ?) = ?", [path, "true" if value else "false"]
     if isinstance(value, (int, float)):
         # JSON true/false come back from json_extract as 1/0: compare numbers only.
-        return "json_type(c.metadata, ?) IN ('integer', 'real') AND json_extract(c.metadata, ?) = ?", [path, path, value]
+        return ("json_type(c.metadata, ?) IN ('integer', 'real') AND json_extract(c.metadata, ?) = ?",
+                [path, path, value])
     return "json_type(c.metadata, ?) = 'text' AND json_extract(c.metadata, ?) = ?", [path, path, value]
 
 

@@ -33,7 +33,8 @@ __all__ = ["KEYWORD_BUDGET", "SearchMixin", "match_expression"]
 EPOCH_JULIAN_DAY = 2440587.5
 _STANDING_COLUMNS = (
     "id, running_intensity, access_count, "
-    f"(julianday(last_accessed_at) - {EPOCH_JULIAN_DAY}) * 86400.0, (julianday(created_at) - {EPOCH_JULIAN_DAY}) * 86400.0, "
+    f"(julianday(last_accessed_at) - {EPOCH_JULIAN_DAY}) * 86400.0, "
+    f"(julianday(created_at) - {EPOCH_JULIAN_DAY}) * 86400.0, "
     "superseded_by, embedding IS NOT NULL"
 )
 
@@ -43,6 +44,10 @@ def match_expression(terms: Iterable[str], *, every: bool = False) -> str | None
     each quoted, so no word is read as an operator; joined by OR, or by AND with ``every``."""
     quoted = [f'"{term}"' for term in terms if term and '"' not in term]
     return (" AND " if every else " OR ").join(quoted) or None
+
+
+def _standing_of(row: tuple) -> Standing:
+    return Standing(row[0], row[1], row[2], row[3], row[4], row[5], bool(row[6]))
 
 
 def _marks(n: int) -> str:
@@ -67,7 +72,8 @@ def _affordable(conn: sqlite3.Connection, match: str) -> tuple[str, int | None]:
     ]
     if sum(counts) <= KEYWORD_BUDGET or len(terms) == 1:
         return match, sum(counts)
-    kept, total = [], 0
+    kept: list[str] = []
+    total = 0
     for count, term in sorted(zip(counts, terms)):
         if kept and total + count > KEYWORD_BUDGET:
             break
@@ -120,7 +126,7 @@ class SearchMixin:
         return chunks, cosines
 
     def standings(self, agent_id: str, ids: Sequence[str]) -> list[Standing]:
-        return self._rows_by_id(agent_id, ids, _STANDING_COLUMNS, lambda row: Standing(*row[:6], bool(row[6])))
+        return self._rows_by_id(agent_id, ids, _STANDING_COLUMNS, _standing_of)
 
     def get_vectors(self, agent_id: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         if not ids:
@@ -133,7 +139,8 @@ class SearchMixin:
             ).fetchall()
         return {row[0]: decode_vector(row[1]) for row in rows}
 
-    def vector_search(self, agent_id: str, query: np.ndarray, limit: int, where: ChunkFilter) -> list[tuple[str, float]]:
+    def vector_search(self, agent_id: str, query: np.ndarray, limit: int,
+                      where: ChunkFilter) -> list[tuple[str, float]]:
         with self._reading() as conn:
             allowed = None
             clause, params = filter_sql(where)

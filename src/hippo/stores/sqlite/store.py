@@ -82,7 +82,7 @@ class SQLiteStore(SearchMixin):
             raise StorageError(f"cannot open database {self.path}: {exc}") from exc
         self._lock = threading.RLock()
         self._depth = 0
-        self._after_commit: list[Callable[[], None]] = []
+        self._after_commit: list[Callable[[], object]] = []
         # Absolute: the files beside the database and the identity check must not follow a chdir.
         plain = self.path not in ("", ":memory:") and not self.path.startswith("file:")
         self._file = os.path.abspath(self.path) if plain else self.path
@@ -228,7 +228,7 @@ class SQLiteStore(SearchMixin):
                     ),
                 )
                 if vector is not None and chunk.superseded_by is None:
-                    self._vectors.stage_add(agent_id, cur.lastrowid, vector)
+                    self._vectors.stage_add(agent_id, cur.lastrowid or 0, vector)  # an INSERT always has one
                 else:
                     self._vectors.stage_touch(agent_id)
 
@@ -251,7 +251,8 @@ class SQLiteStore(SearchMixin):
         with self.transaction():
             self._conn.execute(
                 "UPDATE chunks SET access_count = access_count + 1, last_accessed_at = ?, "
-                f"running_intensity = min(1.0, running_intensity + ?) WHERE +agent_id = ? AND id IN ({_marks(len(ids))})",
+                "running_intensity = min(1.0, running_intensity + ?) "
+                f"WHERE +agent_id = ? AND id IN ({_marks(len(ids))})",
                 (to_iso(now), boost, agent_id, *ids),
             )
 

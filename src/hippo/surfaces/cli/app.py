@@ -64,8 +64,9 @@ class Options:
 @app.callback()
 def _global(
     ctx: typer.Context,
-    db: Annotated[Optional[str], typer.Option("--db", envvar="HIPPO_DB", metavar="PATH",
-                                              help="Database file (default: hippo.toml's db, else ./hippo.db).")] = None,
+    db: Annotated[Optional[str], typer.Option(
+        "--db", envvar="HIPPO_DB", metavar="PATH",
+        help="Database file or postgresql:// URL (default: hippo.toml's db, else ./hippo.db).")] = None,
     agent: Annotated[Optional[str], typer.Option("--agent", envvar="HIPPO_AGENT_ID", metavar="ID",
                                                  help="Agent whose memory to use (default: 'default').")] = None,
     embedder: Annotated[Optional[str], typer.Option(

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from hippo.errors import InvalidInput, NotFound
-from hippo.types import UNCHANGED
 from hippo.surfaces.cli import render
 from hippo.surfaces.cli.app import JSON, app, opened, read_text
 from hippo.surfaces.cli.errors import fail
+from hippo.types import UNCHANGED
 
 if TYPE_CHECKING:
     from hippo.types import BlockResult

@@ -34,7 +34,7 @@ from hippo.errors import (
 try:  # Typer vendors Click from 0.29 on; before, it uses the click package.
     from typer._click.exceptions import ClickException
 except ImportError:  # pragma: no cover - older Typer
-    from click.exceptions import ClickException  # type: ignore[no-redef]
+    from click.exceptions import ClickException  # type: ignore[assignment]
 
 __all__ = ["EXIT_CODES", "USAGE", "USER_ERROR", "BoundaryGroup", "exit_code_for", "fail"]
 
@@ -94,8 +94,8 @@ def _silence_stdout() -> None:
 
 
 # The order of ``hippo --help``: the memory commands first, then the rest as registered.
-HELP_ORDER = ["store", "remember", "recall", "forget", "update", "delete-all", "block", "conversation", "list", "show", "stats", "export",
-              "import", "reembed", "scrub", "prepare"]
+HELP_ORDER = ["store", "remember", "recall", "forget", "update", "delete-all", "block", "conversation", "list", "show",
+              "stats", "export", "import", "reembed", "scrub", "prepare"]
 
 
 class BoundaryGroup(TyperGroup):

@@ -75,8 +75,8 @@ def recall(
     query: Annotated[str, typer.Argument(help="What to look for, in plain words.")],
     limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many hits.")] = 10,
     kind: Annotated[Optional[Kind], typer.Option(help="Only facts or only memories.")] = None,
-    tag: Annotated[Optional[list[str]], typer.Option("--tag", "-t", metavar="TAG",
-                                                     help="Only chunks with this tag (repeatable: all of them).")] = None,
+    tag: Annotated[Optional[list[str]], typer.Option(
+        "--tag", "-t", metavar="TAG", help="Only chunks with this tag (repeatable: all of them).")] = None,
     since: Annotated[Optional[str], typer.Option(metavar="WHEN", help="Not before: ISO-8601 or an age (7d).")] = None,
     until: Annotated[Optional[str], typer.Option(metavar="WHEN", help="Not after: ISO-8601 or an age (1d).")] = None,
     where: Annotated[Optional[str], typer.Option(
@@ -199,8 +199,8 @@ def conversation(
 def list_(
     ctx: typer.Context,
     limit: Annotated[int, typer.Option("--limit", "-n", help="Chunks per page.")] = 20,
-    cursor: Annotated[Optional[str], typer.Option(metavar="ID",
-                                                  help="Start after this id (the previous page's next cursor).")] = None,
+    cursor: Annotated[Optional[str], typer.Option(
+        metavar="ID", help="Start after this id (the previous page's next cursor).")] = None,
     kind: Annotated[Optional[Kind], typer.Option(help="Only facts or only memories.")] = None,
     json: JSON = False,
 ) -> None:

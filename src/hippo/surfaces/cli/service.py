@@ -17,8 +17,8 @@ from hippo.surfaces.cli.app import JSON, Options, app, opened
 from hippo.surfaces.cli.render import emit_json, note
 
 if TYPE_CHECKING:
-    from hippo.core.memory import Memory
     from hippo.core.keys import KeyRing
+    from hippo.core.memory import Memory
 
 keys_app = typer.Typer(help="API keys of the HTTP service: create (shown once), list, delete.", no_args_is_help=True)
 app.add_typer(keys_app, name="keys")

@@ -104,7 +104,8 @@ def export(
             out.flush()
     where = "standard output" if file in (None, "-") else file
     render.note(f"exported {render.plural(written['chunk'], 'chunk')} and {render.plural(written['block'], 'block')}"
-                f" of agent {header['agent_id']!r} to {where}" + (" with vectors" if header.get("vectors") else ""))
+                f" of agent {header['agent_id']!r} to {where}"  # type: ignore[typeddict-item]  # the header record
+                + (" with vectors" if header.get("vectors") else ""))
 
 
 def _read_records(file: str) -> list[dict[str, Any]]:

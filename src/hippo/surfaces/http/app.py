@@ -22,12 +22,11 @@ from hippo.core.memory import Memory
 from hippo.core.validation import AGENT_ID, BLOCK_KEY, ULID, check_agent_id, parse_json
 from hippo.errors import InvalidInput
 from hippo.surfaces.http.docs import install_docs
-from hippo.surfaces.tools import Toolset
 from hippo.surfaces.http.errors import BLOCK_STATUS, ApiError, install
 from hippo.surfaces.http.guards import BodyLimit, HostCheck
 from hippo.surfaces.http.models import (
-    BlockContext,
     AppendBody,
+    BlockContext,
     BlockList,
     ErrorBody,
     ForgetBody,
@@ -39,14 +38,15 @@ from hippo.surfaces.http.models import (
     SetBlockBody,
     StoreBody,
 )
+from hippo.surfaces.tools import Toolset
 from hippo.types import (
     UNCHANGED,
-    Erased,
     ApiKey,
     Block,
     BlockResult,
     Chunk,
     ConversationHit,
+    Erased,
     ForgetResult,
     Forgotten,
     Recall,
@@ -195,6 +195,8 @@ def delete_memory(mem: Mem, memory_id: Annotated[str, MEMORY_ID]) -> Forgotten:
 def remember(mem: Mem, body: RememberBody) -> RememberResult:
     """Extract facts from what the user said and reconcile them with what is known."""
     said = body.text if body.text is not None else body.messages
+    if said is None:  # the body model requires one of the two; kept explicit for readers and type checkers
+        raise InvalidInput("give text or messages")
     return mem.remember_facts(said, observed_at=body.observed_at, metadata=body.metadata)
 
 

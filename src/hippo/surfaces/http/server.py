@@ -70,7 +70,7 @@ class BackgroundServer:
         self._server = uvicorn.Server(_config(mem, "127.0.0.1", 0, max_body_bytes=options.pop("max_body_bytes",
                                                                                                1_000_000),
                                               cors_origins=options.pop("cors_origins", ())))
-        self._server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+        self._server.install_signal_handlers = lambda: None  # type: ignore[attr-defined]
         self._thread = threading.Thread(target=self._server.run, daemon=True)
         self.url = ""
 
