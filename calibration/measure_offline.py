@@ -26,16 +26,28 @@ from typing import Any
 
 import numpy as np
 
-from hippo.core.offline import ExtractedFact, relation
+from hippo.core.embedding import EmbeddingService
+from hippo.core.offline import ExtractedFact
+from hippo.core.pairs import offline_rule
 from hippo.core.recognition import Candidate, Plan, decide, resolve_offline
 from hippo.providers.registry import create_embedder
 from hippo.types import Chunk
 
 HERE = Path(__file__).resolve().parent
+
+
+class _NoStore:
+    """The word vectors need an EmbeddingService; nothing here is stored."""
+
+    def embedder_record(self) -> None:
+        return None
+
+    def set_embedder_record(self, model_id: str, dimension: int | None) -> None:
+        return None
 LABELS = ("duplicate", "supersedes", "distinct")
 
 
-def classify(existing: str, new: str, similarity: float, thresholds: Any) -> str:
+def classify(existing: str, new: str, similarity: float, thresholds: Any, rule: Any) -> str:
     """The action hippo takes offline for ``new`` when ``existing`` is its one candidate."""
     now = datetime.now(timezone.utc)
     chunk = Chunk(id="0", agent_id="calibration", content=existing, kind="fact", metadata={},
@@ -43,22 +55,25 @@ def classify(existing: str, new: str, similarity: float, thresholds: Any) -> str
     plan = Plan(ExtractedFact(new, 0.5, ()), [Candidate(chunk, similarity)])
     decide(plan, thresholds)
     if plan.band == "ambiguous":
-        resolve_offline([plan], relation)
+        resolve_offline([plan], rule)
     return "distinct" if plan.action == "new" else plan.action
 
 
-def measure(pairs: Path, embedder_spec: str) -> dict[str, Any]:
+def measure(pairs: Path, embedder_spec: str, offline_pairs: str = "rules") -> dict[str, Any]:
     rows = [json.loads(line) for line in pairs.read_text(encoding="utf-8").splitlines() if line.strip()]
     embedder = create_embedder(embedder_spec)
+    rule = offline_rule(offline_pairs, EmbeddingService(embedder, _NoStore(), verify=False).words)
     old = embedder.embed_documents([r["existing"] for r in rows])
     new = embedder.embed_documents([r["new"] for r in rows])
     similarities = np.sum(np.asarray(old) * np.asarray(new), axis=1)
-    predicted = [classify(r["existing"], r["new"], float(s), embedder.thresholds) for r, s in zip(rows, similarities)]
+    predicted = [classify(r["existing"], r["new"], float(s), embedder.thresholds, rule)
+                 for r, s in zip(rows, similarities)]
     confusion = Counter((r["label"], p) for r, p in zip(rows, predicted))
     totals = Counter(r["label"] for r in rows)
     return {
         "pairs": str(pairs.relative_to(HERE.parent) if pairs.is_relative_to(HERE.parent) else pairs),
         "embedder": embedder.model_id,
+        "offline_pairs": offline_pairs,
         "n": len(rows),
         "accuracy": round(sum(confusion[(g, g)] for g in LABELS) / len(rows), 3),
         "recall": {g: round(confusion[(g, g)] / totals[g], 3) for g in LABELS if totals[g]},
@@ -71,13 +86,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pairs", type=Path, default=HERE / "fact_pairs_test.jsonl")
     parser.add_argument("--embedder", default="local")
+    parser.add_argument("--offline-pairs", choices=("rules", "model"), default="rules",
+                        help="the offline classifier remember_facts is configured with (Settings.offline_pairs)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args(argv)
-    report = measure(args.pairs.resolve(), args.embedder)
+    report = measure(args.pairs.resolve(), args.embedder, args.offline_pairs)
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
-    print(f"{report['pairs']}: {report['n']} pairs, embedder {report['embedder']}, offline (no LLM)")
+    print(f"{report['pairs']}: {report['n']} pairs, embedder {report['embedder']}, offline (no LLM), "
+          f"offline_pairs={report['offline_pairs']}")
     print(f"accuracy {report['accuracy']:.3f}; facts merged that were not duplicates: {report['merged_wrongly']}")
     for gold in LABELS:
         row = report["confusion"][gold]

@@ -51,6 +51,10 @@ class Settings:
     # An agent with this many vectors is searched through an HNSW index (the ``ann`` extra)
     # instead of exactly; None or 0 keeps every agent exact. Measured in bench/ann_choice.py.
     ann_threshold: int | None = DEFAULT_ANN_THRESHOLD
+    # Without an LLM, how remember_facts tells a new fact from a stored one in the ambiguous band:
+    # "rules" (hippo.core.offline.relation: never merges, keeps most paraphrases twice) or "model"
+    # (hippo.core.pairs: recognises most paraphrases, trained on all-MiniLM-L6-v2's cosines; see NOTES).
+    offline_pairs: str = "rules"
 
 
 _NONE_WORDS = {"", "none", "null", "off"}
@@ -122,4 +126,6 @@ def _checked(settings: Settings) -> Settings:
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise ConfigError(f"setting {name} must be a whole number from {low} to {high}"
                               + (" or none" if nullable else "") + f", got {shown(value)}")
+    if settings.offline_pairs not in ("rules", "model"):
+        raise ConfigError(f"setting offline_pairs must be 'rules' or 'model', got {shown(settings.offline_pairs)}")
     return settings

@@ -93,6 +93,16 @@ class EmbeddingService:
         self.last_error = None
         return [found[t] for t in texts]
 
+    def words(self, texts: list[str]) -> "np.ndarray":
+        """Unit vectors of short texts (single words) for the offline pair classifier; zeros when
+        the embedder is down, which its features read as "no evidence"."""
+        import numpy as np
+
+        vectors = self.documents(texts)
+        size = next((len(v) for v in vectors if v is not None), 1)
+        return np.stack([v if v is not None else np.zeros(size, dtype=np.float32) for v in vectors]) \
+            if vectors else np.zeros((0, size), dtype=np.float32)
+
     def query(self, text: str) -> "np.ndarray | None":
         if self.embedder is None:
             return None

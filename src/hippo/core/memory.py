@@ -11,7 +11,7 @@ from ulid import ULID
 from hippo import limits
 from hippo.clock import Clock, system_clock
 from hippo.config import Settings
-from hippo.core import edits, items, transfer
+from hippo.core import edits, items, pairs, transfer
 from hippo.core import validation as v
 from hippo.core.blocks import BlockEditor
 from hippo.core.context import in_context
@@ -88,6 +88,10 @@ class Memory:
         self._fusion = Fusion(settings.vector_weight, self.embedding.thresholds.unrelated)
         self._weights = ScoreWeights(settings.weight_relevance, settings.weight_strength, settings.weight_recency)
         self._owns_store = True
+        self._offline_rule = pairs.offline_rule(settings.offline_pairs, self.embedding.words)
+        if settings.offline_pairs == "model" and (embedder is None or embedder.model_id != pairs.TRAINED_ON):
+            raise ConfigError(f"offline_pairs='model' needs the embedder it was trained with ({pairs.TRAINED_ON}); "
+                              "use offline_pairs='rules' with another embedder")
 
     def close(self) -> None:
         if self._owns_store:
@@ -214,7 +218,7 @@ class Memory:
         return remember(
             store=self.store, embedding=self.embedding, llm=self.llm, agent_id=self.agent_id, text=text,
             now=self.now(), observed_at=v.check_datetime(observed_at, "observed_at"),
-            metadata=v.check_metadata(metadata),
+            metadata=v.check_metadata(metadata), offline_rule=self._offline_rule,
         )
 
     def fact_history(self, chunk_id: str) -> FactHistory:

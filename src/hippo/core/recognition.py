@@ -151,7 +151,8 @@ def resolve(
                 f"“{c.chunk.content}”" for c, _ in decisions)
 
 
-def resolve_offline(plans: list[Plan], rule: Callable[[str, str], Label | None]) -> None:
-    labels: list[Label | None] = [rule(cand.chunk.content, plan.fact.fact) or "distinct"
+def resolve_offline(plans: list[Plan], rule: Callable[[str, str, float | None], Label | None]) -> None:
+    """Label every ambiguous pair with ``rule(existing, new, cosine)``; no answer is distinct."""
+    labels: list[Label | None] = [rule(cand.chunk.content, plan.fact.fact, cand.similarity) or "distinct"
                                   for plan, cand in pending_pairs(plans)]
     resolve(plans, labels, "offline")

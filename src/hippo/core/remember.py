@@ -26,6 +26,7 @@ from hippo.types import Chunk, FactOutcome, LLMCall, RememberResult
 
 if TYPE_CHECKING:
     from hippo.core.embedding import EmbeddingService
+    from hippo.core.pairs import Rule
     from hippo.providers.base import LLM
     from hippo.stores.base import Store
 
@@ -52,6 +53,7 @@ def remember(
     now: datetime,
     observed_at: datetime | None,
     metadata: dict[str, Any],
+    offline_rule: "Rule",
 ) -> RememberResult:
     calls: list[LLMCall] = []
     if llm is not None:
@@ -68,7 +70,7 @@ def remember(
         labels = classify_pairs(llm, [(cand.chunk.content, plan.fact.fact) for plan, cand in pairs], calls)
         resolve(plans, labels, "llm")  # type: ignore[arg-type]
     elif pairs:
-        resolve_offline(plans, offline.relation)
+        resolve_offline(plans, offline_rule)
     with store.transaction():
         outcomes = [_apply(store, agent_id, plan, vector, now, observed_at, metadata)
                     for plan, vector in zip(plans, vectors)]

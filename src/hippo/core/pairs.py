@@ -1,0 +1,421 @@
+"""Offline (no-LLM) classification of a pair of facts: duplicate, supersedes or distinct.
+
+A multinomial logistic regression (weights in ``pair_model.json``, written by
+``calibration/train_pair_model.py`` from hand-written tuning pairs) over cheap features: the sentence
+cosine; which content words only one side has and how close they are to the other side by the
+embedding of single words (``embed``); numbers, names, people, negations and change markers that
+differ; small multilingual lexicons of relations ("lives" / "works") and closed classes ("Monday" /
+"Friday"); and the verdict of :func:`hippo.core.offline.relation` with its subject and slot helpers.
+A wrong merge loses a fact, so ``duplicate`` needs a high probability and no veto (a differing
+number, name or person, or one vector for two texts); when unsure the answer is ``distinct``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from hippo.core import offline as _off
+
+__all__ = ["FEATURES", "LABELS", "TRAINED_ON", "Embed", "classify_pair", "features", "load_model", "offline_rule",
+           "pair_probabilities"]
+
+Label = Literal["duplicate", "supersedes", "distinct"]
+Embed = Callable[[list[str]], np.ndarray]
+LABELS: tuple[Label, ...] = ("duplicate", "supersedes", "distinct")
+MODEL_PATH = Path(__file__).with_name("pair_model.json")
+TRAINED_ON = "local:all-MiniLM-L6-v2"  # the embedder whose cosines and word vectors the weights expect
+
+FEATURES = (
+    "cos", "cos2", "degenerate", "non_latin", "jaccard", "only_old", "only_new", "unmatched_share", "soft_f1",
+    "span_cos", "clean_cos", "min_partner", "mean_partner", "weak_old", "weak_new", "num_diff", "num_same",
+    "name_diff", "name_same", "neg_diff", "hedge_diff", "person_diff", "lex_same", "lex_clash", "class_clash",
+    "change_new", "addition_new", "past_event", "rel_duplicate", "rel_supersedes", "rel_distinct", "rel_none",
+    "subject_same", "slot_changed", "slot_same", "len_ratio", "prefix_dup", "refines", "copula_changed",
+)
+
+_FOREIGN_STOP = frozenset("""nutzer nutzerin nutzers benutzer der die das den dem des ein eine einen einem ist sind hat
+    haben bei in im am um auf zu mit von für und oder nicht jetzt sehr gern usuario usuaria el la los las un una es en
+    de del al a y que se ha muy ahora l'utilisateur l'utilisatrice utilisateur le les une est à au aux du et chez été
+    maintenant très""".split())
+_NON_LATIN_SUBJECTS = ("用户", "ユーザー", "ผู้ใช้")
+_NEGATIONS = frozenset("not no never without nothing none nobody nicht kein keine keinen nie nunca jamais pas plus "
+                       "ni".split())
+_HEDGES = frozenset("""want wants wanted plan plans planned planning hope hopes hoping consider considering might maybe
+    may would could should will soon someday intends intend thinking""".split())
+_NUMBER_WORDS = {**_off._NUMBERS, **dict(w.split("=") for w in """thirteen=13 fifteen=15 twenty=20 thirty=30 forty=40
+    fifty=50 sixty=60 hundred=100 pair=2 twice=2 dozen=12 zwei=2 drei=3 vier=4 fünf=5 dos=2 tres=3 cuatro=4 cinco=5
+    deux=2 trois=3 quatre=4 cinq=5""".split())}
+_HAN_DIGITS = {ch: str(i) for i, ch in enumerate("〇一二三四五六七八九十")} | {"两": "2"}
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
+_NUMBER = re.compile(r"(?<![A-Za-z0-9.])\d+(?:[.,:]\d+)*(?:\s*[kK]\b|(?:st|nd|rd|th)\b)?")
+# Human relations: a fact about "User's wife" is not a fact about User.
+_PEOPLE = frozenset(_off._stem(_off._light(w)) for w in """wife husband partner girlfriend boyfriend fiance fiancee son
+    daughter kid child children baby mother father parent brother sister sibling friend manager colleague coworker
+    roommate grandmother grandfather uncle aunt cousin niece nephew""".split())
+_PERSON_SYNONYMS = {"boss": "manager", "kid": "child", "children": "child", "dad": "father", "mom": "mother"}
+_ABBREVIATIONS = {k: v.replace("_", " ") for k, v in (w.split("=") for w in """k8s=kubernetes phd=doctorate msc=master
+    mba=master bsc=bachelor js=javascript ts=typescript gcp=google_cloud nvim=neovim postgres=postgresql barça=barcelona
+    uk=united_kingdom us=united_states usa=united_states nyc=new_york_city sf=san_francisco la=los_angeles""".split())}
+# Closed classes: two facts that differ by two members of one class ("brothers" / "sisters", "Monday" / "Friday",
+# "cat" / "dog") state two facts or a change, never the same fact.
+_CLASSES = tuple(frozenset(c.split()) for c in """
+brother brothers sister sisters son sons daughter daughters mother mom father dad wife husband uncle aunt cousin niece
+    nephew grandmother grandfather friend boyfriend girlfriend bruder schwester sohn tochter hermano hermana hijo hija
+    frère sœur fils fille
+monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays thursdays fridays saturdays
+    sundays montag dienstag mittwoch donnerstag freitag samstag sonntag lunes martes miércoles jueves viernes sábado
+    domingo lundi mardi mercredi jeudi vendredi samedi dimanche
+january february march april may june july august september october november december
+cat cats dog dogs kitten puppy rabbit hamster goldfish snake bird parrot katze hund gato perro chat chien
+morning evening afternoon night mornings evenings afternoons nights
+english german french spanish italian portuguese japanese chinese korean russian dutch arabic inglés francés alemán
+    anglais allemand espagnol englisch französisch spanisch
+red blue green yellow black white purple orange pink grey gray brown
+first second third fourth fifth sixth seventh eighth ninth tenth
+older younger elder oldest youngest|early late earlier later|long short longer shorter|junior senior
+basic fluent beginner intermediate advanced native|staging production|spring summer autumn fall winter
+breakfast lunch dinner|coffee tea water beer wine juice|bike bicycle car train bus motorcycle scooter
+football soccer basketball tennis volleyball baseball golf hockey swimming running cycling
+guitar piano violin drums cello bass flute saxophone trumpet gitarre klavier geige guitarra violín guitare violon
+fußball basketball fútbol baloncesto tenis golf""".replace("\n    ", " ").replace("|", "\n").strip().splitlines())
+# The same classes in scripts without spaces, matched anywhere in the text.
+_CJK_CLASSES = tuple(frozenset(c.split()) for c in (
+    "妈妈 爸爸 母亲 父亲 儿子 女儿 哥哥 姐姐 弟弟 妹妹 丈夫 妻子 母 父 息子 娘 兄 姉 弟 妹 夫 妻 ลูกสาว ลูกชาย แม่ พ่อ",
+    "猫 狗 犬 แมว สุนัข หมา", "英语 日语 法语 德语 中文 汉语 英語 日本語 フランス語 ドイツ語 中国語",
+    "紅茶 緑茶 咖啡 茶 コーヒー กาแฟ ชา", "月曜 火曜 水曜 木曜 金曜 土曜 日曜 星期一 星期二 星期三 星期四 星期五"))
+# "Now", "moved", "no longer" in the other languages users write in (English: offline._CHANGE).
+_CHANGE_WORDS = re.compile(
+    r"(?<!\w)(?:jetzt|nun|inzwischen|umgezogen|verschoben|verlegt|gewechselt|nicht mehr|neue[rnms]?|aufgehört|"
+    r"geändert|ahora|se mudó|mudó|cambió|cambiado|ya no|nuev[oa]s?|dejó|volvió|se pasó|subió|bajó|maintenant|"
+    r"désormais|déménagé|déplacée?|changé|rejoint|nouve(?:au|lle)|arrêté|passée? à|plus de)(?!\w)|"
+    r"现在|搬到|改成|改为|换了|不再|了$|今は|引っ越|変更|変わ|やめ|転職|になった|ตอนนี้|ย้าย|เปลี่ยน|เลิก|แล้ว",
+    re.IGNORECASE)
+_SAME_MEMBER = {"dad": "father", "mom": "mother", "mum": "mother", "bicycle": "bike", "soccer": "football",
+                "fall": "autumn", "kitten": "cat", "puppy": "dog", "elder": "older", "grey": "gray"}
+_CURRENCY = {"€": " eur ", "$": " usd ", "£": " gbp ", "dollars": "usd", "euros": "eur"}
+# Words of one relation or attitude ("lives" / "resides" restate; "lives" / "works" are two facts). Latin entries
+# match word starts ("=": whole words), others (Chinese, Japanese, Thai) match anywhere.
+_GROUPS: dict[str, tuple[str, ...]] = {line.split(":")[0]: tuple(line.split(":")[1].split()) for line in """
+live: live living reside residing based home dwell wohn lebt vive habite vit= 住 居住 在住 อาศัย พัก
+work: work employ job arbeit angestellt trabaj emplead travail 工作 働 ทำงาน
+born: born birth geboren nació né= 出生 生まれ
+study: stud learn school lern estudi étudi 学 เรียน
+teach: teach lehr enseñ enseign
+visit: visit travel trip went= been=
+like: like enjoy fond fan= love ador favo prefer rather= mag= gern gust aime 喜欢 爱 好き ชอบ
+dislike: dislik hate detest loath stand= odia horreur hass 嫌
+read: read liest lee= leer
+write: writ wrote schreib escrib écri
+buy: buy bought purchas kauf compr achet
+sell: sell sold verkauf vend
+speak: speak spoke fluent sprich habla parl
+play: play spiel jueg jou
+watch: watch mira regard
+feed: feed fed=
+donate: donat spend spent
+avoid: avoid abstain verzicht evit évit
+veg: vegetarian vegan végétarien vegetarier vegetarisch 素食 ベジタリアン""".strip().splitlines()}
+_MEAT = re.compile(r"\b(?:meat|fleisch|carne|viande)\b|肉", re.IGNORECASE)
+
+
+def _words(text: str) -> list[str]:
+    """Content words without stop words or the subject; Thai, Chinese and Japanese: character bigrams."""
+    if _off.non_latin_share(text) <= 0.5:  # Thai, Chinese, Japanese write no spaces
+        return list(dict.fromkeys(w for w in _off._content(text) if w not in _FOREIGN_STOP and w != "user's"))
+    for subject in _NON_LATIN_SUBJECTS:
+        text = text.replace(subject, " ")
+    runs = re.findall(r"[^\W\d_]+|\d+", text)
+    return list(dict.fromkeys(r[i:i + 2] for r in runs for i in range(max(1, len(r) - 1))))
+
+
+def _numbers(text: str) -> set[str]:
+    """Numbers a fact states, normalised: "1,500" → "1500", "120k" → "120000", "4th" → "4", "thirty-four" → "34"."""
+    found: set[str] = set()
+    for raw in _NUMBER.findall(text):
+        value = re.sub(r":00$", "", re.sub(r"(?:st|nd|rd|th)$", "", raw.strip().lower()).replace(",", ""))
+        value = value[:-1].strip() + "000" if value.endswith("k") else value
+        found.add(value.lstrip("0") or "0")
+    found |= {_HAN_DIGITS[h] for h in re.findall(r"([一二两三四五六七八九十])(?=[个岁只位次年天本人匹つ歳])", text)}
+    low = re.sub(r"\bone (?:day|of)\b", " ", text.lower())
+    for tens, unit in re.findall(r"\b(" + "|".join(_TENS) + r")[- ](one|two|three|four|five|six|seven|eight|nine)\b",
+                                 low):
+        found.add(str(_TENS[tens] + int(_off._NUMBERS[unit])))
+        low = low.replace(f"{tens}-{unit}", " ").replace(f"{tens} {unit}", " ")
+    return found | {_NUMBER_WORDS[t] for t in re.findall(r"[^\W\d_]+", low) if t in _NUMBER_WORDS}
+
+
+def _names(text: str) -> list[list[str]]:
+    """Runs of capitalised words past the first (names, places, products), lower-cased; "User" is not a name."""
+    phrases: list[list[str]] = [[]]
+    for i, tok in enumerate(_off._TOKEN.findall(text)):
+        word = tok.lower().removesuffix("'s").removesuffix("’s")
+        if i and tok[:1].isupper() and word not in ("user", "the", "i"):
+            phrases[-1].append(_ABBREVIATIONS.get(word, word))
+        elif phrases[-1]:
+            phrases.append([])
+    return [p for p in phrases if p]
+
+
+def _phrase_covered(phrase: list[str], other_text: str) -> bool:
+    """A name phrase is said by the other text: most of its words, or as an acronym ("New York City" / "NYC")."""
+    tokens = re.findall(r"[^\W_]+", other_text.lower())
+    initials = "".join(w[0] for w in phrase)
+    if len(phrase) > 1 and any(len(t) >= 2 and initials.startswith(t) for t in tokens):
+        return True
+    expanded = " ".join(_ABBREVIATIONS.get(w, w) for w in tokens) + " " + other_text
+    return 2 * sum(_covers(w, expanded) for w in phrase) >= len(phrase)
+
+
+def _covers(name: str, other_text: str) -> bool:
+    """The other text says the name or an abbreviation of it ("NYC", "nvim" / "Neovim", "Postgres" / "PostgreSQL")."""
+    low = other_text.lower()
+    for symbol, code in _CURRENCY.items():
+        low = low.replace(symbol, code)
+    initials = "".join(w[0] for w in re.findall(r"[A-Z][\w]*", other_text) if w != "User").lower()
+    if re.search(r"(?<!\w)" + re.escape(name) + r"(?!\w)", low) or (len(name) >= 2 and name.isalpha()
+                                                                      and name in initials):
+        return True
+
+    def inside(short: str, long: str) -> bool:  # the letters of short, in order, in long
+        it = iter(long)
+        return all(ch in it for ch in short)
+    return any(word[0] == name[0] and word != name and (
+        (len(name) < len(word) and inside(name, word))  # "JS" in "JavaScript"
+        or (4 <= len(word) < len(name) and name.startswith(word[:4]) and inside(word, name)))  # "Postgres"
+        for word in re.findall(r"[^\W_]+", low))
+
+
+def _groups(text: str) -> dict[str, set[str]]:
+    """Relation groups a text names, each with the entries that matched ("live" → {"reside"})."""
+    latin = _off.non_latin_share(text) <= 0.5
+    words = [t.lower() for t in _off._TOKEN.findall(text)] if latin else []
+    found: dict[str, set[str]] = {}
+    for group, entries in _GROUPS.items():
+        for key, exact in ((e.rstrip("="), e.endswith("=")) for e in entries):
+            if any(w == key if exact else w.startswith(key) for w in words) if latin else key in text:
+                found.setdefault(group, set()).add(key)
+    negated = bool(set(re.findall(r"[\w']+", text.lower().replace("n't", " not"))) & _NEGATIONS)
+    if negated and "like" in found and "dislike" not in found:
+        found["dislike"] = {"not " + k for k in found.pop("like")}  # "doesn't like" says "dislikes"
+    elif negated or "不" in text or "ない" in text:
+        found.setdefault("avoid", set()).add("not")  # "doesn't eat pork" says "avoids pork"
+        if _MEAT.search(text):
+            found.setdefault("veg", set()).add("no meat")  # "doesn't eat meat" says "vegetarian"
+    return found
+
+
+def _lexicon(old: str, new: str) -> dict[str, float]:
+    """Same relation in other words (``lex_same``), two relations (``lex_clash``), two members of a class."""
+    g_old, g_new = _groups(old), _groups(new)
+    words_old = {_SAME_MEMBER.get(w, w) for w in re.findall(r"[^\W\d_]+", old.lower())}
+    words_new = {_SAME_MEMBER.get(w, w) for w in re.findall(r"[^\W\d_]+", new.lower())}
+    w_old, w_new = words_old - words_new, words_new - words_old
+    clash = any(w_old & c and w_new & c for c in _CLASSES) or any(
+        {m for m in c if m in old and m not in new} and {m for m in c if m in new and m not in old}
+        for c in _CJK_CLASSES)
+    return {"class_clash": float(clash), "lex_same": float(any(g_old[g] != g_new[g] for g in g_old.keys() & g_new)),
+            "lex_clash": float(bool(g_old.keys() - g_new.keys()) and bool(g_new.keys() - g_old.keys()))}
+
+
+def _person_diff(old: str, new: str) -> float:
+    """1 when the facts are about different people: "User" vs "User's wife", "User's son" vs "User's daughter"."""
+    def person(text: str) -> str | None:  # "User's wife" → "wife"; None for User or a thing
+        owner, head = _off._subject(text)
+        head = _PERSON_SYNONYMS.get(head or "", head)
+        return head if owner == "user" and head in _PEOPLE else None
+
+    def has(text: str, who: str | None) -> bool:  # "User has a daughter called Mia" names the daughter
+        return who is None or re.search(r"\b(?:a|an|one|two|their|his|her)\s+" + who, text.lower()) is not None
+    p_old, p_new = person(old), person(new)
+    return float(p_old != p_new and not (has(new, p_old) and has(old, p_new)))
+
+
+def _partners(only: list[str], other: list[str], embed: Embed | None) -> np.ndarray:
+    """For each word in ``only``, its best similarity to a word of ``other`` (by ``embed``, else 0)."""
+    if not only or embed is None or not other:
+        return np.ones(0) if not only else np.zeros(len(only))
+    vectors = np.asarray(embed(only + other), dtype=np.float64)
+    return np.clip((vectors[:len(only)] @ vectors[len(only):].T).max(axis=1), 0.0, 1.0)
+
+
+def _alignment(old_w: list[str], new_w: list[str], embed: Embed | None) -> dict[str, float]:
+    """Which content words differ, and how close the differing words are to the other side."""
+    def key(word: str) -> str:
+        return _off._stem(_NUMBER_WORDS.get(word, word))
+    old_k, new_k = {key(w) for w in old_w}, {key(w) for w in new_w}
+    only_old, only_new = [w for w in old_w if key(w) not in new_k], [w for w in new_w if key(w) not in old_k]
+    p_old, p_new = _partners(only_old, new_w, embed), _partners(only_new, old_w, embed)
+    best = np.concatenate([p_old, p_new])
+    span_cos = 1.0 if not (only_old or only_new) else 0.0
+    if embed is not None and only_old and only_new:  # "early riser" / "wakes up early": the differing spans
+        span = np.asarray(embed([" ".join(only_old), " ".join(only_new)]), dtype=np.float64)
+        span_cos = float(np.clip(span[0] @ span[1], 0.0, 1.0))
+    recall = (len(old_w) - len(only_old) + p_old.sum()) / max(len(old_w), 1)
+    precision = (len(new_w) - len(only_new) + p_new.sum()) / max(len(new_w), 1)
+    return {"jaccard": len(old_k & new_k) / max(len(old_k | new_k), 1), "span_cos": span_cos,
+            "only_old": min(len(only_old), 6) / 6, "only_new": min(len(only_new), 6) / 6,
+            "unmatched_share": (len(only_old) + len(only_new)) / max(len(old_w) + len(new_w), 1),
+            "soft_f1": 2 * recall * precision / max(recall + precision, 1e-9),
+            "min_partner": float(best.min()) if best.size else 1.0,
+            "mean_partner": float(best.mean()) if best.size else 1.0,
+            "weak_old": float((p_old < 0.5).sum()) / 3, "weak_new": float((p_new < 0.5).sum()) / 3}
+
+
+def _changes(text: str) -> set[str]:
+    """Change markers ("now", "moved", "jetzt", "现在"); capitalised words are names ("New York"), not markers."""
+    toks = text.split()
+    lower = " ".join(toks[:1] + [t for t in toks[1:] if not t[:1].isupper()])
+    return {m.lower() for m in _off._CHANGE.findall(lower)} | {m.lower() + "*" for m in _CHANGE_WORDS.findall(text)}
+
+
+def _marks(old: str, new: str) -> dict[str, float]:
+    """Numbers, names, negations, hedges and people that differ; change and addition markers."""
+    n_old, n_new = _numbers(old), _numbers(new)
+    names_old, names_new = _names(old), _names(new)
+    lost = [n for n in names_old if not _phrase_covered(n, new)] + [n for n in names_new if not _phrase_covered(n, old)]
+    lw_old = set(re.findall(r"[\w']+", old.lower().replace("n't", " not")))
+    lw_new = set(re.findall(r"[\w']+", new.lower().replace("n't", " not")))
+    return {
+        "num_diff": float(bool(n_old or n_new) and n_old != n_new), "num_same": float(bool(n_old) and n_old == n_new),
+        "name_diff": float(bool(lost)),
+        "name_same": float(bool({w for n in names_old for w in n} & {w for n in names_new for w in n})),
+        "neg_diff": float(bool(lw_old & _NEGATIONS) != bool(lw_new & _NEGATIONS)),
+        "hedge_diff": float(bool(lw_old & _HEDGES) != bool(lw_new & _HEDGES)),
+        "person_diff": _person_diff(old, new), "change_new": float(bool(_changes(new) - _changes(old))),
+        "addition_new": float(bool(_off._ADDITION.search(new))),
+        "past_event": float(bool(_off._PAST_EVENT.search(old)) and bool(_off._PAST_EVENT.search(new))),
+    }
+
+
+_COPULA = re.compile(r"^(?P<key>.+?)\s+(?:is|are)\s+(?:now\s+|still\s+)?(?P<value>.+)$", re.IGNORECASE)
+
+
+def _copula(old: str, new: str) -> float:
+    """1 when both facts give one attribute ("User's preferred airline is ...") different values."""
+    m_old, m_new = _COPULA.match(_off._canonical(old)), _COPULA.match(_off._canonical(new))
+    if m_old is None or m_new is None:
+        return 0.0
+    key_old, key_new = _off._content(m_old["key"], stem=True), _off._content(m_new["key"], stem=True)
+    if not key_old or key_old != key_new or "'s" not in m_old["key"].replace("’", "'"):
+        return 0.0
+    return float(set(_off._content(m_old["value"], stem=True)) != set(_off._content(m_new["value"], stem=True)))
+
+
+def _rule(old: str, new: str) -> dict[str, float]:
+    """The offline rule's verdict and the subject and slot helpers behind it."""
+    verdict = _off.relation(old, new)
+    feats = {f"rel_{name}": float(verdict == name) for name in LABELS} | {"rel_none": float(verdict is None)}
+    old_s, new_s = _off._content(old, stem=True), _off._content(new, stem=True)
+    old_w, new_w = _off._content(old), _off._content(new)
+    slots_old, slots_new = _off._slots(old), _off._slots(new)
+    shared = slots_old.keys() & slots_new.keys()
+    return feats | {
+        "subject_same": float(_off._subject(old) == _off._subject(new)),
+        "slot_changed": float(any(slots_old[k][1] != slots_new[k][1] for k in shared)),
+        "slot_same": float(any(slots_old[k][1] == slots_new[k][1] for k in shared)),
+        "copula_changed": _copula(old, new), "prefix_dup": float(bool(new_w) and old_w[:len(new_w)] == new_w),
+        "refines": float(bool(old_s) and bool(new_s) and _off._refines(old_s, new_s))}
+
+
+def _normalize(text: str) -> str:
+    """Spell out unambiguous abbreviations ("NYC" → "New York City", "k8s" → "Kubernetes"; not "us", "la")."""
+    def expand(m: re.Match[str]) -> str:
+        tok, full = m.group(0), _ABBREVIATIONS.get(m.group(0).lower())
+        if full is None or (tok.islower() and len(tok) <= 3 and not any(ch.isdigit() for ch in tok)):
+            return tok
+        return " ".join(w.capitalize() for w in full.split())
+    return re.sub(r"[^\W_]+", expand, text)
+
+
+def features(existing: str, new: str, similarity: float, embed: Embed | None = None) -> np.ndarray:
+    """The feature vector of a pair, in the order of :data:`FEATURES`."""
+    norm_old, norm_new = _normalize(existing), _normalize(new)
+    if embed is not None and (norm_old, norm_new) != (existing, new) and similarity < 0.9999:
+        spelled = np.asarray(embed([norm_old, norm_new]), dtype=np.float64)  # "k8s" → "Kubernetes": re-read
+        similarity = max(similarity, float(spelled[0] @ spelled[1]))
+    existing, new = norm_old, norm_new
+    old_w, new_w = _words(existing), _words(new)
+    same_text = _off._strip_end(existing).casefold() == _off._strip_end(new).casefold()
+    feats: dict[str, float] = {
+        "cos": similarity, "cos2": similarity * similarity, "degenerate": float(similarity >= 0.9999 and not same_text),
+        "non_latin": max(_off.non_latin_share(existing), _off.non_latin_share(new)),
+        "len_ratio": min(len(old_w), len(new_w)) / max(len(old_w), len(new_w), 1)}
+    word_embed = None if feats["non_latin"] > 0.5 else embed
+    feats |= _alignment(old_w, new_w, word_embed) | _marks(existing, new) | _lexicon(existing, new)
+    feats |= _rule(existing, new)
+    flags = ("num_diff", "name_diff", "person_diff", "class_clash", "lex_clash", "degenerate", "neg_diff")
+    feats["clean_cos"] = similarity * (1.0 - max(feats[f] for f in flags))
+    return np.array([feats[name] for name in FEATURES], dtype=np.float64)
+
+
+@lru_cache(maxsize=4)
+def load_model(path: Path = MODEL_PATH) -> dict[str, Any]:
+    """The weights file, read once: feature names, standardisation, weights and decision thresholds."""
+    model = json.loads(path.read_text(encoding="utf-8"))
+    if tuple(model["features"]) != FEATURES:
+        raise ValueError(f"{path.name} was trained on other features; re-run calibration/train_pair_model.py")
+    for key in ("mean", "scale", "weights", "bias"):
+        model[key] = np.asarray(model[key], dtype=np.float64)
+    return model
+
+
+def pair_probabilities(x: np.ndarray, model: dict[str, Any]) -> np.ndarray:
+    """Softmax probabilities over :data:`LABELS` for one feature vector (or a matrix of them)."""
+    z = ((x - model["mean"]) / model["scale"]) @ model["weights"].T + model["bias"]
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def decide(x: np.ndarray, probs: np.ndarray, model: dict[str, Any]) -> Label:
+    """Label from the probabilities, with the model's caution: distinct unless the evidence is clear."""
+    p = dict(zip(LABELS, probs))
+    vetoed = any(x[FEATURES.index(name)] > 0.5 for name in model.get("vetoes", ()))
+    if not vetoed and p["duplicate"] >= model["duplicate_min"] and p["duplicate"] == max(p.values()):
+        return "duplicate"
+    if p["supersedes"] >= model["supersedes_min"] and p["supersedes"] >= p["distinct"]:
+        return "supersedes"
+    return "distinct"
+
+
+def classify_pair(existing: str, new: str, similarity: float, embed: Embed | None = None,
+                  model_path: Path = MODEL_PATH) -> Label | None:
+    """Classify a new fact against one existing fact without an LLM.
+
+    ``similarity`` is the cosine of the two facts under the current embedder (trained on
+    all-MiniLM-L6-v2's). ``embed`` maps texts to unit vectors (``embedder.embed_documents``) and
+    is used for single words; without it only equal words align and paraphrases mostly come out
+    ``distinct``. Returns None when a side is empty.
+    """
+    if not existing.strip() or not new.strip():
+        return None
+    if _off._strip_end(existing).casefold() == _off._strip_end(new).casefold():
+        return "duplicate"
+    model = load_model(model_path)
+    x = features(existing, new, similarity, embed)
+    return decide(x, pair_probabilities(x, model), model)
+
+
+Rule = Callable[[str, str, "float | None"], "Label | None"]
+
+
+def offline_rule(kind: str, embed: Embed | None) -> Rule:
+    """The offline classifier ``remember_facts`` uses for ambiguous pairs (``Settings.offline_pairs``):
+    ``rules`` is :func:`hippo.core.offline.relation`; ``model`` is :func:`classify_pair` with the
+    embedder's word vectors, and the rules for a pair whose cosine is unknown (vector pending)."""
+    if kind == "rules":
+        return lambda existing, new, _similarity: _off.relation(existing, new)
+
+    def model(existing: str, new: str, similarity: float | None) -> Label | None:
+        if similarity is None:
+            return _off.relation(existing, new)
+        return classify_pair(existing, new, similarity, embed)
+
+    return model
+
