@@ -35,9 +35,9 @@ def store(mem, texts, when):
 
 
 @pytest.fixture
-def talk(tmp_path, local_embedder):
+def talk(db, local_embedder):
     def open_(**settings):
-        return hippo.open(tmp_path / "hippo.db", agent_id="caroline", embedder=local_embedder, **settings)
+        return hippo.open(db, agent_id="caroline", embedder=local_embedder, **settings)
 
     with open_() as mem:
         store(mem, OTHER_DAY, MONDAY - timedelta(days=3))
@@ -61,8 +61,8 @@ def test_the_reply_after_the_question_rises_with_context(talk):
     assert 0 <= reply.relevance <= 1
 
 
-def test_memories_of_another_hour_lend_nothing(tmp_path, local_embedder):
-    with hippo.open(tmp_path / "hippo.db", agent_id="a", embedder=local_embedder) as mem:
+def test_memories_of_another_hour_lend_nothing(db, local_embedder):
+    with hippo.open(db, agent_id="a", embedder=local_embedder) as mem:
         first = mem.store_memory(CONVERSATION[0], observed_at=MONDAY)
         later = mem.store_memory(CONVERSATION[1], observed_at=MONDAY + timedelta(hours=2))
         assert mem.store.neighbours("a", [first.id], 2, 3600.0, ChunkFilter()) == {first.id: []}
@@ -70,9 +70,9 @@ def test_memories_of_another_hour_lend_nothing(tmp_path, local_embedder):
         assert later.id not in hits or hits[later.id].context == 0
 
 
-def test_neighbours_follow_storage_order_within_the_agent_and_filter(tmp_path, local_embedder):
-    with hippo.open(tmp_path / "hippo.db", agent_id="a", embedder=local_embedder) as a, \
-            hippo.open(tmp_path / "hippo.db", agent_id="b", embedder=local_embedder) as b:
+def test_neighbours_follow_storage_order_within_the_agent_and_filter(db, local_embedder):
+    with hippo.open(db, agent_id="a", embedder=local_embedder) as a, \
+            hippo.open(db, agent_id="b", embedder=local_embedder) as b:
         ids = []
         for i, text in enumerate(CONVERSATION + OTHER_DAY[:2]):
             ids.append(a.store_memory(text, observed_at=MONDAY, metadata={"tags": ["t"]} if i != 1 else None).id)

@@ -26,6 +26,7 @@ import numpy as np
 
 from hippo.errors import EmbedderMismatch
 from hippo.stores.base import Candidates, ChunkFilter, SearchQuery, Standing
+from hippo.stores.neighbours import nearest_runs
 from hippo.stores.postgres.filters import filter_sql
 from hippo.types import Chunk
 
@@ -183,32 +184,17 @@ class SearchMixin:
 
     def neighbours(self, agent_id: str, ids: Sequence[str], reach: int, span: float,
                    where: ChunkFilter) -> dict[str, list[tuple[str, int]]]:
-        out: dict[str, list[tuple[str, int]]] = {}
         if not ids:
-            return out
+            return {}
         condition, params = filter_sql(where)
         side = (f"(SELECT s.id, c.id, {_WHEN}, ({condition}) FROM chunks c WHERE c.agent_id = %s "
                 "AND c.kind = 'memory' AND c.id {} s.id ORDER BY c.id {} LIMIT %s)")
         sql = (f"SELECT s.id, s.when_s, n.* FROM (SELECT c.id, {_WHEN} AS when_s FROM chunks c WHERE c.agent_id = %s "
-               "AND c.kind = 'memory' AND c.id = ANY(%s)) s CROSS JOIN LATERAL ("
+               "AND c.kind = 'memory' AND c.id = ANY(%s)) s LEFT JOIN LATERAL ("
                + side.format("<", "DESC") + " UNION ALL " + side.format(">", "ASC")
-               + ") n(seed, other, other_when, ok)")
+               + ") n(seed, other, other_when, ok) ON true")
         values = [agent_id, list(ids), *params, agent_id, reach, *params, agent_id, reach]
         with self._read(agent_id) as conn:
             rows = conn.execute(sql, values).fetchall()
-        seeds = {r[0]: r[1] for r in rows}
-        with self._read(agent_id) as conn:  # seeds without any neighbour still answer (with an empty list)
-            for row in conn.execute("SELECT id FROM chunks WHERE agent_id = %s AND kind = 'memory' AND id = ANY(%s)",
-                                    (agent_id, list(ids))):
-                seeds.setdefault(row[0], 0.0)
-        sides: dict[tuple[str, bool], list[tuple[str, float, bool]]] = {}
-        for seed, _, _, other, other_when, ok in rows:
-            sides.setdefault((seed, other < seed), []).append((other, other_when, ok))
-        for (seed, before), found in sides.items():
-            found.sort(key=lambda row: row[0], reverse=before)  # nearest first
-            for distance, (other, other_when, ok) in enumerate(found, start=1):
-                if abs(other_when - seeds[seed]) > span:
-                    break  # a neighbour from another moment ends this side
-                if ok:
-                    out.setdefault(seed, []).append((other, distance))
-        return {seed: out.get(seed, []) for seed in seeds}
+        seeds = {r[0]: r[1] for r in rows}  # a seed without neighbours is one row of NULLs: it still answers
+        return nearest_runs(seeds, [(r[0], r[3], r[4], r[5]) for r in rows if r[3] is not None], span)

@@ -18,6 +18,7 @@ from hippo.config import DEFAULT_ANN_THRESHOLD
 from hippo.errors import EmbedderMismatch, StorageError
 from hippo.index.exact import encode_vector
 from hippo.stores.base import UNCHANGED, ChunkFilter, StoreCapabilities, StrengthUpdate
+from hippo.stores.neighbours import nearest_runs
 from hippo.stores.sqlite.conversation import has_messages_table, search_messages
 from hippo.stores.sqlite.filters import filter_sql
 from hippo.stores.sqlite.schema import migrate
@@ -304,16 +305,15 @@ class SQLiteStore(SearchMixin):
     def neighbours(
         self, agent_id: str, ids: Sequence[str], reach: int, span: float, where: ChunkFilter
     ) -> dict[str, list[tuple[str, int]]]:
-        out: dict[str, list[tuple[str, int]]] = {}
         if not ids:
-            return out
+            return {}
         condition, params = filter_sql(where)
         with self._reading() as conn:
             seeds = dict(conn.execute(
                 f"SELECT id, {_WHEN_SECONDS} FROM chunks WHERE +agent_id = ? AND kind = 'memory' "
                 f"AND id IN ({_marks(len(ids))})", (agent_id, *ids)).fetchall())
             if not seeds:
-                return out
+                return {}
             # Both sides of every seed in one statement: a seek on (agent_id, kind, id) each.
             side = (f"SELECT * FROM (SELECT ?, c.id, {_WHEN_SECONDS}, {condition} FROM chunks c "
                     "WHERE c.agent_id = ? AND c.kind = 'memory' AND c.id {} ? ORDER BY c.id {} LIMIT ?)")
@@ -323,17 +323,7 @@ class SQLiteStore(SearchMixin):
                     parts.append(side.format(sign, order))
                     values += [seed, *params, agent_id, seed, reach]
             rows = conn.execute(" UNION ALL ".join(parts), values).fetchall()
-        sides: dict[tuple[str, bool], list[tuple[str, float, int]]] = {}
-        for seed, other, other_when, matches in rows:
-            sides.setdefault((seed, other < seed), []).append((other, other_when, matches))
-        for (seed, before), found in sides.items():
-            found.sort(key=lambda row: row[0], reverse=before)  # nearest first
-            for distance, (other, other_when, matches) in enumerate(found, start=1):
-                if abs(other_when - seeds[seed]) > span:
-                    break  # a neighbour from another moment ends this side
-                if matches:
-                    out.setdefault(seed, []).append((other, distance))
-        return {seed: out.get(seed, []) for seed in seeds}
+        return nearest_runs(seeds, rows, span)
 
     def holds_nothing(self) -> bool:
         """No chunk, block or API key of any agent."""
