@@ -46,7 +46,9 @@ def postgres() -> Iterator[Any]:
     """The session's PostgreSQL server (started on first use)."""
     from pg import PostgresForTests
 
-    yield PostgresForTests()
+    server = PostgresForTests()
+    yield server
+    server.close()
 
 
 @pytest.fixture

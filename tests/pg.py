@@ -28,12 +28,21 @@ class PostgresForTests:
         self.server = pgserver.get_server(root, cleanup_mode="stop")
         self.admin = self.server.get_uri()
         self._lock = threading.Lock()
+        # One template per test process: a server can be shared by several runs at once.
+        self.template = f"hippo_template_{os.getpid()}"
         with psycopg.connect(self.admin, autocommit=True) as conn:
-            conn.execute("DROP DATABASE IF EXISTS hippo_template WITH (FORCE)")
-            conn.execute("CREATE DATABASE hippo_template")
+            conn.execute(f"DROP DATABASE IF EXISTS {self.template} WITH (FORCE)")
+            conn.execute(f"CREATE DATABASE {self.template}")
         from hippo.stores.postgres import PostgresStore
 
-        PostgresStore(self.url("hippo_template"), pool_size=1).close()  # the extension and every migration
+        PostgresStore(self.url(self.template), pool_size=1).close()  # the extension and every migration
+
+    def close(self) -> None:
+        """Drop this run's template (the server stops with the last run that uses it)."""
+        import psycopg
+
+        with self._lock, psycopg.connect(self.admin, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {self.template} WITH (FORCE)")
 
     def url(self, name: str) -> str:
         return self.admin.replace("/postgres?", f"/{name}?", 1)
@@ -43,7 +52,7 @@ class PostgresForTests:
 
         name = f"hippo_test_{os.getpid()}_{next(self._numbers)}"
         with self._lock, psycopg.connect(self.admin, autocommit=True) as conn:
-            conn.execute(f"CREATE DATABASE {name} TEMPLATE hippo_template")
+            conn.execute(f"CREATE DATABASE {name} TEMPLATE {self.template}")
         return self.url(name)
 
     def drop(self, url: str) -> None:
