@@ -14,7 +14,7 @@ from hippo.stores.base import UNCHANGED
 from hippo.types import Block, BlockResult, ErrorInfo
 
 if TYPE_CHECKING:
-    from hippo.stores.base import Store
+    from hippo.stores.base import BlockStore
 
 __all__ = ["BlockEditor"]
 
@@ -26,7 +26,7 @@ def _failure(key: str, code: str, message: str) -> BlockResult:
 class BlockEditor:
     """Block operations of one agent; every write path checks the limit."""
 
-    def __init__(self, store: "Store", agent_id: str, default_limit: int | None) -> None:
+    def __init__(self, store: "BlockStore", agent_id: str, default_limit: int | None) -> None:
         self._store = store
         self._agent_id = agent_id
         self._default_limit = default_limit

@@ -18,7 +18,7 @@ from typing import Sequence
 from hippo.clock import Clock, system_clock
 from hippo.core.validation import check_agent_id
 from hippo.errors import InvalidInput, NotFound
-from hippo.stores.base import Store
+from hippo.stores.base import KeyStore
 from hippo.types import ApiKey
 
 __all__ = ["KeyRing", "create_key", "delete_key", "verify_key"]
@@ -30,7 +30,7 @@ def _digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-def create_key(store: Store, agents: Sequence[str], *, admin: bool = False, label: str | None = None,
+def create_key(store: KeyStore, agents: Sequence[str], *, admin: bool = False, label: str | None = None,
                now: datetime) -> tuple[str, ApiKey]:
     """A new key for ``agents`` (an admin key reaches every agent); returns the token, shown only now."""
     if isinstance(agents, str):
@@ -46,7 +46,7 @@ def create_key(store: Store, agents: Sequence[str], *, admin: bool = False, labe
     return f"hippo_{key_id}_{secret}", record
 
 
-def verify_key(store: Store, token: str) -> ApiKey | None:
+def verify_key(store: KeyStore, token: str) -> ApiKey | None:
     """The key a bearer token belongs to, or None for anything that is not a live key."""
     match = _TOKEN.fullmatch(token or "")
     if not match:
@@ -57,7 +57,7 @@ def verify_key(store: Store, token: str) -> ApiKey | None:
     return record if hmac.compare_digest(record.secret_hash, _digest(match.group(2))) else None
 
 
-def delete_key(store: Store, key_id: str) -> None:
+def delete_key(store: KeyStore, key_id: str) -> None:
     if not store.delete_api_key(key_id):
         raise NotFound(f"no API key {key_id!r}")
 
@@ -67,7 +67,7 @@ class KeyRing:
     and ``hippo keys`` use, so that no surface reaches the store. ``hippo.open_keys(db)`` opens
     one without an embedder; ``Memory.keys`` is the one of an open memory."""
 
-    def __init__(self, store: Store, *, clock: Clock = system_clock, owns_store: bool = False) -> None:
+    def __init__(self, store: KeyStore, *, clock: Clock = system_clock, owns_store: bool = False) -> None:
         self._store = store
         self._clock = clock
         self._owns_store = owns_store

@@ -18,8 +18,9 @@ from hippo.types import UNCHANGED, ApiKey, Block, Chunk, ConversationHit
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["UNCHANGED", "Candidates", "ChunkFilter", "MetaCondition", "MetaOp", "SearchQuery", "Standing", "Store",
-           "StoreCapabilities", "StrengthUpdate", "validate_table_name"]
+__all__ = ["UNCHANGED", "BlockStore", "Candidates", "ChunkFilter", "ChunkStore", "ConversationStore", "Database",
+           "KeyStore", "MetaCondition", "MetaOp", "SearchQuery", "Standing", "Store", "StoreCapabilities",
+           "StrengthUpdate", "validate_table_name"]
 
 
 
@@ -142,7 +143,9 @@ def validate_table_name(name: str) -> str:
     return name
 
 
-class Store(Protocol):
+class Database(Protocol):
+    """What every part of a store shares: where it is, its transaction, closing it."""
+
     capabilities: StoreCapabilities
     location: str
     """Where the database is, as it may be shown: a file path, or a URL with its password masked."""
@@ -150,8 +153,13 @@ class Store(Protocol):
     def close(self) -> None: ...
 
     def transaction(self) -> ContextManager[None]:
-        """One write transaction (SQLite: ``BEGIN IMMEDIATE``); re-entrant."""
+        """One write transaction (SQLite: ``BEGIN IMMEDIATE``); re-entrant. Calls of any part
+        made inside it join it."""
         ...
+
+
+class ChunkStore(Database, Protocol):
+    """One agent's chunks: facts and memories, their vectors, strength and search."""
 
     # The embedding model the vectors were made with, once per database.
     def embedder_record(self) -> tuple[str, int | None] | None: ...
@@ -273,7 +281,10 @@ class Store(Protocol):
         """Drop every vector of every agent (before switching models)."""
         ...
 
-    # Memory blocks.
+
+class BlockStore(Database, Protocol):
+    """One agent's named memory blocks."""
+
     def get_block(self, agent_id: str, key: str) -> Block | None: ...
 
     def put_block(
@@ -284,7 +295,10 @@ class Store(Protocol):
         """Every block of the agent, by key."""
         ...
 
-    # HTTP API keys (hashed), kept in the database they open.
+
+class KeyStore(Database, Protocol):
+    """The HTTP API keys (hashed), kept in the database they open: database-wide."""
+
     def put_api_key(self, key: ApiKey) -> None: ...
 
     def get_api_key(self, key_id: str) -> ApiKey | None: ...
@@ -297,7 +311,10 @@ class Store(Protocol):
 
     def delete_api_key(self, key_id: str) -> bool: ...
 
-    # The application's conversation log.
+
+class ConversationStore(Database, Protocol):
+    """The application's conversation log, read through the application's own database."""
+
     def has_messages_table(self, table: str) -> bool:
         """Whether the application's messages table and its FTS table exist."""
         ...
@@ -307,3 +324,8 @@ class Store(Protocol):
     ) -> list[ConversationHit]:
         """Full-text search of the application's messages of this agent: any of ``terms``."""
         ...
+
+
+class Store(ChunkStore, BlockStore, KeyStore, ConversationStore, Protocol):
+    """What the core needs from a database: every part, from one backend (``stores/registry.py``)."""
+
