@@ -16,15 +16,18 @@ from typing import TYPE_CHECKING, Any
 
 from hippo.clock import Clock
 from hippo.errors import (
+    BlockNotFound,
     ConfigError,
     Conflict,
     EmbedderMismatch,
     HippoError,
     InvalidInput,
+    LimitExceeded,
     MissingDependency,
     NotFound,
     ProviderError,
     StorageError,
+    TextNotFound,
 )
 from hippo.types import (
     Block,
@@ -56,12 +59,12 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 __all__ = [
-    "Block", "BlockResult", "Chunk", "Conflict", "ConfigError", "ConversationHit", "EmbedderMismatch",
-    "FactHistory", "FactOutcome", "ForgetResult", "Forgotten", "HippoError", "Hit", "ImportResult", "InvalidInput",
-    "LLMCall",
-    "Memory", "MemoryInput", "MissingDependency", "NotFound", "ProviderError", "Recall", "ReembedResult",
-    "RememberResult", "StorageError", "StoreResult", "Tool", "Toolset", "create_messages_table", "database_exists",
-    "discard_database", "open", "open_async", "open_keys", "reembed", "AsyncMemory",
+    "Block", "BlockNotFound", "BlockResult", "LimitExceeded", "TextNotFound", "Chunk", "Conflict", "ConfigError",
+    "ConversationHit", "EmbedderMismatch", "FactHistory", "FactOutcome", "ForgetResult", "Forgotten", "HippoError",
+    "Hit", "ImportResult", "InvalidInput", "LLMCall", "Memory", "MemoryInput", "MissingDependency", "NotFound",
+    "ProviderError", "Recall", "ReembedResult", "RememberResult", "StorageError", "StoreResult", "Tool", "Toolset",
+    "create_messages_table", "database_exists", "discard_database", "open", "open_async", "open_keys", "reembed",
+    "AsyncMemory",
 ]
 
 

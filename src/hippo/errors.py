@@ -13,6 +13,9 @@ __all__ = [
     "InvalidInput",
     "NotFound",
     "Conflict",
+    "BlockNotFound",
+    "TextNotFound",
+    "LimitExceeded",
     "ProviderError",
     "StorageError",
     "ConfigError",
@@ -50,6 +53,24 @@ class Conflict(HippoError):
     """The write would break a rule, such as a memory block's character limit."""
 
     code = "conflict"
+
+
+class BlockNotFound(NotFound):
+    """The memory block named does not exist (replace needs one; append creates it)."""
+
+    code = "block_not_found"
+
+
+class TextNotFound(Conflict):
+    """The text to replace is not in the memory block."""
+
+    code = "text_not_found"
+
+
+class LimitExceeded(Conflict):
+    """The write would take a memory block past its character limit."""
+
+    code = "limit_exceeded"
 
 
 class ProviderError(HippoError):

@@ -13,7 +13,6 @@ __all__ = [
     "Chunk",
     "ConversationHit",
     "Erased",
-    "ErrorInfo",
     "FactHistory",
     "FactOutcome",
     "ForgetResult",
@@ -162,12 +161,6 @@ class ForgetResult(_Dictable):
 
 
 @dataclass(frozen=True, slots=True)
-class ErrorInfo(_Dictable):
-    code: str
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
 class Block(_Dictable):
     """A named memory block (``persona``, ``human``) with its optional character limit."""
 
@@ -179,14 +172,14 @@ class Block(_Dictable):
 
 @dataclass(frozen=True, slots=True)
 class BlockResult(_Dictable):
-    """Outcome of a block write. A failure the agent can act on is ``ok=False`` with ``error``."""
+    """Outcome of a block write: the block's text now, how many places a replace changed, whether
+    an append or set created the block. A write that cannot be done raises instead
+    (``hippo.errors.BlockNotFound``, ``TextNotFound``, ``LimitExceeded``)."""
 
-    ok: bool
     key: str
-    value: str | None = None
+    value: str
     replaced: int = 0
     created: bool = False
-    error: ErrorInfo | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -86,15 +86,16 @@ def test_blocks_are_per_agent(pair, db):
     alice, bob, _ = pair
     before = b_state(db)
     assert alice.recall_memory_block("persona") == "Alice's persona"
-    assert alice.replace_memory_block("human", "Berlin", "Munich").ok
-    assert alice.append_memory_block("persona", "More about Alice").ok
-    assert alice.set_memory_block("human", "Reset", char_limit=10).ok
+    assert alice.replace_memory_block("human", "Berlin", "Munich").replaced == 1
+    assert alice.append_memory_block("persona", "More about Alice").value.endswith("More about Alice")
+    assert alice.set_memory_block("human", "Reset", char_limit=10).value == "Reset"
     assert b_state(db) == before
     # A block only Bob has is missing for Alice, and Alice's append creates her own.
     bob.set_memory_block("bob_only", "secret")
     before = b_state(db)
     assert alice.recall_memory_block("bob_only") is None
-    assert alice.replace_memory_block("bob_only", "secret", "x").error.code == "block_not_found"
+    with pytest.raises(hippo.BlockNotFound):
+        alice.replace_memory_block("bob_only", "secret", "x")
     assert alice.append_memory_block("bob_only", "alice's own").created is True
     assert b_state(db) == before
     assert bob.recall_memory_block("human") == "Bob lives in Berlin"

@@ -1,7 +1,8 @@
 """Named memory blocks with seed 000's edge cases and an optional character limit.
 
-A problem the agent can act on (block missing, text not found, limit reached)
-comes back as ``BlockResult(ok=False, error=...)``; nothing is written then.
+A problem the agent can act on raises its own error (``BlockNotFound``, ``TextNotFound``,
+``LimitExceeded``, each with its code); nothing is written then. Every surface maps them
+through its one error table (the agent tools answer ``ok: false`` with the code).
 """
 
 from __future__ import annotations
@@ -10,17 +11,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from hippo.core.tokens import estimate_tokens
+from hippo.errors import BlockNotFound, LimitExceeded, TextNotFound
 from hippo.stores.base import UNCHANGED
-from hippo.types import Block, BlockResult, ErrorInfo
+from hippo.types import Block, BlockResult
 
 if TYPE_CHECKING:
     from hippo.stores.base import BlockStore
 
 __all__ = ["BlockEditor"]
-
-
-def _failure(key: str, code: str, message: str) -> BlockResult:
-    return BlockResult(ok=False, key=key, error=ErrorInfo(code, message))
 
 
 class BlockEditor:
@@ -41,17 +39,14 @@ class BlockEditor:
 
     def _write(self, key: str, value: str, now: datetime, limit: int | None, **extra: Any) -> BlockResult:
         if limit is not None and len(value) > limit:
-            return _failure(
-                key, "limit_exceeded",
-                f"block '{key}' would be {len(value)} characters; its limit is {limit}. "
-                "Shorten it with replace_memory_block first.",
-            )
+            raise LimitExceeded(f"block '{key}' would be {len(value)} characters; its limit is {limit}. "
+                                "Shorten it with replace_memory_block first.")
         char_limit = extra.pop("char_limit", UNCHANGED)
         if char_limit is UNCHANGED:
             block = self._store.put_block(self._agent_id, key, value, now)
         else:
             block = self._store.put_block(self._agent_id, key, value, now, char_limit=char_limit)
-        return BlockResult(ok=True, key=key, value=block.value, **extra)
+        return BlockResult(key=key, value=block.value, **extra)
 
     def set(self, key: str, value: str, now: datetime, *, char_limit: Any = UNCHANGED) -> BlockResult:
         with self._store.transaction():
@@ -63,10 +58,10 @@ class BlockEditor:
         with self._store.transaction():
             block = self.get(key)
             if block is None:
-                return _failure(key, "block_not_found", f"there is no memory block '{key}'")
+                raise BlockNotFound(f"there is no memory block '{key}'")
             count = block.value.count(old)
             if count == 0:
-                return _failure(key, "text_not_found", f"the text to replace was not found in block '{key}'")
+                raise TextNotFound(f"the text to replace was not found in block '{key}'")
             value = block.value.replace(old, new)
             return self._write(key, value, now, self._limit(block), replaced=count)
 

@@ -346,8 +346,6 @@ class Toolset(Sequence[Tool]):
         return {"id": stored.id, "action": stored.action}
 
     def _block_result(self, result: Any) -> dict[str, Any]:
-        if not result.ok:
-            raise _ToolProblem(result.error.code, result.error.message)
         return {"key": result.key, "value": result.value}
 
     def _replace_block(self, a: ReplaceBlockArgs) -> dict[str, Any]:

@@ -9,7 +9,6 @@ import typer
 from hippo.errors import InvalidInput, NotFound
 from hippo.surfaces.cli import render
 from hippo.surfaces.cli.app import JSON, app, opened, read_text
-from hippo.surfaces.cli.errors import fail
 from hippo.types import UNCHANGED
 
 if TYPE_CHECKING:
@@ -22,11 +21,7 @@ KEY = typer.Argument(metavar="KEY", help="The block's name, e.g. persona or huma
 
 
 def _done(result: "BlockResult", json: bool, what: str) -> None:
-    """Render a block write; a structured failure (block or text missing, limit) exits 1."""
-    if not result.ok:
-        if json:
-            render.emit_json(result.to_dict())
-        raise fail(result.error.message if result.error else f"block {result.key!r} was not written")
+    """Render a block write (a failure raised its error: exit 1 through the CLI's error table)."""
     if json:
         return render.emit_json(result.to_dict())
     render.note(f"{what} block {result.key!r} ({len(result.value or '')} characters)")

@@ -22,7 +22,7 @@ from hippo.core.memory import Memory
 from hippo.core.validation import AGENT_ID, BLOCK_KEY, ULID, check_agent_id, parse_json
 from hippo.errors import InvalidInput
 from hippo.surfaces.http.docs import install_docs
-from hippo.surfaces.http.errors import BLOCK_STATUS, ApiError, install
+from hippo.surfaces.http.errors import ApiError, install
 from hippo.surfaces.http.guards import BodyLimit, HostCheck
 from hippo.surfaces.http.models import (
     AppendBody,
@@ -251,9 +251,6 @@ def replace_block(mem: Mem, key: Annotated[str, KEY], body: ReplaceBody) -> Bloc
 
 
 def written(mem: Memory, result: BlockResult) -> Block:
-    if not result.ok:
-        assert result.error is not None
-        raise ApiError(BLOCK_STATUS.get(result.error.code, 409), result.error.code, result.error.message)
     block = mem.memory_block(result.key)
     assert block is not None
     return block

@@ -41,8 +41,6 @@ STATUS: list[tuple[type[HippoError], int]] = [
     (Conflict, 409),
     (ConfigError, 409),  # the request needs something this server is not configured for
 ]
-# Structured block failures (BlockResult.error.code), by code.
-BLOCK_STATUS = {"block_not_found": 404, "text_not_found": 409, "limit_exceeded": 409}
 
 
 class ApiError(Exception):
