@@ -72,3 +72,13 @@ def test_models_smoke(capsys):
         assert 0.0 <= row[side]["R@5"] <= row[side]["R@10"] <= row[side]["R@20"] <= 1.0
     assert row["docs_per_s"] > 0 and row["rss_mb"] > 0 and row["disk_mb"] > 0
     assert row["languages"]["of"] == {"th": 3, "zh": 3, "de": 3} and row["languages"]["thai_cosine"] > 0.99
+
+
+def test_backends_smoke(capsys, postgres):
+    backends = load_bench("backends")
+    assert backends.main(["--smoke", "--json", "--postgres", postgres.admin]) == 0
+    row = json.loads(capsys.readouterr().out)["sizes"]["300"]
+    assert set(row) == {"sqlite", "postgresql"}
+    for result in row.values():
+        assert result["chunks"] == 300 and result["store_batched_per_s"] > 0 and result["db_mb"] > 0
+        assert result["recall_p50_ms"] > 0 and 0.0 <= result["top10_agreement_unbounded"] <= 1.0
