@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import threading
 from datetime import datetime
 from typing import Any, Iterable
 
@@ -139,9 +140,15 @@ class HippoStore(BaseStore):
     def __init__(self, memory: Memory, *, index_fields: list[str] | None = None) -> None:
         self.memory = memory
         self.index_fields = index_fields
+        self._agents: dict[str, Memory] = {}  # one memory per namespace, as hippo serve keeps them
+        self._lock = threading.Lock()
 
     def _agent(self, namespace: tuple[str, ...]) -> Memory:
-        return self.memory.for_agent(namespace_agent(tuple(namespace)))
+        agent = namespace_agent(tuple(namespace))
+        with self._lock:
+            if agent not in self._agents:
+                self._agents[agent] = self.memory.for_agent(agent)
+            return self._agents[agent]
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         return [self._run(op) for op in ops]
