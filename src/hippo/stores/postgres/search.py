@@ -76,11 +76,14 @@ def _check_dimension(conn: Any, agent_id: str, size: int) -> None:
 
 # The keyword side: d = each word's query and document frequency (capped), kept = the words within
 # the budget (the rarest always), k = the best ``depth`` chunks by the IDF-weighted sum of ts_rank.
+# d and w are MATERIALIZED: inlined, PostgreSQL counted each word's matches once per reference
+# (five times; 85 of a 107 ms keyword side at 100k rows). Scoring every word's matches in one pass
+# instead of counting first was slower (24.6 against 19.9 ms): it ranks the frequent words' rows too.
 _KEYWORDS = (
-    "d AS (SELECT t.term, q.q, (SELECT count(*) FROM (SELECT 1 FROM chunks c2 WHERE c2.agent_id = %s "
+    "d AS MATERIALIZED (SELECT t.term, q.q, (SELECT count(*) FROM (SELECT 1 FROM chunks c2 WHERE c2.agent_id = %s "
     "AND c2.tsv @@ q.q LIMIT %s) x) AS n FROM unnest(%s::text[]) AS t(term), "
     "LATERAL (SELECT to_tsquery('hippo_english', hippo_fold(t.term)) AS q) q), "
-    "w AS (SELECT q, ln(1 + (greatest(%s::float8, n) - n + 0.5) / (n + 0.5)) AS idf, "
+    "w AS MATERIALIZED (SELECT q, ln(1 + (greatest(%s::float8, n) - n + 0.5) / (n + 0.5)) AS idf, "
     "sum(n) OVER (ORDER BY n, term) AS running, row_number() OVER (ORDER BY n, term) AS rarest FROM d), "
     "kept AS (SELECT q, idf FROM w WHERE running <= %s OR rarest = 1 OR %s), "
     "k AS (SELECT c.id, sum(kept.idf * ts_rank(c.tsv, kept.q, 1))::float8 AS kw FROM kept "
