@@ -4,7 +4,9 @@ Differences, each for a reason:
 
 - ``embedding`` is ``vector`` without a dimension, so one database can switch models; the HNSW
   index is a partial expression index on ``embedding::vector(N)`` for the recorded dimension
-  ``N``, made when the model is recorded and remade when it changes (``vector_index``).
+  ``N``, built in bulk the first time an agent has ``ann_threshold`` vectors (pgvector inserts
+  each row of a live graph one at a time, ~30x slower than a store without it), and dropped
+  when the model changes (``vector_index``).
 - ``tsv`` is a stored ``tsvector`` (``hippo_english``: stemmed like SQLite's porter tokenizer,
   no stop words, accents folded by ``hippo_fold``) with a GIN index: the keyword side of search.
 - Timestamps are ``timestamptz``; metadata is ``jsonb``.
@@ -108,16 +110,17 @@ def migrate(conn: Any) -> None:
             conn.execute("INSERT INTO hippo_migrations (number, name) VALUES (%s, %s)", (number, name))
 
 
-def vector_index(conn: Any, dimension: int | None) -> None:
+def vector_index(conn: Any, dimension: int | None, *, create: bool = True) -> None:
     """The HNSW index for vectors of ``dimension`` (inner product: hippo's vectors are unit
-    length), replacing one made for another dimension; none without a dimension."""
+    length), replacing one made for another dimension; ``None`` drops it. With ``create=False``
+    only an index of another dimension is dropped."""
     rows = conn.execute("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'chunks' "
                         "AND indexname = 'chunks_embedding_hnsw'").fetchall()
     wanted = f"vector({dimension})" if dimension else None
     if rows and (wanted is None or wanted not in rows[0][1]):
         conn.execute("DROP INDEX chunks_embedding_hnsw")
         rows = []
-    if wanted and not rows:
+    if wanted and not rows and create:
         # Partial: only vectors of that size are cast (rows of a model being replaced, which an index
         # build made in the same transaction still reads, are skipped instead of failing the cast).
         conn.execute(f"CREATE INDEX chunks_embedding_hnsw ON chunks USING hnsw ((embedding::{wanted}) "

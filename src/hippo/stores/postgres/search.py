@@ -28,6 +28,7 @@ from hippo.errors import EmbedderMismatch
 from hippo.stores.base import Candidates, ChunkFilter, SearchQuery, Standing
 from hippo.stores.neighbours import nearest_runs
 from hippo.stores.postgres.filters import filter_sql
+from hippo.stores.postgres.schema import vector_index
 from hippo.types import Chunk
 
 __all__ = ["CHUNK_COLUMNS", "SearchMixin", "chunk_of", "tsquery"]
@@ -97,6 +98,8 @@ class SearchMixin:
 
     ann_threshold: int | None
     _counts: dict[str, tuple[float, int, int]]
+    _indexed: bool
+    _db: Any
     _read: Callable[..., ContextManager[Any]]
 
     def search(self, agent_id: str, query: SearchQuery) -> Candidates:
@@ -153,8 +156,19 @@ class SearchMixin:
         return conn.execute(sql, [*values, *cosine_values, agent_id]).fetchall()
 
     def _ann(self, conn: Any, agent_id: str) -> bool:
-        return self.ann_threshold is not None and self.ann_threshold > 0 \
-            and self._vector_count(conn, agent_id) >= self.ann_threshold
+        """Whether the agent is searched through the HNSW index; the index is built (in bulk, once
+        for the database) the first time an agent reaches ``ann_threshold`` vectors."""
+        if not (self.ann_threshold and self._vector_count(conn, agent_id) >= self.ann_threshold):
+            return False
+        if not self._indexed:
+            with self._db.writing() as writer:
+                writer.execute("SELECT pg_advisory_xact_lock(hashtextextended('hippo:model', 1))")
+                row = writer.execute("SELECT dimension FROM embedding_model WHERE id = 1").fetchone()
+                if row is None or row[0] is None:
+                    return False
+                vector_index(writer, row[0])  # no-op when another server built it already
+            self._indexed = True
+        return True
 
     def _vector_count(self, conn: Any, agent_id: str) -> int:
         return self._agent_counts(conn, agent_id)[1]

@@ -53,6 +53,7 @@ class PostgresStore(SearchMixin):
         self._db = Connections(url, max_size=pool_size)
         self._unscrubbed = False
         self._counts: dict[str, tuple[float, int, int]] = {}
+        self._indexed = False  # whether this process has seen the HNSW index built (search.py)
 
     def close(self) -> None:
         self._db.close()
@@ -77,7 +78,7 @@ class PostgresStore(SearchMixin):
                          "ON CONFLICT (id) DO UPDATE SET model_id = excluded.model_id, "
                          "dimension = excluded.dimension, recorded_at = now()",
                          (model_id, dimension))
-            vector_index(conn, dimension)
+            vector_index(conn, dimension, create=False)  # a new model's graph: built when an agent needs it
 
     def _check_dimension(self, conn: Any, vectors: Iterable[np.ndarray | None]) -> None:
         sizes = {len(v) for v in vectors if v is not None}
