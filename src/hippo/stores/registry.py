@@ -92,7 +92,7 @@ def shown(db: str | os.PathLike[str]) -> str:
     if target.backend == "sqlite":
         return target.location
     parts = urlsplit(target.location)
-    if parts.password is None:
+    if not parts.password:  # no password, or an empty one: nothing to hide
         return target.location
     netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
     return urlunsplit(parts._replace(netloc=netloc))
