@@ -1,8 +1,9 @@
 """Shared fixtures: a movable clock, and memories opened with the fake embedder on a real SQLite
-file and, for every test that builds its memories with ``make_mem`` (the behaviour tests: the
-contract suite), again on a real PostgreSQL database. A test that must read SQLite's own bytes or
-tables says so with ``@pytest.mark.sqlite_only`` (or a module ``pytestmark``) and runs on SQLite
-alone. ``HIPPO_TEST_BACKENDS=sqlite`` skips PostgreSQL for a quick local run."""
+file or a real PostgreSQL database. ``tests/contract`` is the contract suite: every test there runs
+on both backends (its conftest makes sure of it). Elsewhere, a test that asks for ``db`` or builds
+its memories with ``make_mem`` runs on both too, unless it says ``@pytest.mark.sqlite_only`` (it
+reads SQLite's own files, plans or schema; those live under ``tests/stores``).
+``HIPPO_TEST_BACKENDS=sqlite`` skips PostgreSQL for a quick local run."""
 
 from __future__ import annotations
 

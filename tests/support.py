@@ -8,7 +8,7 @@ import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-__all__ = ["START", "Clock", "counts", "load_bench", "sql", "vector_sizes"]
+__all__ = ["START", "Clock", "counts", "load_bench", "sql", "untouched", "vector_sizes"]
 
 START = datetime(2025, 1, 1, 12, 0, tzinfo=timezone.utc)
 
@@ -53,6 +53,14 @@ def vector_sizes(path: Path | str, where: str = "embedding IS NOT NULL") -> list
     """(dimension, how many chunks) of the stored vectors, on either backend."""
     size = "vector_dims(embedding)" if str(path).startswith("postgresql://") else "length(embedding) / 4"
     return [tuple(r) for r in sql(path, f"SELECT {size}, count(*) FROM chunks WHERE {where} GROUP BY 1 ORDER BY 1")]
+
+
+def untouched(db: Path | str) -> bool:
+    """Nothing was created or written: no SQLite file, or a PostgreSQL database without a row of hippo's."""
+    if not str(db).startswith("postgresql://"):
+        return not Path(db).exists()
+    return sql(db, "SELECT (SELECT count(*) FROM chunks) + (SELECT count(*) FROM memory_blocks) "
+                   "+ (SELECT count(*) FROM api_keys)") == [(0,)]
 
 
 def counts(path: Path | str) -> tuple[int, int]:

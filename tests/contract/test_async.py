@@ -26,9 +26,9 @@ def test_every_operation_of_memory_is_a_coroutine_with_its_signature():
         assert method.__doc__ == getattr(Memory, name).__doc__
 
 
-def test_fifty_coroutines_storing_and_recalling_lose_nothing(db_path):
+def test_fifty_coroutines_storing_and_recalling_lose_nothing(db):
     async def main() -> None:
-        async with hippo.open_async(db_path, agent_id="alice", embedder=FakeEmbedder()) as mem:
+        async with hippo.open_async(db, agent_id="alice", embedder=FakeEmbedder()) as mem:
             bob = mem.for_agent("bob")
 
             async def worker(n: int) -> None:

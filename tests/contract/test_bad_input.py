@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 import pytest
-from support import counts, sql
+from support import counts, sql, untouched
 
 import hippo
 from hippo import MemoryInput
@@ -214,12 +214,10 @@ def test_open_bad_agent_id(seeded, db, clock, agent_id):
     assert_rejected(db, lambda: hippo.open(db, agent_id=agent_id, embedder="fake", clock=clock))
 
 
-def test_open_bad_agent_id_creates_no_file(tmp_path):
-    path = tmp_path / "new.db"
+def test_open_bad_agent_id_creates_nothing(db):
     with pytest.raises(hippo.InvalidInput):
-        hippo.open(path, agent_id="../x", embedder="fake")
-    assert not path.exists()
-    assert list(tmp_path.iterdir()) == []
+        hippo.open(db, agent_id="../x", embedder="fake")
+    assert untouched(db)
 
 
 @pytest.mark.parametrize("agent_id", ["a", "a" * 128, "marrow-main", "team:bot@v1.2_x"])

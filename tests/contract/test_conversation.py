@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -164,15 +162,6 @@ def test_missing_messages_table(mem):
     assert "create_messages_table" in str(info.value)
 
 
-@pytest.mark.sqlite_only  # an FTS5 detail: the table is there, its FTS5 index is not
-def test_table_without_fts_is_missing(mem, db):
-    conn = sqlite3.connect(str(db))
-    conn.execute("CREATE TABLE messages (id INTEGER PRIMARY KEY, content TEXT)")
-    conn.close()
-    with pytest.raises(hippo.NotFound):
-        mem.recall_conversation("anything")
-
-
 def test_messages_table_none_is_config_error(make_mem):
     for off in ("none", "null", "off", "NONE"):
         mem = make_mem("alice", messages_table=off)
@@ -191,23 +180,6 @@ def test_custom_table_name(make_mem, db):
 def test_create_messages_table_rejects_bad_names(db, name):
     with pytest.raises(hippo.InvalidInput):
         hippo.create_messages_table(db, name)
-
-
-@pytest.mark.sqlite_only  # the table is made by hand with FTS5
-def test_table_without_agent_column_is_shared(mem, db):
-    conn = sqlite3.connect(str(db))
-    conn.executescript(
-        """
-        CREATE TABLE messages (id INTEGER PRIMARY KEY, content TEXT NOT NULL);
-        CREATE VIRTUAL TABLE messages_fts USING fts5(content, content=messages, content_rowid=id);
-        CREATE TRIGGER messages_ai AFTER INSERT ON messages BEGIN
-            INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
-        END;
-        INSERT INTO messages(content) VALUES ('a message for everyone');
-        """
-    )
-    conn.close()
-    assert [h.content for h in mem.recall_conversation("everyone")] == ["a message for everyone"]
 
 
 def test_deleted_messages_are_not_found(chat, db):

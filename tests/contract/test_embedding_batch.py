@@ -12,7 +12,7 @@ def test_store_memories_beyond_the_cache_size(mem):
     assert mem.recall_memories("note number 7", limit=1, touch=False)[0].content == "note number 7"
 
 
-def test_threads_of_one_memory_each_see_their_own_embedder_failure(tmp_path):
+def test_threads_of_one_memory_each_see_their_own_embedder_failure(db):
     """A server shares one memory per agent between its threads: a failure met by one request is
     reported on that request, not on another that succeeded meanwhile."""
     import threading
@@ -27,7 +27,7 @@ def test_threads_of_one_memory_each_see_their_own_embedder_failure(tmp_path):
                 raise ProviderError("the model refused")
             return super().embed_query(text)
 
-    mem = hippo.open(tmp_path / "t.db", embedder=Picky())
+    mem = hippo.open(db, embedder=Picky())
     mem.store_memory("a good note about gardening")
     failed, passed = threading.Barrier(2), {}
 

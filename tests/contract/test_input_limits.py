@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from support import untouched
 from test_bad_input import assert_rejected
 
 import hippo
@@ -82,24 +83,25 @@ def test_a_trailing_newline_is_not_part_of_a_valid_id(seeded, db, make):
     assert_rejected(db, lambda: make(seeded))
 
 
-def test_open_refuses_an_agent_id_with_a_trailing_newline(tmp_path):
+def test_open_refuses_an_agent_id_with_a_trailing_newline(db):
     with pytest.raises(hippo.InvalidInput):
-        hippo.open(tmp_path / "n.db", agent_id="alice\n", embedder=FakeEmbedder())
+        hippo.open(db, agent_id="alice\n", embedder=FakeEmbedder())
+    assert untouched(db)
 
 
 @pytest.mark.parametrize("options", [{"ann_threshold": -1}, {"ann_threshold": HUGE}, {"block_char_limit": 0},
                                      {"max_content_chars": 0}, {"ann_threshold": "many"}],
                          ids=["negative-ann", "huge-ann", "zero-block-limit", "zero-content", "text"])
-def test_settings_that_cannot_work_are_config_errors(tmp_path, options):
+def test_settings_that_cannot_work_are_config_errors(db, options):
     with pytest.raises(hippo.ConfigError):
-        hippo.open(tmp_path / "s.db", embedder=FakeEmbedder(), **options)
-    assert not (tmp_path / "s.db").exists()
+        hippo.open(db, embedder=FakeEmbedder(), **options)
+    assert untouched(db)
 
 
 @pytest.mark.parametrize("spec", ["fake:0", "fake:99999999", "fake:abc"])
-def test_a_fake_embedder_needs_a_sensible_dimension(tmp_path, spec):
+def test_a_fake_embedder_needs_a_sensible_dimension(db, spec):
     with pytest.raises(hippo.ConfigError):
-        hippo.open(tmp_path / "f.db", embedder=spec).store_memory("x")
+        hippo.open(db, embedder=spec).store_memory("x")
 
 
 # -- the tools: the same bounds on arguments given as JSON text ------------------------------------

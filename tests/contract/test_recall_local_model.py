@@ -7,14 +7,14 @@ import itertools
 import pytest
 
 import hippo
-from hippo.stores.base import ChunkFilter
+from hippo.stores.base import ChunkFilter, SearchQuery
 
 pytest.importorskip("onnxruntime")
 
 
 @pytest.fixture
-def local_mem(tmp_path, local_embedder):
-    with hippo.open(tmp_path / "hippo.db", agent_id="alice", embedder=local_embedder) as mem:
+def local_mem(db, local_embedder):
+    with hippo.open(db, agent_id="alice", embedder=local_embedder) as mem:
         yield mem
 
 
@@ -46,7 +46,8 @@ def test_rare_token_found_by_keyword_when_vectors_miss_it(local_mem):
 
     # The premise: by vectors alone the target is not even in the top 5.
     vector = local_mem.embedding.query("XR-7731")
-    by_vector = [i for i, _ in local_mem.store.vector_search("alice", vector, 20, ChunkFilter())]
+    found = local_mem.store.search("alice", SearchQuery(vector, (), ChunkFilter(), 20)).similarity
+    by_vector = sorted(found, key=found.get, reverse=True)
     assert by_vector.index(stored.id) >= 5
 
     recall = local_mem.recall_memories("XR-7731", limit=3)
@@ -54,8 +55,8 @@ def test_rare_token_found_by_keyword_when_vectors_miss_it(local_mem):
     assert recall[0].keyword == 1.0
 
 
-def test_local_model_recorded_and_other_model_refused(tmp_path, local_embedder):
-    path = tmp_path / "hippo.db"
+def test_local_model_recorded_and_other_model_refused(db, local_embedder):
+    path = db
     with hippo.open(path, agent_id="alice", embedder=local_embedder) as mem:
         mem.store_memory("The office plants need water on Tuesdays.")
     with pytest.raises(hippo.EmbedderMismatch, match="reembed"):

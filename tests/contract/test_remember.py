@@ -25,11 +25,11 @@ def decisions(*labels: str) -> str:
 
 
 @pytest.fixture
-def open_mem(tmp_path, clock, local_embedder):
+def open_mem(db, clock, local_embedder):
     opened = []
 
     def make(llm=None, **kwargs):
-        mem = hippo.open(tmp_path / "hippo.db", agent_id="alice", embedder=local_embedder, llm=llm,
+        mem = hippo.open(db, agent_id="alice", embedder=local_embedder, llm=llm,
                          clock=clock, **kwargs)
         opened.append(mem)
         return mem
@@ -70,7 +70,7 @@ def test_seed_example_with_scripted_llm(open_mem):
     assert len(result.llm_calls) == 1 and result.llm_calls[0].purpose == "extract"
     assert result.input_tokens > 0 and result.output_tokens > 0
     assert SEED_INPUT in llm.calls[0]["messages"][0].content and llm.calls[0]["json"] is True
-    stored = sql(mem.store.path, "SELECT kind, running_intensity FROM chunks ORDER BY running_intensity")
+    stored = sql(mem.database, "SELECT kind, running_intensity FROM chunks ORDER BY running_intensity")
     assert stored == [("fact", 0.15), ("fact", 0.85)]
 
 
@@ -127,7 +127,7 @@ def test_same_thing_three_times_is_one_fact(open_mem):
     mem.remember_facts("Honestly, I really enjoy hiking!")
     third = mem.remember_facts("Hiking is something I love.").facts[0]
     assert third.action == "duplicate" and third.id == first.id
-    rows = sql(mem.store.path, "SELECT encounter_count, running_intensity FROM chunks WHERE kind = 'fact'")
+    rows = sql(mem.database, "SELECT encounter_count, running_intensity FROM chunks WHERE kind = 'fact'")
     assert len(rows) == 1
     encounters, intensity = rows[0]
     assert encounters == 3
@@ -181,12 +181,12 @@ def test_provider_error_after_extraction_changes_nothing(open_mem):
     llm = FakeLLM(script=[facts(("User lives in Berlin", 0.4))])
     mem = open_mem(llm)
     mem.remember_facts("I live in Berlin.")
-    before = dump(mem.store.path)
+    before = dump(mem.database)
     llm.push(facts(("User moved to Lisbon", 0.5), ("User adopted a cat", 0.5)),
              ProviderError("classification service down", retryable=True))
     with pytest.raises(ProviderError):
         mem.remember_facts("I moved to Lisbon and adopted a cat.")
-    assert dump(mem.store.path) == before
+    assert dump(mem.database) == before
 
 
 def test_store_error_during_actions_changes_nothing(open_mem, monkeypatch):
@@ -194,7 +194,7 @@ def test_store_error_during_actions_changes_nothing(open_mem, monkeypatch):
                           facts(("User adopted a cat", 0.5), ("User moved to Lisbon", 0.5)), decisions("SUPERSEDES")])
     mem = open_mem(llm)
     mem.remember_facts("I live in Berlin.")
-    before = dump(mem.store.path)
+    before = dump(mem.database)
 
     def broken(*args, **kwargs):
         raise StorageError("disk full (injected)")
@@ -202,7 +202,7 @@ def test_store_error_during_actions_changes_nothing(open_mem, monkeypatch):
     monkeypatch.setattr(mem.store, "supersede", broken)  # fails after the cat was inserted
     with pytest.raises(StorageError):
         mem.remember_facts("I adopted a cat and moved to Lisbon.")
-    assert dump(mem.store.path) == before
+    assert dump(mem.database) == before
     monkeypatch.undo()
     assert [h.content for h in mem.recall_memories("Berlin", touch=False)] == ["User lives in Berlin"]
 
@@ -212,7 +212,7 @@ def test_malformed_twice_fails_loudly_and_writes_nothing(open_mem):
     mem = open_mem(llm)
     with pytest.raises(ProviderError, match="after a retry"):
         mem.remember_facts("I like tea.")
-    assert dump(mem.store.path) == []
+    assert dump(mem.database) == []
     assert "not usable" in llm.calls[1]["messages"][-1].content
 
 
@@ -226,7 +226,7 @@ def test_deleting_the_newest_version_keeps_the_old_one_hidden(open_mem):
     assert "Berlin" not in " ".join(h.content for h in mem.recall_memories("Where does the user live?"))
 
 
-def test_a_latin_only_model_never_merges_texts_it_cannot_read(open_mem, tmp_path, local_embedder):
+def test_a_latin_only_model_never_merges_texts_it_cannot_read(open_mem, db, local_embedder):
     # MiniLM reads most Chinese characters as [UNK]: "lives in Shanghai" and "works in Shanghai"
     # score 0.98 against each other. Its cosine alone must not merge them; offline, both stay.
     lives, works = local_embedder.embed_documents(["用户住在上海", "用户在上海工作"])
@@ -236,4 +236,4 @@ def test_a_latin_only_model_never_merges_texts_it_cannot_read(open_mem, tmp_path
     second = mem.remember_facts("用户在上海工作")
     assert [f.action for f in first.facts] == ["new"]
     assert [f.action for f in second.facts] == ["distinct"], second.summary  # kept beside it
-    assert sum(row[2] == "fact" for row in dump(tmp_path / "hippo.db")) == 2
+    assert sum(row[2] == "fact" for row in dump(db)) == 2

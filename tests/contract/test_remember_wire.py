@@ -18,14 +18,14 @@ SAID = "I NEVER want to use Redux again, it was a nightmare. Oh and I tried that
 
 
 @pytest.fixture(params=["openai", "anthropic"])
-def wire_mem(request, llm_wire, tmp_path, local_embedder):
+def wire_mem(request, llm_wire, db, local_embedder):
     llm = llm_wire.openai_llm() if request.param == "openai" else llm_wire.anthropic_llm()
-    with hippo.open(tmp_path / "hippo.db", agent_id="alice", embedder=local_embedder, llm=llm) as mem:
+    with hippo.open(db, agent_id="alice", embedder=local_embedder, llm=llm) as mem:
         yield mem, llm_wire
 
 
 def stored(mem) -> list[tuple]:
-    return sql(mem.store.path, "SELECT content, running_intensity FROM chunks ORDER BY running_intensity")
+    return sql(mem.database, "SELECT content, running_intensity FROM chunks ORDER BY running_intensity")
 
 
 def test_fenced_answer_with_prose_is_repaired(wire_mem):
