@@ -46,9 +46,7 @@ def fresh_postgres(url: str | None, workdir: Path) -> Iterator[str]:
     import psycopg
 
     if url is None:
-        import pgserver
-
-        url = pgserver.get_server(workdir / "pg", cleanup_mode="stop").get_uri()
+        url = tuned_pgserver(workdir / "pg")
     admin = url
     number = 0
     while True:
@@ -59,6 +57,23 @@ def fresh_postgres(url: str | None, workdir: Path) -> Iterator[str]:
             conn.execute(f"CREATE DATABASE {name}")
         base, _, query = admin.partition("?")
         yield base.rsplit("/", 1)[0] + f"/{name}" + (f"?{query}" if query else "")
+
+
+def tuned_pgserver(folder: Path) -> str:
+    """A PostgreSQL started by ``pgserver``, with the one setting any deployment tunes first:
+    ``shared_buffers`` at a quarter of the machine's memory (pgserver keeps initdb's 128 MB, in
+    which a 100k store's HNSW graph alone does not fit)."""
+    import pgserver
+    import psycopg
+    from pgserver._commands import pg_ctl
+
+    server = pgserver.get_server(folder, cleanup_mode="stop")
+    url = server.get_uri()
+    memory_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"ALTER SYSTEM SET shared_buffers = '{memory_mb // 4}MB'")
+    pg_ctl(["-w", "restart"], pgdata=server.pgdata, user=server.system_user)
+    return url
 
 
 def unbounded() -> Any:

@@ -71,6 +71,29 @@ def test_frequent_words_are_left_out_only_over_the_budget(make_mem, monkeypatch)
     assert len(single) == 121  # a lone word is never dropped
 
 
+def test_rows_that_match_a_kept_word_keep_the_score_of_the_left_out_words(make_mem, monkeypatch):
+    mem = make_mem("budget")
+    rows = [f"Meeting notes number {i}" for i in range(120)]
+    rows += ["The zeppelin landed", "The zeppelin meeting ran long", "The zeppelin meeting notes were long"]
+    rows += [f"The zeppelin hangar {i} was cold" for i in range(4)]
+    rows += [f"Unrelated line {i} about the weather" for i in range(300)]  # so that every word is rare enough
+    mem.store_memories(rows)
+    match = keyword_match("zeppelin meeting notes")
+    reference = unbounded_bm25(mem, "budget", match, 10)
+    monkeypatch.setattr(sqlite_store, "KEYWORD_BUDGET", 40)  # "meeting" and "notes" (122, 121 rows) go
+    with mem.store._reading() as conn:
+        affordable = sqlite_store._affordable(conn, match)
+    assert affordable.match == '"zeppelin"' and affordable.completion is not None
+    contents = {c.id: c.content for c in mem.store.get_chunks("budget", [i for i, _ in reference])}
+    expected = [(i, score) for i, score in reference if "zeppelin" in contents[i]]
+    assert len(expected) < len(reference)  # some of the best match only left-out words: the budget's price
+    for where in (ChunkFilter(), ChunkFilter(kinds=("memory",))):
+        found = mem.store.keyword_search("budget", match, 10, where)[:len(expected)]
+        # Every row that matches the kept word has its full score, left-out words included.
+        assert [i for i, _ in found] == [i for i, _ in expected]
+        assert [s for _, s in found] == pytest.approx([s for _, s in expected])
+
+
 def test_the_fast_plan_is_tried_only_where_the_agent_owns_enough_matches(make_mem):
     crowd, few = make_mem("crowd"), make_mem("few")
     crowd.store_memories([f"Note {i}: the garden needs watering on day {i}" for i in range(400)])
@@ -79,7 +102,7 @@ def test_the_fast_plan_is_tried_only_where_the_agent_owns_enough_matches(make_me
         mem.recall_memories("garden", touch=False)  # loads each agent's vectors
     store = few.store
     with store._reading() as conn:
-        _, matches = sqlite_store._affordable(conn, keyword_match("garden"))
+        matches = sqlite_store._affordable(conn, keyword_match("garden")).matches
         assert matches == 401
         assert store._expected_own_matches(conn, store._vectors.loaded_count("few"), matches) < 2  # 2 of 402 rows: the exact plan
         assert store._expected_own_matches(conn, store._vectors.loaded_count("crowd"), matches) > 390  # nearly all: the fast plan
@@ -118,7 +141,7 @@ def test_a_period_with_fewer_rows_than_matches_is_read_from_the_time_index(make_
     year = ChunkFilter(since=days[-1] - timedelta(days=1), until=days[0])  # 200 rows
     everything = ChunkFilter(since=days[-1] - timedelta(days=1))  # 501 rows
     with mem.store._reading() as conn:
-        _, matches = sqlite_store._affordable(conn, match)
+        matches = sqlite_store._affordable(conn, match).matches
         assert matches == 202  # "dog" in 201 rows, "walk" in 1
         plans = {name: mem.store._fewer_rows_than(conn, "diary", where, *filter_sql(where), None, matches)[0]
                  for name, where in (("week", week), ("year", year), ("everything", everything))}

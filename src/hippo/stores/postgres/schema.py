@@ -110,10 +110,10 @@ def migrate(conn: Any) -> None:
             conn.execute("INSERT INTO hippo_migrations (number, name) VALUES (%s, %s)", (number, name))
 
 
-def vector_index(conn: Any, dimension: int | None, *, create: bool = True) -> None:
+def vector_index(conn: Any, dimension: int | None, *, create: bool = True) -> bool:
     """The HNSW index for vectors of ``dimension`` (inner product: hippo's vectors are unit
     length), replacing one made for another dimension; ``None`` drops it. With ``create=False``
-    only an index of another dimension is dropped."""
+    only an index of another dimension is dropped. True when this call built the index."""
     rows = conn.execute("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'chunks' "
                         "AND indexname = 'chunks_embedding_hnsw'").fetchall()
     wanted = f"vector({dimension})" if dimension else None
@@ -125,3 +125,5 @@ def vector_index(conn: Any, dimension: int | None, *, create: bool = True) -> No
         # build made in the same transaction still reads, are skipped instead of failing the cast).
         conn.execute(f"CREATE INDEX chunks_embedding_hnsw ON chunks USING hnsw ((embedding::{wanted}) "
                      f"vector_ip_ops) WITH (m = 16, ef_construction = 100) WHERE vector_dims(embedding) = {dimension}")
+        return True
+    return False

@@ -40,6 +40,8 @@ _STANDING = ("c.id, c.running_intensity, c.access_count, extract(epoch FROM c.la
              "extract(epoch FROM c.created_at)::float8, c.superseded_by, c.embedding IS NOT NULL")
 _WHEN = "extract(epoch FROM COALESCE(c.observed_at, c.created_at))::float8"
 _COUNT_TTL = 30.0  # seconds an agent's counts are trusted (plan choice, the N of IDF)
+_WORD_TTL = 300.0  # seconds a word's document frequency is trusted (its IDF, the budget's choice)
+_WORDS_KEPT = 50_000  # words whose counts are kept at most (all dropped past it)
 KEYWORD_BUDGET = 10_000  # rows the keyword side may score per search (as the SQLite store)
 EF_SEARCH = 256
 
@@ -75,22 +77,30 @@ def _check_dimension(conn: Any, agent_id: str, size: int) -> None:
                                "re-embed the database with hippo.reembed()")
 
 
-# The keyword side: d = each word's query and document frequency (capped), kept = the words within
-# the budget (the rarest always), k = the best ``depth`` chunks by the IDF-weighted sum of ts_rank.
-# d and w are MATERIALIZED: inlined, PostgreSQL counted each word's matches once per reference
-# (five times; 85 of a 107 ms keyword side at 100k rows). Scoring every word's matches in one pass
-# instead of counting first was slower (24.6 against 19.9 ms): it ranks the frequent words' rows too.
+# The keyword side: d = each word's query and document frequency (counted up to the budget; past it,
+# estimated from the share of rows ANALYZE found it in, which costs no row visit), w = its IDF, kept = the
+# words within the budget (the rarest always), k = the best ``depth`` chunks that match a kept word,
+# each scored by every word of the query (a left-out word still adds its part to a row a kept word
+# found). d and w are MATERIALIZED: inlined, PostgreSQL counted each word's matches once per
+# reference (five times; 85 of a 107 ms keyword side at 100k rows).
 _KEYWORDS = (
-    "d AS MATERIALIZED (SELECT t.term, q.q, (SELECT count(*) FROM (SELECT 1 FROM chunks c2 WHERE c2.agent_id = %s "
-    "AND c2.tsv @@ q.q LIMIT %s) x) AS n FROM unnest(%s::text[]) AS t(term), "
-    "LATERAL (SELECT to_tsquery('hippo_english', hippo_fold(t.term)) AS q) q), "
+    "d AS MATERIALIZED (SELECT t.term, q.q, CASE WHEN t.known IS NOT NULL THEN t.known WHEN x.n <= %s THEN x.n "
+    "ELSE coalesce((SELECT round(e.f * %s) FROM pg_stats s, "
+    "unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS e(word, f) "
+    "WHERE s.schemaname = current_schema() AND s.tablename = 'chunks' AND s.attname = 'tsv' "
+    "AND e.word = btrim(querytree(q.q), '''')), x.n) END AS n "
+    "FROM unnest(%s::text[], %s::bigint[]) AS t(term, known), "
+    "LATERAL (SELECT to_tsquery('hippo_english', hippo_fold(t.term)) AS q) q, LATERAL (SELECT count(*) AS n FROM "
+    "(SELECT 1 FROM chunks c2 WHERE t.known IS NULL AND c2.agent_id = %s AND c2.tsv @@ q.q LIMIT %s) x) x "
+    "WHERE numnode(q.q) > 0), "
     "w AS MATERIALIZED (SELECT q, ln(1 + (greatest(%s::float8, n) - n + 0.5) / (n + 0.5)) AS idf, "
     "sum(n) OVER (ORDER BY n, term) AS running, row_number() OVER (ORDER BY n, term) AS rarest FROM d), "
-    "kept AS (SELECT q, idf FROM w WHERE running <= %s OR rarest = 1 OR %s), "
-    "k AS (SELECT c.id, sum(kept.idf * ts_rank(c.tsv, kept.q, 1))::float8 AS kw FROM kept "
-    "JOIN chunks c ON c.tsv @@ kept.q WHERE c.agent_id = %s AND {clause} GROUP BY c.id {every} "
+    "kept AS (SELECT string_agg(q::text, ' | ')::tsquery AS q FROM w WHERE running <= %s OR rarest = 1 OR %s), "
+    "k AS (SELECT c.id, (SELECT sum(w.idf * ts_rank(c.tsv, w.q, 1)) FROM w WHERE c.tsv @@ w.q)::float8 AS kw "
+    "FROM chunks c WHERE c.agent_id = %s AND c.tsv @@ (SELECT q FROM kept) AND {clause} {every} "
     "ORDER BY kw DESC, c.id LIMIT %s)"
 )
+_EVERY = "AND (SELECT count(*) FROM w WHERE c.tsv @@ w.q) = (SELECT count(*) FROM d)"
 
 
 class SearchMixin:
@@ -98,6 +108,7 @@ class SearchMixin:
 
     ann_threshold: int | None
     _counts: dict[str, tuple[float, int, int]]
+    _words: dict[tuple[str, str], tuple[float, int]]
     _indexed: bool
     _db: Any
     _read: Callable[..., ContextManager[Any]]
@@ -139,9 +150,10 @@ class SearchMixin:
             sides.append("v AS (SELECT NULL::text AS id, NULL::float8 AS sim WHERE false)")
         if words:
             rows_n, _ = self._agent_counts(conn, agent_id)
-            sides.append(_KEYWORDS.format(clause=clause, every="HAVING count(*) = (SELECT count(*) FROM d)"
-                                          if query.every_term else ""))
-            values += [agent_id, KEYWORD_BUDGET + 1, words, float(rows_n), KEYWORD_BUDGET, query.every_term,
+            sides.append(_KEYWORDS.format(clause=clause, every=_EVERY if query.every_term else ""))
+            known = self._known_words(agent_id, words)
+            values += [KEYWORD_BUDGET, float(rows_n), words, known, agent_id, KEYWORD_BUDGET + 1, float(rows_n),
+                       KEYWORD_BUDGET, query.every_term,
                        agent_id, *params, query.depth]
         else:
             sides.append("k AS (SELECT NULL::text AS id, NULL::float8 AS kw WHERE false)")
@@ -150,10 +162,32 @@ class SearchMixin:
             cosine = (f"CASE WHEN v.id IS NULL AND vector_dims(c.embedding) = {len(vector)} "
                       "THEN -(c.embedding <#> %s::vector) END")
             cosine_values = [vector]
+        counted = "(SELECT json_agg(json_build_array(d.term, d.n)) FROM d)" if words else "NULL::json"
         sql = (f"WITH {', '.join(sides)}, ids AS (SELECT id FROM v UNION SELECT id FROM k) "
-               f"SELECT {_STANDING}, v.sim, k.kw, {cosine} FROM ids JOIN chunks c ON c.id = ids.id "
+               f"SELECT {_STANDING}, v.sim, k.kw, {cosine}, {counted} FROM ids JOIN chunks c ON c.id = ids.id "
                "LEFT JOIN v ON v.id = c.id LEFT JOIN k ON k.id = c.id WHERE c.agent_id = %s")
-        return conn.execute(sql, [*values, *cosine_values, agent_id]).fetchall()
+        rows = conn.execute(sql, [*values, *cosine_values, agent_id]).fetchall()
+        if words and rows and rows[0][10]:
+            self._remember_words(agent_id, rows[0][10])
+        return rows
+
+    def _known_words(self, agent_id: str, words: list[str]) -> list[int | None]:
+        """The document frequency of each word as counted (or estimated) within ``_WORD_TTL``
+        seconds, None where it must be counted: frequent words recur across questions, and
+        counting one visits up to ``KEYWORD_BUDGET`` rows. A forget drops the agent's counts."""
+        now = time.monotonic()
+        known: list[int | None] = []
+        for word in words:
+            cached = self._words.get((agent_id, word))
+            known.append(cached[1] if cached is not None and now - cached[0] <= _WORD_TTL else None)
+        return known
+
+    def _remember_words(self, agent_id: str, counted: list[list[Any]]) -> None:
+        if len(self._words) > _WORDS_KEPT:
+            self._words.clear()
+        now = time.monotonic()
+        for word, n in counted:
+            self._words.setdefault((agent_id, word), (now, int(n)))
 
     def _ann(self, conn: Any, agent_id: str) -> bool:
         """Whether the agent is searched through the HNSW index; the index is built (in bulk, once
@@ -166,7 +200,14 @@ class SearchMixin:
                 row = writer.execute("SELECT dimension FROM embedding_model WHERE id = 1").fetchone()
                 if row is None or row[0] is None:
                     return False
-                vector_index(writer, row[0])  # no-op when another server built it already
+                # pgvector builds fast only while the graph fits in maintenance memory (~2 kB a
+                # vector at 384 dimensions); this transaction's own setting, never lowered.
+                writer.execute("SELECT set_config('maintenance_work_mem', '1GB', true) "
+                               "WHERE current_setting('maintenance_work_mem')::text NOT LIKE '%GB'")
+                if vector_index(writer, row[0]):  # False when another server built it already
+                    # A bulk moment: the statistics the keyword side estimates frequent words from
+                    # are gathered now, not only when autovacuum next gets to the table.
+                    writer.execute("ANALYZE chunks")
             self._indexed = True
         return True
 

@@ -53,6 +53,7 @@ class PostgresStore(SearchMixin):
         self._db = Connections(url, max_size=pool_size)
         self._unscrubbed = False
         self._counts: dict[str, tuple[float, int, int]] = {}
+        self._words: dict[tuple[str, str], tuple[float, int]] = {}
         self._indexed = False  # whether this process has seen the HNSW index built (search.py)
 
     def close(self) -> None:
@@ -250,6 +251,8 @@ class PostgresStore(SearchMixin):
 
     def _deleted(self, agent_id: str, count: int) -> None:
         self._counts.pop(agent_id, None)
+        for key in [k for k in list(self._words) if k[0] == agent_id]:
+            self._words.pop(key, None)
         if count:
             self._unscrubbed = True
 

@@ -16,7 +16,7 @@ import math
 import re
 import sqlite3
 import threading
-from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -59,11 +59,21 @@ _OR_TERMS = re.compile(r'"[^"]+"(?: OR "[^"]+")*')
 _KEPT_MAX = 8  # entries of SQLiteStore._kept (a recall adds three; a wide rowid list at 1M is 8 MB)
 
 
-def _affordable(conn: sqlite3.Connection, match: str) -> tuple[str, int | None]:
-    """``match`` without its most frequent terms when all of them would match too many rows, and
-    how many rows at most the result matches (None for other than an OR of terms)."""
+class Affordable(NamedTuple):
+    """What a keyword search can afford for one MATCH expression: ``match`` without its most
+    frequent terms when all of them together match too many rows; how many rows at most it matches
+    (None for other than an OR of terms); and ``completion``, the expression whose BM25 is the
+    full query's for the rows that match both a kept and a left-out term (None when none was left
+    out)."""
+
+    match: str
+    matches: int | None
+    completion: str | None = None
+
+
+def _affordable(conn: sqlite3.Connection, match: str) -> Affordable:
     if not _OR_TERMS.fullmatch(match):
-        return match, None
+        return Affordable(match, None)
     terms = match.split(" OR ")
     counts = [
         conn.execute("SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
@@ -71,7 +81,7 @@ def _affordable(conn: sqlite3.Connection, match: str) -> tuple[str, int | None]:
         for term in terms
     ]
     if sum(counts) <= KEYWORD_BUDGET or len(terms) == 1:
-        return match, sum(counts)
+        return Affordable(match, sum(counts))
     kept: list[str] = []
     total = 0
     for count, term in sorted(zip(counts, terms)):
@@ -79,7 +89,11 @@ def _affordable(conn: sqlite3.Connection, match: str) -> tuple[str, int | None]:
             break
         kept.append(term)
         total += count
-    return " OR ".join(t for t in terms if t in kept), total
+    left_out = [t for t in terms if t not in kept]
+    match = " OR ".join(t for t in terms if t in kept)
+    # Only within the budget is every kept match scored, so only then can its score be completed.
+    completion = f"({match}) AND ({' OR '.join(left_out)})" if total <= KEYWORD_BUDGET else None
+    return Affordable(match, total, completion)
 
 
 class SearchMixin:
@@ -175,21 +189,34 @@ class SearchMixin:
                                             (agent_id, *params)))
         return kept.get(key)
 
-    def _scored(self, conn: sqlite3.Connection, match: str) -> tuple[np.ndarray, np.ndarray]:
+    def _scored(self, conn: sqlite3.Connection, match: str,
+                completion: str | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Every row ``match`` matches, with its BM25 rank (lower is better), scored by FTS5 alone
         (``rank`` is bm25: the table sets no other) and kept until the file changes, so that a
-        recall's second, time-filtered pass does not score the same matches again."""
+        recall's second, time-filtered pass does not score the same matches again. With a
+        ``completion`` (see :class:`Affordable`), the rows it matches take its rank: the full
+        query's, left-out terms included."""
         kept = self._kept_now(conn)
-        if ("scored", match) not in kept:
-            # Ranks travel as integer millionths: SQLite prints and numpy parses integers ~5x faster
-            # than floats (1.5 ms of a 100k recall), and a millionth of a BM25 point orders the same.
-            rowids, ranks = conn.execute(
-                "SELECT group_concat(rowid), group_concat(CAST(rank * 1e6 AS INTEGER)) FROM chunks_fts "
-                "WHERE chunks_fts MATCH ?", (match,)
-            ).fetchone()
-            kept["scored", match] = (np.fromstring(rowids or "", dtype=np.int64, sep=","),
-                                     np.fromstring(ranks or "", dtype=np.int64, sep=",") / 1e6)
-        return kept["scored", match]
+        if ("scored", match, completion) not in kept:
+            rowids, ranks = self._ranks(conn, match)
+            if completion is not None and len(rowids):
+                more, better = self._ranks(conn, completion)
+                order = np.argsort(rowids, kind="stable")
+                at = order[np.searchsorted(rowids, more, sorter=order)]
+                ranks[at] = better
+            kept["scored", match, completion] = (rowids, ranks)
+        return kept["scored", match, completion]
+
+    @staticmethod
+    def _ranks(conn: sqlite3.Connection, match: str) -> tuple[np.ndarray, np.ndarray]:
+        # Ranks travel as integer millionths: SQLite prints and numpy parses integers ~5x faster
+        # than floats (1.5 ms of a 100k recall), and a millionth of a BM25 point orders the same.
+        rowids, ranks = conn.execute(
+            "SELECT group_concat(rowid), group_concat(CAST(rank * 1e6 AS INTEGER)) FROM chunks_fts "
+            "WHERE chunks_fts MATCH ?", (match,)
+        ).fetchone()
+        return (np.fromstring(rowids or "", dtype=np.int64, sep=","),
+                np.fromstring(ranks or "", dtype=np.int64, sep=",") / 1e6)
 
     def _filter_afterwards(self, conn: sqlite3.Connection, agent_id: str, query: np.ndarray, limit: int,
                            clause: str, params: list[Any]) -> list[tuple[int, float]] | None:
@@ -230,13 +257,20 @@ class SearchMixin:
     def keyword_search(self, agent_id: str, match: str, limit: int, where: ChunkFilter) -> list[tuple[str, float]]:
         """BM25 top ``limit``. FTS5 scores every matching row, so an OR query whose terms match
         more than ``KEYWORD_BUDGET`` rows leaves out its most frequent terms (the ones BM25 weighs
-        least) until the rest fit; the rarest term always stays."""
+        least) until the rest fit; the rarest term always stays. The rows that match a kept term
+        then get their full score, left-out terms included (see :class:`Affordable`): what is
+        lost is only the rows that match none of the kept terms."""
         clause, params = filter_sql(where)
         with self._reading() as conn:
             kept = self._kept_now(conn)
             if ("affordable", match, KEYWORD_BUDGET) not in kept:
                 kept["affordable", match, KEYWORD_BUDGET] = _affordable(conn, match)
-            match, matches = kept["affordable", match, KEYWORD_BUDGET]
+            match, matches, completion = kept["affordable", match, KEYWORD_BUDGET]
+            if completion is not None:  # scored as a whole, then the agent's rows picked in rank order
+                allowed = None if where.is_empty else self._allowed_rowids(conn, agent_id, clause, params, read=False)
+                if allowed is not None:
+                    return self._keyword_among(conn, match, allowed, limit, completion)
+                return self._among_the_best(conn, match, limit, agent_id, clause, params, completion=completion)
             # Within the budget every match is scored by FTS5 alone, once per recall (see _scored).
             scorable = matches is not None and matches <= KEYWORD_BUDGET
             # Two plans. Fast: rank in FTS5 alone (no row lookups while scoring), then keep the
@@ -247,7 +281,7 @@ class SearchMixin:
             own = self._vectors.loaded_count(agent_id)
             if where.is_empty and self._expected_own_matches(conn, own, matches) >= limit * 8:
                 if scorable:
-                    rows = self._among_the_best(conn, match, limit, agent_id, clause, params)
+                    rows = self._among_the_best(conn, match, limit, agent_id, clause, params, reach=limit * 8)
                 else:
                     rows = conn.execute(
                         "SELECT c.id, -r.rank FROM (SELECT rowid, bm25(chunks_fts) AS rank FROM chunks_fts "
@@ -263,7 +297,7 @@ class SearchMixin:
             allowed = None
             if scorable and not where.is_empty:
                 allowed = self._allowed_rowids(conn, agent_id, clause, params, read=False)
-            if allowed is not None and ("scored", match) in kept:
+            if allowed is not None and ("scored", match, None) in kept:
                 return self._keyword_among(conn, match, allowed, limit)
             within, within_params = self._fewer_rows_than(conn, agent_id, where, clause, params, own, matches)
             if allowed is not None and not within:
@@ -276,29 +310,31 @@ class SearchMixin:
         return [(row[0], -row[1]) for row in rows]
 
     def _among_the_best(self, conn: sqlite3.Connection, match: str, limit: int, agent_id: str, clause: str,
-                        params: list[Any]) -> list[tuple[str, float]]:
-        """The best ``limit`` of the agent's rows that pass the filter among the best 8·limit
-        scored matches; the best 2·limit are checked first, which is enough when the agent owns
-        most matches."""
-        rowids, ranks = self._scored(conn, match)
-        top = top_positions(-ranks, limit * 8)  # bm25 ranks: lower is better
+                        params: list[Any], *, reach: int | None = None,
+                        completion: str | None = None) -> list[tuple[str, float]]:
+        """The best ``limit`` of the agent's rows that pass the filter, read in rank order among
+        the scored matches (the best ``reach`` only, when given): the best 2·limit first, then
+        four times as many each step, which stops early when the agent owns most matches."""
+        rowids, ranks = self._scored(conn, match, completion)
+        top = top_positions(-ranks, len(ranks) if reach is None else reach)  # bm25 ranks: lower is better
         found: list[tuple[str, float]] = []
-        for part in (top[: limit * 2], top[limit * 2:]):
-            if len(part) == 0 or len(found) >= limit:
-                break
+        start, size = 0, limit * 2
+        while start < len(top) and len(found) < limit:
+            part = top[start:start + size]
             passing = dict(conn.execute(
                 "SELECT c.rowid, c.id FROM chunks c WHERE c.rowid IN (SELECT value FROM json_each(?)) "
                 f"AND +c.agent_id = ? AND {clause}", (json.dumps(rowids[part].tolist()), agent_id, *params),
             ).fetchall())
             found += [(passing[r], -float(ranks[i])) for i, r in zip(part, rowids[part].tolist()) if r in passing]
+            start, size = start + size, size * 4
         return found[:limit]
 
     def _keyword_among(self, conn: sqlite3.Connection, match: str, allowed: np.ndarray,
-                       limit: int) -> list[tuple[str, float]]:
+                       limit: int, completion: str | None = None) -> list[tuple[str, float]]:
         """BM25 top ``limit`` of the matches among ``allowed`` (sorted rowids that pass the filter),
         from the scored matches: no match's row is looked up (the join costs ~2.5 µs a match at
         1M rows, ~20 ms for a month)."""
-        rowids, ranks = self._scored(conn, match)
+        rowids, ranks = self._scored(conn, match, completion)
         keep = np.isin(rowids, allowed, assume_unique=True)
         rowids, ranks = rowids[keep], ranks[keep]
         return self._ids_for_rowids([(int(rowids[i]), -float(ranks[i])) for i in top_positions(-ranks, limit)])
