@@ -60,9 +60,9 @@ def fresh_postgres(url: str | None, workdir: Path) -> Iterator[str]:
 
 
 def tuned_pgserver(folder: Path) -> str:
-    """A PostgreSQL started by ``pgserver``, with the one setting any deployment tunes first:
+    """A PostgreSQL started by ``pgserver``, with the settings any deployment tunes first:
     ``shared_buffers`` at a quarter of the machine's memory (pgserver keeps initdb's 128 MB, in
-    which a 100k store's HNSW graph alone does not fit)."""
+    which a 100k store's HNSW graph alone does not fit) and room to build that graph."""
     import pgserver
     import psycopg
     from pgserver._commands import pg_ctl
@@ -72,6 +72,8 @@ def tuned_pgserver(folder: Path) -> str:
     memory_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(f"ALTER SYSTEM SET shared_buffers = '{memory_mb // 4}MB'")
+        # pgvector builds an HNSW graph fast only while it fits here (~2 kB a vector at 384 dimensions).
+        conn.execute(f"ALTER SYSTEM SET maintenance_work_mem = '{min(4096, memory_mb // 6)}MB'")
     pg_ctl(["-w", "restart"], pgdata=server.pgdata, user=server.system_user)
     return url
 
