@@ -55,6 +55,10 @@ class Settings:
     # "rules" (hippo.core.offline.relation: never merges, keeps most paraphrases twice) or "model"
     # (hippo.core.pairs: recognises most paraphrases, trained on all-MiniLM-L6-v2's cosines; see NOTES).
     offline_pairs: str = "rules"
+    # Seed 003's asymmetric feedback: a reinforcement adds this much to a memory's feedback count,
+    # a demotion takes this much away (one confirmation outweighs three demotions).
+    reinforce_weight: int = 3
+    demote_weight: int = 1
 
 
 _NONE_WORDS = {"", "none", "null", "off"}
@@ -114,7 +118,8 @@ def load_settings(config_file: str | Path | None = None, **overrides: Any) -> Se
 
 # Settings that are counts: (smallest allowed, largest allowed, whether None is allowed).
 _COUNTS = {"ann_threshold": (0, 2**40, True), "block_char_limit": (1, limits.BLOCK_CHAR_LIMIT, True),
-           "max_content_chars": (1, 10_000_000, False), "max_query_chars": (1, 1_000_000, False)}
+           "max_content_chars": (1, 10_000_000, False), "max_query_chars": (1, 1_000_000, False),
+           "reinforce_weight": (0, 100, False), "demote_weight": (0, 100, False)}
 
 
 def _checked(settings: Settings) -> Settings:

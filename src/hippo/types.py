@@ -68,6 +68,10 @@ class Chunk(_Dictable):
     superseded_by: str | None = None
     content_hash: str | None = None
     has_vector: bool = True
+    feedback: int = 0  # the agent's signed feedback (seed 003): + for reinforce, - for demote
+    reinforced_at: datetime | None = None  # the last reinforcement; recency counts from it
+    source: str | None = None  # provenance (seed 003): agent, extraction, conversation, migration, ...
+    session_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +81,8 @@ class Hit(_Dictable):
     ``similarity`` is the cosine to the query (``None`` without a vector),
     ``keyword`` the BM25 score scaled to [0, 1] against the best keyword match
     (``None`` when the chunk did not match a keyword), ``relevance`` their fusion plus
-    ``context``, what the memories stored around it lent (see ``hippo.core.context``).
+    ``context``, what the memories stored around it lent (see ``hippo.core.context``);
+    ``feedback`` the factor the agent's feedback put on the score (see ``hippo.core.feedback``).
     """
 
     chunk: Chunk
@@ -88,6 +93,7 @@ class Hit(_Dictable):
     effective_strength: float
     recency: float
     context: float = 0.0
+    feedback: float = 1.0  # what the agent's feedback multiplied the score by (hippo.core.feedback)
 
     @property
     def id(self) -> str:

@@ -79,6 +79,25 @@ def test_memories_routes(api, db_path):
     assert stats["facts"] == 1 and stats["memories"] == 0 and stats["database"] is None
 
 
+def test_feedback_and_provenance_routes(api):
+    ids = [api.post(f"{A}/memories", json={"content": text, "source": source, "session_id": "s1"}).json()["id"]
+           for text, source in (("The build uses make", "migration"), ("The build takes ten minutes", None))]
+    reinforced = api.post(f"{A}/memories/{ids[1]}/reinforce")
+    assert reinforced.status_code == 200 and reinforced.json()["feedback"] == 3
+    assert reinforced.json()["reinforced_at"] is not None
+    assert api.post(f"{A}/memories/{ids[0]}/demote").json()["feedback"] == -1
+    error(api.post(f"{A}/memories/{'0' * 26}/reinforce"), 404, "not_found")
+    error(api.post(f"{A}/memories/nope/demote"), 422)
+
+    hits = api.get(f"{A}/memories", params={"q": "build", "source": "migration"}).json()["hits"]
+    assert [h["chunk"]["id"] for h in hits] == [ids[0]] and hits[0]["chunk"]["session_id"] == "s1"
+    both = api.get(f"{A}/memories", params=[("q", "build"), ("source", "migration"), ("source", "agent")]).json()
+    assert {h["chunk"]["id"] for h in both["hits"]} == set(ids)
+    assert both["hits"][0]["chunk"]["id"] == ids[1] and both["hits"][0]["feedback"] > 1
+    error(api.get(f"{A}/memories", params={"source": "agent"}), 400, "invalid_input")
+    error(api.post(f"{A}/memories", json={"content": "x", "source": "Bad Source"}), 400, "invalid_input")
+
+
 def test_blocks_routes(api):
     error(api.get(f"{A}/blocks/human"), 404, "block_not_found")
     assert api.post(f"{A}/blocks/human", json={"text": "Name: Kris"}).json()["value"] == "Name: Kris"

@@ -35,7 +35,7 @@ def env() -> dict[str, str]:
 
 async def store_and_recall(client: Client) -> None:
     listed = await client.list_tools()
-    assert [t.name for t in listed.tools] == [*SEED_TOOLS, "update_memory"]
+    assert [t.name for t in listed.tools] == [*SEED_TOOLS, "update_memory", "reinforce_memory", "demote_memory"]
     schemas = {t.name: t.input_schema for t in listed.tools}
     assert schemas["recall_memories"]["required"] == ["query"]
 
@@ -84,7 +84,7 @@ def test_stdio_lists_conversation_when_the_table_exists(tmp_path):
         async with Client(params, read_timeout_seconds=60) as client:
             return [t.name for t in (await client.list_tools()).tools]
 
-    assert anyio.run(main) == [*SEED_TOOLS, "recall_conversation", "update_memory"]
+    assert anyio.run(main) == [*SEED_TOOLS, "recall_conversation", "update_memory", "reinforce_memory", "demote_memory"]
 
 
 def free_port() -> int:

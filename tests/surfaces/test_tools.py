@@ -18,7 +18,7 @@ SEED_NAMES = [
     "remember_facts", "store_memory", "replace_memory_block", "append_memory_block",
     "forget_memory", "recall_memories", "recall_memory_block", "recall_conversation",
 ]
-NAMES = [*SEED_NAMES, "update_memory"]  # seed 000's eight, then hippo's own
+NAMES = [*SEED_NAMES, "update_memory", "reinforce_memory", "demote_memory"]  # seed 000's eight, then seed 003's
 
 
 @pytest.fixture
@@ -76,7 +76,7 @@ def test_definitions_match_the_sdk_types(mem, db):
     tools = mem.tools()
     for definitions, sdk_type in ((tools.openai(), ChatCompletionFunctionToolParam), (tools.anthropic(), ToolParam),
                                   (tools.openai_responses(), FunctionToolParam)):
-        assert len(definitions) == 9
+        assert len(definitions) == len(NAMES)
         adapter = TypeAdapter(sdk_type)
         for definition in definitions:
             adapter.validate_python(definition, strict=False)

@@ -12,14 +12,33 @@ from typing import Any
 
 from hippo.core import validation as v
 from hippo.errors import InvalidInput
-from hippo.stores.base import MetaCondition
+from hippo.stores.base import ChunkFilter, MetaCondition
 
-__all__ = ["OPERATORS", "metadata_conditions"]
+__all__ = ["OPERATORS", "metadata_conditions", "recall_filter"]
 
 OPERATORS = {"$eq": "eq", "$ne": "ne", "$in": "in", "$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte",
              "$exists": "exists"}
 _PLAIN = (str, int, float, bool, type(None))
 _MAX_IN = 100
+
+
+def recall_filter(*, kind: Any = None, tags: Any = None, metadata: Any = None, since: Any = None, until: Any = None,
+                  source: Any = None, session_id: Any = None) -> ChunkFilter:
+    """The store's filter for recall's keyword arguments, each checked (InvalidInput names the bad one)."""
+    if not all(isinstance(x, (str, list, tuple, type(None))) for x in (kind, tags, source)):
+        raise InvalidInput("kind, tags and source filters must be a string or a list of strings")
+    kinds = (kind,) if isinstance(kind, str) else tuple(kind or ())
+    if any(k not in ("fact", "memory") for k in kinds):
+        raise InvalidInput(f"kind must be 'fact' or 'memory', got {v.shown(kind)}")
+    if isinstance(tags, str):
+        tags = [tags]
+    tag_list = v.check_metadata({"tags": list(tags)})["tags"] if tags else []
+    sources = (source,) if isinstance(source, str) else tuple(source or ())
+    return ChunkFilter(
+        kinds=kinds, tags=tuple(tag_list), metadata=metadata_conditions(metadata),
+        since=v.check_datetime(since, "since"), until=v.check_datetime(until, "until"),
+        sources=tuple(v.check_source(s) for s in sources), session_id=v.check_session_id(session_id),
+    )
 
 
 def metadata_conditions(value: Any) -> tuple[MetaCondition, ...]:

@@ -79,7 +79,7 @@ def put_item(store: Store, embedding: "EmbeddingService", agent_id: str, key: st
             chunk = Chunk(
                 id=str(ULID()), agent_id=agent_id, content=content, kind="memory", metadata=checked,
                 running_intensity=intensity, encounter_count=1, access_count=0, last_accessed_at=now,
-                created_at=now, content_hash=digest, has_vector=vector is not None,
+                created_at=now, content_hash=digest, has_vector=vector is not None, source="agent",
             )
             store.insert_chunks(agent_id, [chunk], [vector])
             return ItemWrite(chunk, "inserted")

@@ -2,35 +2,33 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, Iterable, Iterator, Literal, Mapping, Self, Sequence
-
-from ulid import ULID
 
 from hippo import limits
 from hippo.clock import Clock, system_clock
 from hippo.config import Settings
-from hippo.core import edits, items, pairs, transfer
+from hippo.core import edits, feedback, items, pairs, transfer, writer
 from hippo.core import validation as v
 from hippo.core.blocks import BlockEditor
 from hippo.core.context import in_context
 from hippo.core.dates import named_period
 from hippo.core.embedding import EmbeddingService
-from hippo.core.filters import metadata_conditions
+from hippo.core.filters import recall_filter
 from hippo.core.fusion import Fusion
-from hippo.core.hashing import content_hash
 from hippo.core.keys import KeyRing
 from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms
 from hippo.core.messages import user_text
 from hippo.core.recall import as_hits, find_candidates, own_relevance, rank, touched, unseen_relevance
 from hippo.core.reembed import Progress, fill_pending
 from hippo.core.remember import remember
-from hippo.core.strength import RETRIEVAL_BOOST, ScoreWeights, reinforced_intensity
+from hippo.core.strength import RETRIEVAL_BOOST, ScoreWeights
 from hippo.core.transfer import ExportRecord
+from hippo.core.writer import MemoryInput
 from hippo.errors import ConfigError, InvalidInput, NotFound
 from hippo.providers.base import LLM, Embedder
-from hippo.stores.base import UNCHANGED, ChunkFilter, SearchQuery, Store, StrengthUpdate
+from hippo.stores.base import UNCHANGED, ChunkFilter, SearchQuery, Store
 from hippo.types import (
     Block,
     BlockResult,
@@ -53,16 +51,6 @@ __all__ = ["Memory", "MemoryInput"]
 
 _MAX_POOL = 10_000  # candidates per side at most, when decayed ones crowd the first pool
 
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryInput:
-    """One item of :meth:`Memory.store_memories`."""
-
-    content: str
-    metadata: Mapping[str, Any] | None = None
-    intensity: float = 0.5
-    observed_at: datetime | str | None = None
 
 
 class Memory:
@@ -126,73 +114,19 @@ class Memory:
         intensity: float = 0.5,
         *,
         observed_at: datetime | str | None = None,
+        source: str | None = None,
+        session_id: str | None = None,
     ) -> StoreResult:
-        """Store raw content; a verbatim duplicate strengthens the existing memory."""
-        return self.store_memories([MemoryInput(content, metadata, intensity, observed_at)])[0]
+        """Store raw content; a verbatim duplicate strengthens the existing memory. ``source`` is
+        its provenance (default ``agent``), ``session_id`` the session it came from."""
+        return self.store_memories([MemoryInput(content, metadata, intensity, observed_at, source, session_id)])[0]
 
     def store_memories(self, items: Iterable[MemoryInput | str]) -> list[StoreResult]:
         """Store many memories with one embedding call and one transaction."""
         if isinstance(items, (str, bytes)) or not isinstance(items, Iterable):
             raise InvalidInput(f"store_memories takes a list of texts or MemoryInput, got {type(items).__name__}")
-        inputs = [self._check_input(item) for item in items]
-        if not inputs:
-            return []
-        hashes = [h for _, h, _, _, _ in inputs]
-        known = self.store.memories_by_hash(self.agent_id, hashes)
-        to_embed = [c for c, h, _, _, _ in inputs if h not in known or not known[h].has_vector]
-        vectors = dict(zip(to_embed, self.embedding.documents(to_embed)))
-        now = self.now()
-        with self.store.transaction():
-            # Read again under the write lock: another writer may have stored the same text.
-            known = self.store.memories_by_hash(self.agent_id, hashes)
-            results = [self._store_one(known, now, vectors, *item) for item in inputs]
-        return results
-
-    def _check_input(self, item: MemoryInput | str) -> tuple[str, str, dict, float, datetime | None]:
-        if isinstance(item, str):
-            item = MemoryInput(item)
-        elif not isinstance(item, MemoryInput):
-            raise InvalidInput(f"expected a string or MemoryInput, got {type(item).__name__}")
-        content = v.check_text(item.content, "content", max_chars=self.settings.max_content_chars)
-        return (
-            content,
-            content_hash(content),
-            v.check_metadata(item.metadata),
-            v.check_intensity(item.intensity),
-            v.check_datetime(item.observed_at, "observed_at"),
-        )
-
-    def _store_one(self, known: dict[str, Chunk], now: datetime, vectors: dict, content: str,
-                   digest: str, metadata: dict, intensity: float, observed_at: datetime | None) -> StoreResult:
-        vector = vectors.get(content)
-        embeds = self.embedding.embedder is not None  # keyword-only memory has no vector to wait for
-        existing = known.get(digest)
-        if existing is not None:
-            update = StrengthUpdate(
-                existing.id,
-                reinforced_intensity(existing.running_intensity, existing.encounter_count, intensity),
-                existing.encounter_count + 1,
-                existing.access_count + 1,
-                now,
-            )
-            self.store.update_strength(self.agent_id, [update])
-            if not existing.has_vector and vector is not None:
-                self.store.set_vectors(self.agent_id, {existing.id: vector})
-            chunk = replace(
-                existing, running_intensity=update.running_intensity, encounter_count=update.encounter_count,
-                access_count=update.access_count, last_accessed_at=now,
-                has_vector=existing.has_vector or vector is not None,
-            )
-            known[digest] = chunk
-            return StoreResult(chunk.id, "strengthened", chunk, vector_pending=embeds and not chunk.has_vector)
-        chunk = Chunk(
-            id=str(ULID()), agent_id=self.agent_id, content=content, kind="memory", metadata=metadata,
-            running_intensity=intensity, encounter_count=1, access_count=0, last_accessed_at=now,
-            created_at=now, observed_at=observed_at, content_hash=digest, has_vector=vector is not None,
-        )
-        self.store.insert_chunks(self.agent_id, [chunk], [vector])
-        known[digest] = chunk
-        return StoreResult(chunk.id, "inserted", chunk, vector_pending=embeds and vector is None)
+        inputs = [writer.check(item, max_chars=self.settings.max_content_chars) for item in items]
+        return writer.write(self.store, self.embedding, self.agent_id, inputs, self.now)
 
     # -- facts ----------------------------------------------------------------
 
@@ -251,16 +185,21 @@ class Memory:
         metadata: Mapping[str, Any] | None = None,
         since: datetime | str | None = None,
         until: datetime | str | None = None,
+        source: str | Sequence[str] | None = None,
+        session_id: str | None = None,
         touch: bool = True,
     ) -> Recall:
-        """Facts and memories ranked by relevance, strength and recency.
+        """Facts and memories ranked by relevance, strength and recency, times the agent's
+        feedback (see :mod:`hippo.core.feedback`); filtered by kind, tags, metadata, time, and
+        provenance (``source``: one or any of several; ``session_id``).
 
         Returned hits count as retrieved (access count, last access, +0.02
         intensity) unless ``touch=False``.
         """
         query = v.check_text(query, "query", max_chars=self.settings.max_query_chars)
         limit = v.check_limit(limit)
-        where = self._filter(kind, tags, metadata, since, until)
+        where = recall_filter(kind=kind, tags=tags, metadata=metadata, since=since, until=until, source=source,
+                              session_id=session_id)
         query_vector = self.embedding.query(query)
         now = self.now()
         pool = max(50, limit * 5)
@@ -298,20 +237,6 @@ class Memory:
         else:
             mode = "hybrid" if found.bm25 or keyword_terms(query) else "vector"
         return Recall(hits, mode, warning=self.embedding.last_error if query_vector is None else None)
-
-    def _filter(self, kind: Any, tags: Any, metadata: Any, since: Any, until: Any) -> ChunkFilter:
-        if not all(isinstance(x, (str, list, tuple, type(None))) for x in (kind, tags)):
-            raise InvalidInput("kind and tags filters must be a string or a list of strings")
-        kinds = (kind,) if isinstance(kind, str) else tuple(kind or ())
-        if any(k not in ("fact", "memory") for k in kinds):
-            raise InvalidInput(f"kind must be 'fact' or 'memory', got {v.shown(kind)}")
-        if isinstance(tags, str):
-            tags = [tags]
-        tag_list = v.check_metadata({"tags": list(tags)})["tags"] if tags else []
-        return ChunkFilter(
-            kinds=kinds, tags=tuple(tag_list), metadata=metadata_conditions(metadata),
-            since=v.check_datetime(since, "since"), until=v.check_datetime(until, "until"),
-        )
 
     # -- forget ---------------------------------------------------------------
 
@@ -383,6 +308,18 @@ class Memory:
         embedded and indexed again, and the old text leaves every file (as after a forget)."""
         edits.update_memory(self.store, self.embedding, self.agent_id, self.get_memory(chunk_id), self.now(),
                             content=content, metadata=metadata, max_chars=self.settings.max_content_chars)
+        return self.get_memory(chunk_id)
+
+    def reinforce_memory(self, chunk_id: str) -> Chunk:
+        """The agent found this memory useful (seed 003): its feedback rises by ``reinforce_weight``
+        and its recency clock restarts. See :mod:`hippo.core.feedback` for what that does to recall."""
+        feedback.give(self.store, self.agent_id, chunk_id, self.settings.reinforce_weight, self.now(), reinforce=True)
+        return self.get_memory(chunk_id)
+
+    def demote_memory(self, chunk_id: str) -> Chunk:
+        """The agent found this memory stale, wrong or irrelevant (seed 003): its feedback falls by
+        ``demote_weight``. Nothing is deleted."""
+        feedback.give(self.store, self.agent_id, chunk_id, -self.settings.demote_weight, self.now(), reinforce=False)
         return self.get_memory(chunk_id)
 
     def delete_all(self) -> Erased:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from hippo.core import feedback
 from hippo.core.fusion import Fusion, keyword_scores
 from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms
 from hippo.core.strength import (
@@ -56,10 +57,10 @@ def find_candidates(
 class Ranked:
     """A candidate with the parts of its score, before its text is read: ``parts`` are the
     fields of :class:`Hit` after ``chunk``, in its order (score, relevance, similarity,
-    keyword, effective_strength, recency, context)."""
+    keyword, effective_strength, recency, context, feedback)."""
 
     standing: Standing
-    parts: tuple[float, float, float | None, float | None, float, float, float]
+    parts: tuple[float, float, float | None, float | None, float, float, float, float]
 
     @property
     def score(self) -> float:
@@ -108,8 +109,9 @@ def rank(
         recency = recency_after(max(0.0, now_s - chunk.created) / 3600.0)
         lent = context.get(chunk.id, 0.0)
         total = relevance[chunk.id] + lent
-        parts = (final_score(total, strength, recency, weights), total, found.similarity.get(chunk.id),
-                 keyword.get(chunk.id), strength, recency, lent)
+        liked = feedback.factor(chunk.feedback, relevance[chunk.id])
+        parts = (final_score(total, strength, recency, weights) * liked, total, found.similarity.get(chunk.id),
+                 keyword.get(chunk.id), strength, recency, lent, liked)
         ranked.append(Ranked(chunk, parts))
     ranked.sort(key=lambda r: (-r.score, r.standing.id))
     return ranked[:limit]

@@ -99,7 +99,7 @@ def _apply(store: "Store", agent_id: str, plan: Plan, vector: Any, now: datetime
         id=str(ULID()), agent_id=agent_id, content=fact.fact, kind="fact", metadata=metadata,
         running_intensity=fact.intensity, encounter_count=1, access_count=0, last_accessed_at=now,
         created_at=now, observed_at=observed_at,
-        content_hash=content_hash(fact.fact), has_vector=vector is not None,
+        content_hash=content_hash(fact.fact), has_vector=vector is not None, source="extraction",
     )
     store.insert_chunks(agent_id, [chunk], [vector])
     superseded: list[str] = []

@@ -77,6 +77,10 @@ class ChunkRecord(TypedDict, total=False):
     observed_at: str | None
     superseded_by: str | None
     content_hash: str | None
+    feedback: int  # seed 003's curation fields: absent in exports from before them
+    reinforced_at: str | None
+    source: str | None
+    session_id: str | None
     vector: str  # only in exports made with vectors, and only for chunks that have one
 
 
@@ -104,7 +108,9 @@ def chunk_record(chunk: Chunk, vector: "np.ndarray | None" = None) -> ChunkRecor
         running_intensity=chunk.running_intensity, encounter_count=chunk.encounter_count,
         access_count=chunk.access_count, last_accessed_at=to_iso(chunk.last_accessed_at),
         created_at=to_iso(chunk.created_at), observed_at=to_iso(chunk.observed_at) if chunk.observed_at else None,
-        superseded_by=chunk.superseded_by, content_hash=chunk.content_hash,
+        superseded_by=chunk.superseded_by, content_hash=chunk.content_hash, feedback=chunk.feedback,
+        reinforced_at=to_iso(chunk.reinforced_at) if chunk.reinforced_at else None, source=chunk.source,
+        session_id=chunk.session_id,
     )
     if vector is not None:
         import numpy as np
@@ -224,6 +230,13 @@ def _count(record: Mapping[str, Any], name: str, least: int) -> int:
     return value
 
 
+def _feedback(record: Mapping[str, Any]) -> int:
+    value = record.get("feedback", 0)
+    if isinstance(value, bool) or not isinstance(value, int) or abs(value) > 10**9:
+        raise InvalidInput(f"feedback must be a whole number, got {v.shown(value)}")
+    return value
+
+
 def _chunk(record: Mapping[str, Any], agent_id: str, header: HeaderRecord,
            max_chars: int) -> tuple[Chunk, "np.ndarray | None"]:
     chunk_id = v.check_chunk_id(record.get("id"))
@@ -242,7 +255,10 @@ def _chunk(record: Mapping[str, Any], agent_id: str, header: HeaderRecord,
         created_at=_required_datetime(record, "created_at"),
         observed_at=v.check_datetime(record.get("observed_at"), "observed_at"), superseded_by=superseded_by,
         # Recomputed, not trusted: deduplication relies on it matching the text.
-        content_hash=content_hash(content), has_vector=False,
+        content_hash=content_hash(content), has_vector=False, feedback=_feedback(record),
+        reinforced_at=v.check_datetime(record.get("reinforced_at"), "reinforced_at"),
+        source=v.check_source(record["source"]) if record.get("source") is not None else None,
+        session_id=v.check_session_id(record.get("session_id")),
     )
     encoded = record.get("vector")
     if encoded is None or not header["vectors"]:

@@ -68,6 +68,27 @@ def check_chunk_id(value: Any) -> str:
     return value.upper()
 
 
+_SOURCE = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+_SESSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@/-]{0,127}")
+
+
+def check_source(value: Any) -> str:
+    """A provenance tag (seed 003): a short lower-case word such as agent, extraction or migration."""
+    if not isinstance(value, str) or not _SOURCE.fullmatch(value):
+        raise InvalidInput(f"invalid source {shown(value)}: expected a lower-case word of up to 32 letters, "
+                           "digits, '-' or '_' (agent, extraction, conversation, migration, ...)")
+    return value
+
+
+def check_session_id(value: Any) -> str | None:
+    """A session id (None for none): up to 128 letters, digits and ``_ . : @ / -``."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _SESSION.fullmatch(value):
+        raise InvalidInput(f"invalid session_id {shown(value)}: expected up to 128 letters, digits and _ . : @ / -")
+    return value
+
+
 def check_block_key(key: Any) -> str:
     if not isinstance(key, str) or not BLOCK_KEY.fullmatch(key):
         raise InvalidInput(f"invalid block key {shown(key)}: 1 to 64 letters, digits, _ . -")

@@ -47,10 +47,13 @@ class ChunkFilter:
     since: datetime | None = None
     until: datetime | None = None
     include_superseded: bool = False
+    sources: tuple[str, ...] = ()  # provenance: any of these
+    session_id: str | None = None
 
     @property
     def is_empty(self) -> bool:
-        return not (self.kinds or self.tags or self.metadata or self.since or self.until)
+        return not (self.kinds or self.tags or self.metadata or self.since or self.until or self.sources
+                    or self.session_id)
 
 
 MetaOp = Literal["eq", "ne", "in", "gt", "gte", "lt", "lte", "exists"]
@@ -87,9 +90,10 @@ class Standing:
     running_intensity: float
     access_count: int
     last_accessed: float  # seconds since the epoch (UTC), as ``datetime.timestamp()``
-    created: float
+    created: float  # when recency starts: the last reinforcement, else the creation
     superseded_by: str | None
     has_vector: bool
+    feedback: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,6 +251,11 @@ class ChunkStore(Database, Protocol):
     def delete_chunks(self, agent_id: str, ids: Sequence[str]) -> int:
         """Hard delete, leaving no trace of the text in the database files. Returns at once: the
         rows are gone, but scrubbing old copies of the text may wait on readers (``pending_scrub``)."""
+        ...
+
+    def add_feedback(self, agent_id: str, chunk_id: str, delta: int, reinforced_at: datetime | None) -> bool:
+        """Add ``delta`` to a chunk's feedback count; with ``reinforced_at``, recency counts from
+        then. False when the agent has no such chunk."""
         ...
 
     def update_content(self, agent_id: str, chunk_id: str, content: str, content_hash: str,

@@ -31,6 +31,7 @@ __all__ = ["Tool", "Toolset", "TOOL_NAMES", "estimate_tokens"]
 TOOL_NAMES = (
     "remember_facts", "store_memory", "replace_memory_block", "append_memory_block",
     "forget_memory", "recall_memories", "recall_memory_block", "recall_conversation", "update_memory",
+    "reinforce_memory", "demote_memory",
 )
 _KEY = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$",
              description="Block name, such as 'persona' or 'human'.")
@@ -80,6 +81,10 @@ class UpdateMemoryArgs(_Args):
     id: str = Field(min_length=26, max_length=26, description="The memory's id, as recall_memories shows it.")
     content: str | None = Field(None, min_length=1, description="The corrected text; leave out to keep the text.")
     tags: list[str] | None = Field(None, description="The memory's new tags (replacing the old); leave out to keep.")
+
+
+class FeedbackArgs(_Args):
+    id: str = Field(min_length=26, max_length=26, description="The memory's id, as recall_memories shows it.")
 
 
 class RecallBlockArgs(_Args):
@@ -135,6 +140,16 @@ DESCRIPTIONS = {
         "The id, strength and history stay; the old text is deleted for good. Use it when a memory you recalled "
         "is wrong or incomplete; for a change in the user's life prefer remember_facts, which keeps the old "
         "version as history. Returns the memory's id and its text now."
+    ),
+    "reinforce_memory": (
+        "Tell memory that a memory you recalled helped you answer, by its id from recall_memories. It will rank "
+        "higher in later searches where it is relevant, and counts as fresh again. Use it only for memories you "
+        "actually used; memories you ignore need nothing. Returns the memory's id and its feedback count."
+    ),
+    "demote_memory": (
+        "Tell memory that a memory you recalled is stale, wrong or irrelevant, by its id from recall_memories. It "
+        "will rank lower in later searches; nothing is deleted (one reinforcement outweighs three demotions). To "
+        "fix wrong text use update_memory instead. Returns the memory's id and its feedback count."
     ),
     "recall_memory_block": (
         "Read the full text of a named memory block ('persona', 'human', ...). Returns value null when the block "
@@ -258,6 +273,8 @@ class Toolset(Sequence[Tool]):
             "recall_memory_block": (RecallBlockArgs, self._recall_block),
             "recall_conversation": (RecallConversationArgs, self._recall_conversation),
             "update_memory": (UpdateMemoryArgs, self._update_memory),
+            "reinforce_memory": (FeedbackArgs, self._reinforce),
+            "demote_memory": (FeedbackArgs, self._demote),
         }
         if not mem.has_conversation():
             del handlers["recall_conversation"]  # seed 000: omitted without a messages table
@@ -370,7 +387,8 @@ class Toolset(Sequence[Tool]):
         now = self.memory.now()
         items = [
             {"id": h.id, "kind": h.chunk.kind, "content": h.content, "score": round(h.score, 2),
-             "age": _age(h.chunk.observed_at or h.chunk.created_at, now)}
+             "age": _age(h.chunk.observed_at or h.chunk.created_at, now),
+             **({"feedback": h.chunk.feedback} if h.chunk.feedback else {})}
             for h in recall
         ]
         kept, omitted = _fit(items, "content", a.max_tokens or self.recall_max_tokens)
@@ -391,6 +409,14 @@ class Toolset(Sequence[Tool]):
                 del metadata["tags"]
         chunk = self.memory.update_memory(a.id, content=a.content, metadata=metadata)
         return {"id": chunk.id, "content": chunk.content, "tags": chunk.metadata.get("tags", [])}
+
+    def _reinforce(self, a: FeedbackArgs) -> dict[str, Any]:
+        chunk = self.memory.reinforce_memory(a.id)
+        return {"id": chunk.id, "feedback": chunk.feedback}
+
+    def _demote(self, a: FeedbackArgs) -> dict[str, Any]:
+        chunk = self.memory.demote_memory(a.id)
+        return {"id": chunk.id, "feedback": chunk.feedback}
 
     def _recall_block(self, a: RecallBlockArgs) -> dict[str, Any]:
         return {"key": a.key, "value": self.memory.recall_memory_block(a.key)}

@@ -98,6 +98,19 @@ def test_round_trip_as_a_user_types_it(cli, db_path, tmp_path):
     assert ok(cli("block", "get", "human", db=fresh)).stdout == "Name: Kris\nLikes tea\n"
 
 
+def test_feedback_and_provenance_as_typed(cli):
+    first = as_json(cli("store", "Staging lives on db-2", "--source", "migration", "--session", "s1", "--json"))
+    second = as_json(cli("store", "Staging is rebuilt nightly", "--json"))
+    assert "feedback +3" in ok(cli("reinforce", second["id"])).stderr
+    assert as_json(cli("demote", first["id"], "--json"))["feedback"] == -1
+    hits = as_json(cli("recall", "staging", "--source", "migration", "--no-touch", "--json"))["hits"]
+    assert [h["chunk"]["id"] for h in hits] == [first["id"]]
+    shown = ok(cli("show", second["id"])).stdout
+    assert "+3" in shown and "agent" in shown
+    failed = cli("reinforce", "0" * 26)
+    assert failed.exit_code != 0 and "no memory" in failed.stderr
+
+
 def test_remember_prints_the_summary_and_a_table_of_facts(cli):
     result = ok(cli("remember", "I NEVER want to use Redux again. Oh and I tried that new café on Sukhumvit."))
     assert result.stdout.startswith("Learned 2 facts")

@@ -26,6 +26,12 @@ def filter_sql(where: ChunkFilter) -> tuple[str, list[Any]]:
     if where.kinds:
         clauses.append("c.kind = ANY(%s)")
         params.append(list(where.kinds))
+    if where.sources:
+        clauses.append("c.source = ANY(%s)")
+        params.append(list(where.sources))
+    if where.session_id is not None:
+        clauses.append("c.session_id = %s")
+        params.append(where.session_id)
     for tag in where.tags:
         clauses.append("c.metadata -> 'tags' @> %s::jsonb")
         params.append(json.dumps([tag]))

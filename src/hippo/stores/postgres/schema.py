@@ -90,8 +90,19 @@ CREATE TABLE api_keys (
 );
 """
 
+# Seed 003: the agent's signed feedback, the time of the last reinforcement (recency counts from
+# it), and provenance: where a memory came from and in which session.
+_CURATION = """
+ALTER TABLE chunks ADD COLUMN feedback integer NOT NULL DEFAULT 0;
+ALTER TABLE chunks ADD COLUMN reinforced_at timestamptz;
+ALTER TABLE chunks ADD COLUMN source text;
+ALTER TABLE chunks ADD COLUMN session_id text;
+CREATE INDEX chunks_session ON chunks (agent_id, session_id) WHERE session_id IS NOT NULL;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_chunks_blocks_model_keys", _BASE),
+    ("0002_curation", _CURATION),
 ]
 
 

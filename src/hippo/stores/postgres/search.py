@@ -35,9 +35,10 @@ __all__ = ["CHUNK_COLUMNS", "SearchMixin", "chunk_of", "tsquery"]
 
 CHUNK_COLUMNS = ("c.id, c.agent_id, c.content, c.content_hash, c.metadata, c.kind, c.running_intensity, "
                  "c.encounter_count, c.access_count, c.last_accessed_at, c.superseded_by, c.created_at, "
-                 "c.observed_at, c.embedding IS NOT NULL")
+                 "c.observed_at, c.embedding IS NOT NULL, c.feedback, c.reinforced_at, c.source, c.session_id")
 _STANDING = ("c.id, c.running_intensity, c.access_count, extract(epoch FROM c.last_accessed_at)::float8, "
-             "extract(epoch FROM c.created_at)::float8, c.superseded_by, c.embedding IS NOT NULL")
+             "extract(epoch FROM COALESCE(c.reinforced_at, c.created_at))::float8, c.superseded_by, "
+             "c.embedding IS NOT NULL, c.feedback")
 _WHEN = "extract(epoch FROM COALESCE(c.observed_at, c.created_at))::float8"
 _COUNT_TTL = 30.0  # seconds an agent's counts are trusted (plan choice, the N of IDF)
 _WORD_TTL = 300.0  # seconds a word's document frequency is trusted (its IDF, the budget's choice)
@@ -50,11 +51,12 @@ def chunk_of(row: tuple) -> Chunk:
     return Chunk(id=row[0], agent_id=row[1], content=row[2], content_hash=row[3], metadata=row[4] or {},
                  kind=row[5], running_intensity=row[6], encounter_count=row[7], access_count=row[8],
                  last_accessed_at=row[9], superseded_by=row[10], created_at=row[11], observed_at=row[12],
-                 has_vector=bool(row[13]))
+                 has_vector=bool(row[13]), feedback=row[14], reinforced_at=row[15], source=row[16],
+                 session_id=row[17])
 
 
 def _standing(row: Sequence[Any]) -> Standing:
-    return Standing(row[0], row[1], row[2], row[3], row[4], row[5], bool(row[6]))
+    return Standing(row[0], row[1], row[2], row[3], row[4], row[5], bool(row[6]), row[7])
 
 
 def tsquery(terms: Sequence[str], every: bool = False) -> str | None:
@@ -119,15 +121,15 @@ class SearchMixin:
         words = _lexemes(query.terms)
         with self._read(agent_id) as conn:
             rows = self._candidates(conn, agent_id, vector, words, clause, params, query)
-            found_v = sum(r[7] is not None for r in rows)
+            found_v = sum(r[8] is not None for r in rows)
             if vector is not None and not found_v:
                 _check_dimension(conn, agent_id, len(vector))
             if vector is not None and self._ann(conn, agent_id) and found_v < query.depth \
                     and self._vector_count(conn, agent_id) > found_v:
                 rows = self._candidates(conn, agent_id, vector, words, clause, params, query, exact=True)
-        similarity = {r[0]: r[7] for r in rows if r[7] is not None}
-        bm25 = {r[0]: r[8] for r in rows if r[8] is not None}
-        cosines = {r[0]: r[9] for r in rows if r[9] is not None}
+        similarity = {r[0]: r[8] for r in rows if r[8] is not None}
+        bm25 = {r[0]: r[9] for r in rows if r[9] is not None}
+        cosines = {r[0]: r[10] for r in rows if r[10] is not None}
         depth = query.depth
         return Candidates(
             [_standing(r) for r in rows], {**cosines, **similarity}, bm25,
@@ -167,8 +169,8 @@ class SearchMixin:
                f"SELECT {_STANDING}, v.sim, k.kw, {cosine}, {counted} FROM ids JOIN chunks c ON c.id = ids.id "
                "LEFT JOIN v ON v.id = c.id LEFT JOIN k ON k.id = c.id WHERE c.agent_id = %s")
         rows = conn.execute(sql, [*values, *cosine_values, agent_id]).fetchall()
-        if words and rows and rows[0][10]:
-            self._remember_words(agent_id, rows[0][10])
+        if words and rows and rows[0][11]:
+            self._remember_words(agent_id, rows[0][11])
         return rows
 
     def _known_words(self, agent_id: str, words: list[str]) -> list[int | None]:
@@ -238,7 +240,7 @@ class SearchMixin:
                                 [*values, agent_id, list(ids)]).fetchall()
         by_id = {r[0]: r for r in rows}
         ordered = [by_id[i] for i in ids if i in by_id]
-        return [_standing(r) for r in ordered], {r[0]: r[7] for r in ordered if r[7] is not None}
+        return [_standing(r) for r in ordered], {r[0]: r[8] for r in ordered if r[8] is not None}
 
     def neighbours(self, agent_id: str, ids: Sequence[str], reach: int, span: float,
                    where: ChunkFilter) -> dict[str, list[tuple[str, int]]]:

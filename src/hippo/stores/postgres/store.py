@@ -107,10 +107,13 @@ class PostgresStore(SearchMixin):
                 cur.executemany(
                     "INSERT INTO chunks (id, agent_id, content, content_hash, embedding, metadata, kind, "
                     "running_intensity, encounter_count, access_count, last_accessed_at, superseded_by, created_at, "
-                    "observed_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+                    "observed_at, feedback, reinforced_at, source, session_id) "
+                    "VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
                     [(c.id, agent_id, c.content, c.content_hash, v, json.dumps(c.metadata or {}, ensure_ascii=False),
                       c.kind, c.running_intensity, c.encounter_count, c.access_count, c.last_accessed_at,
-                      c.superseded_by, c.created_at, c.observed_at) for c, v in zip(chunks, vectors)])
+                      c.superseded_by, c.created_at, c.observed_at, c.feedback, c.reinforced_at, c.source,
+                      c.session_id)
+                     for c, v in zip(chunks, vectors)])
         self._counts.pop(agent_id, None)
 
     def update_strength(self, agent_id: str, updates: Sequence[StrengthUpdate]) -> None:
@@ -230,6 +233,12 @@ class PostgresStore(SearchMixin):
                                  (agent_id, list(ids))).rowcount
         self._deleted(agent_id, count)
         return count
+
+    def add_feedback(self, agent_id: str, chunk_id: str, delta: int, reinforced_at: datetime | None) -> bool:
+        with self._db.writing(agent_id) as conn:
+            return conn.execute(
+                "UPDATE chunks SET feedback = feedback + %s, reinforced_at = COALESCE(%s, reinforced_at) "
+                "WHERE agent_id = %s AND id = %s", (delta, reinforced_at, agent_id, chunk_id)).rowcount > 0
 
     def update_content(self, agent_id: str, chunk_id: str, content: str, content_hash: str,
                        vector: np.ndarray | None, now: datetime) -> bool:

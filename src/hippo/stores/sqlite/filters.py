@@ -19,6 +19,12 @@ def filter_sql(where: ChunkFilter) -> tuple[str, list[Any]]:
     if where.kinds:
         clauses.append(f"c.kind IN ({','.join('?' * len(where.kinds))})")
         params.extend(where.kinds)
+    if where.sources:
+        clauses.append(f"c.source IN ({','.join('?' * len(where.sources))})")
+        params.extend(where.sources)
+    if where.session_id is not None:
+        clauses.append("c.session_id = ?")
+        params.append(where.session_id)
     for tag in where.tags:
         clauses.append("EXISTS (SELECT 1 FROM json_each(c.metadata, '$.tags') WHERE value = ?)")
         params.append(tag)

@@ -118,12 +118,23 @@ CREATE INDEX idx_chunks_agent_order ON chunks(agent_id, kind, id);
 DROP INDEX idx_chunks_agent_kind;
 """
 
+# Seed 003: the agent's signed feedback, the time of the last reinforcement (recency counts from
+# it), and provenance: where a memory came from and in which session.
+_CURATION = """
+ALTER TABLE chunks ADD COLUMN feedback INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE chunks ADD COLUMN reinforced_at TEXT;
+ALTER TABLE chunks ADD COLUMN source TEXT;
+ALTER TABLE chunks ADD COLUMN session_id TEXT;
+CREATE INDEX idx_chunks_session ON chunks(agent_id, session_id) WHERE session_id IS NOT NULL;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_chunks_blocks_embedding_model", _CHUNKS),
     ("0002_chunks_fts", _CHUNKS_FTS),
     ("0003_api_keys", _API_KEYS),
     ("0004_chunks_when", _CHUNKS_WHEN),
     ("0005_chunks_order", _CHUNKS_ORDER),
+    ("0006_curation", _CURATION),
 ]
 
 

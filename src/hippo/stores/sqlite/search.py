@@ -34,8 +34,8 @@ EPOCH_JULIAN_DAY = 2440587.5
 _STANDING_COLUMNS = (
     "id, running_intensity, access_count, "
     f"(julianday(last_accessed_at) - {EPOCH_JULIAN_DAY}) * 86400.0, "
-    f"(julianday(created_at) - {EPOCH_JULIAN_DAY}) * 86400.0, "
-    "superseded_by, embedding IS NOT NULL"
+    f"(julianday(COALESCE(reinforced_at, created_at)) - {EPOCH_JULIAN_DAY}) * 86400.0, "
+    "superseded_by, embedding IS NOT NULL, feedback"
 )
 
 
@@ -47,7 +47,7 @@ def match_expression(terms: Iterable[str], *, every: bool = False) -> str | None
 
 
 def _standing_of(row: tuple) -> Standing:
-    return Standing(row[0], row[1], row[2], row[3], row[4], row[5], bool(row[6]))
+    return Standing(row[0], row[1], row[2], row[3], row[4], row[5], bool(row[6]), row[7])
 
 
 def _marks(n: int) -> str:

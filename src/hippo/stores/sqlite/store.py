@@ -31,7 +31,8 @@ __all__ = ["SQLiteStore"]
 
 _CHUNK_COLUMNS = (
     "id, agent_id, content, content_hash, metadata, kind, running_intensity, encounter_count, "
-    "access_count, last_accessed_at, superseded_by, created_at, observed_at, embedding IS NOT NULL"
+    "access_count, last_accessed_at, superseded_by, created_at, observed_at, embedding IS NOT NULL, "
+    "feedback, reinforced_at, source, session_id"
 )
 
 
@@ -51,6 +52,10 @@ def _row_to_chunk(row: tuple) -> Chunk:
         created_at=from_iso(row[11]),
         observed_at=from_iso(row[12]) if row[12] else None,
         has_vector=bool(row[13]),
+        feedback=row[14],
+        reinforced_at=from_iso(row[15]) if row[15] else None,
+        source=row[16],
+        session_id=row[17],
     )
 
 
@@ -218,7 +223,8 @@ class SQLiteStore(SearchMixin):
                 cur = self._conn.execute(
                     "INSERT INTO chunks(id, agent_id, content, content_hash, embedding, metadata, kind, "
                     "running_intensity, encounter_count, access_count, last_accessed_at, superseded_by, "
-                    "created_at, observed_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "created_at, observed_at, feedback, reinforced_at, source, session_id) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (
                         chunk.id, agent_id, chunk.content, chunk.content_hash,
                         encode_vector(vector) if vector is not None else None,
@@ -226,6 +232,8 @@ class SQLiteStore(SearchMixin):
                         chunk.kind, chunk.running_intensity, chunk.encounter_count, chunk.access_count,
                         to_iso(chunk.last_accessed_at), chunk.superseded_by, to_iso(chunk.created_at),
                         to_iso(chunk.observed_at) if chunk.observed_at else None,
+                        chunk.feedback, to_iso(chunk.reinforced_at) if chunk.reinforced_at else None,
+                        chunk.source, chunk.session_id,
                     ),
                 )
                 if vector is not None and chunk.superseded_by is None:
@@ -402,6 +410,13 @@ class SQLiteStore(SearchMixin):
         self._vectors.stage_remove(agent_id, rowids, forget=True)
         self._conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
         self._after_commit.append(self._scrub.after_delete)  # see scrub.py: never waits on readers
+
+    def add_feedback(self, agent_id: str, chunk_id: str, delta: int, reinforced_at: datetime | None) -> bool:
+        with self.transaction():
+            return self._conn.execute(
+                "UPDATE chunks SET feedback = feedback + ?, reinforced_at = COALESCE(?, reinforced_at) "
+                "WHERE agent_id = ? AND id = ?",
+                (delta, to_iso(reinforced_at) if reinforced_at else None, agent_id, chunk_id)).rowcount > 0
 
     def update_content(self, agent_id: str, chunk_id: str, content: str, content_hash: str,
                        vector: np.ndarray | None, now: datetime) -> bool:

@@ -30,12 +30,16 @@ def store(
     meta: Annotated[Optional[list[str]], META] = None,
     intensity: Annotated[float, typer.Option(help="How much it matters, 0 to 1.")] = 0.5,
     observed_at: Annotated[Optional[str], OBSERVED] = None,
+    source: Annotated[Optional[str], typer.Option(
+        help="Where it came from: agent (default), conversation, migration, ...")] = None,
+    session: Annotated[Optional[str], typer.Option(help="The session it came from.")] = None,
     json: JSON = False,
 ) -> None:
     """Store a raw memory; storing the same text again strengthens it."""
     content = read_text(text, "text")
     with opened(ctx, create=True) as mem:
-        result = mem.store_memory(content, metadata_from(tag, meta), intensity, observed_at=when(observed_at))
+        result = mem.store_memory(content, metadata_from(tag, meta), intensity, observed_at=when(observed_at),
+                                  source=source, session_id=session)
     if json:
         return render.emit_json(result.to_dict())
     seen = f" (seen {result.chunk.encounter_count} times)" if result.action == "strengthened" else ""
@@ -82,6 +86,9 @@ def recall(
     where: Annotated[Optional[str], typer.Option(
         "--where", metavar="JSON", help='Metadata conditions, e.g. \'{"priority": {"$gte": 2}}\' '
                                         '($eq $ne $in $gt $gte $lt $lte $exists).')] = None,
+    source: Annotated[Optional[list[str]], typer.Option(
+        help="Only from this source (repeatable: any of them).")] = None,
+    session: Annotated[Optional[str], typer.Option(help="Only from this session.")] = None,
     touch: Annotated[bool, typer.Option(help="Count the hits as retrieved (strengthens them).")] = True,
     json: JSON = False,
 ) -> None:
@@ -89,7 +96,8 @@ def recall(
     conditions = parse_json(where, "--where") if where is not None else None
     with opened(ctx) as mem:
         found = mem.recall_memories(query, limit, kind=kind.value if kind else None, tags=tag,
-                                    since=when(since), until=when(until), touch=touch, metadata=conditions)
+                                    since=when(since), until=when(until), touch=touch, metadata=conditions,
+                                    source=source, session_id=session)
     if found.warning:
         render.note(f"warning: {found.warning}")
     if json:
@@ -152,6 +160,34 @@ def update(
     if json:
         return render.emit_json(chunk.to_dict())
     render.print_table(render.chunk_details(chunk))
+
+
+@app.command()
+def reinforce(
+    ctx: typer.Context,
+    chunk_id: Annotated[str, typer.Argument(metavar="ID", help="The id of a fact or memory.")],
+    json: JSON = False,
+) -> None:
+    """Mark a memory as useful: it ranks higher where relevant, and counts as fresh again (seed 003)."""
+    with opened(ctx) as mem:
+        chunk = mem.reinforce_memory(chunk_id)
+    if json:
+        return render.emit_json(chunk.to_dict())
+    render.note(f"reinforced {chunk.id}: feedback {chunk.feedback:+d}")
+
+
+@app.command()
+def demote(
+    ctx: typer.Context,
+    chunk_id: Annotated[str, typer.Argument(metavar="ID", help="The id of a fact or memory.")],
+    json: JSON = False,
+) -> None:
+    """Mark a memory as stale or wrong: it ranks lower; nothing is deleted (seed 003)."""
+    with opened(ctx) as mem:
+        chunk = mem.demote_memory(chunk_id)
+    if json:
+        return render.emit_json(chunk.to_dict())
+    render.note(f"demoted {chunk.id}: feedback {chunk.feedback:+d}")
 
 
 @app.command("delete-all")

@@ -126,6 +126,9 @@ def chunk_details(chunk: Chunk) -> Table:
         ("created", _when(chunk.created_at)), ("observed", _when(chunk.observed_at)),
         ("intensity", f"{chunk.running_intensity:.3f}"), ("encounters", str(chunk.encounter_count)),
         ("accesses", str(chunk.access_count)), ("last access", _when(chunk.last_accessed_at)),
+        ("feedback", f"{chunk.feedback:+d}" + (f" (reinforced {_when(chunk.reinforced_at)})"
+                                                 if chunk.reinforced_at else "")),
+        ("source", chunk.source or "-"), ("session", chunk.session_id or "-"),
         ("superseded by", chunk.superseded_by or "-"), ("vector", "yes" if chunk.has_vector else "pending"),
         ("content hash", chunk.content_hash or "-"),
         ("metadata", json.dumps(chunk.metadata, ensure_ascii=False) if chunk.metadata else "-"),

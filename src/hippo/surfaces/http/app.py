@@ -140,6 +140,8 @@ def search_or_list(
     tag: Annotated[list[str] | None, Query(description="Only memories with all these tags")] = None,
     since: datetime | None = None,
     until: datetime | None = None,
+    source: Annotated[list[str] | None, Query(description="With `q`: only memories from any of these sources")] = None,
+    session_id: Annotated[str | None, Query(description="With `q`: only memories from this session")] = None,
     cursor: Annotated[str | None, Query(pattern=ULID.pattern, description="next_cursor of the previous page")] = None,
     metadata: Annotated[str | None, Query(max_length=16_000, description=(
         'With `q`: a JSON object of metadata conditions, e.g. {"status": {"$in": ["open", "blocked"]}, '
@@ -148,9 +150,10 @@ def search_or_list(
     """Search by meaning and keywords when `q` is given; otherwise list, newest first, a page at a time."""
     if q is not None:
         conditions = parse_json(metadata, "metadata") if metadata is not None else None
-        return mem.recall_memories(q, limit, kind=kind, tags=tag, since=since, until=until, metadata=conditions)
-    if metadata is not None:
-        raise InvalidInput("metadata filters apply to a search: give q too")
+        return mem.recall_memories(q, limit, kind=kind, tags=tag, since=since, until=until, metadata=conditions,
+                                   source=source, session_id=session_id)
+    if metadata is not None or source or session_id is not None:
+        raise InvalidInput("metadata, source and session_id filters apply to a search: give q too")
     page = mem.list_memories(limit=limit, cursor=cursor, kind=kind)
     return MemoryPage(items=page.items, next_cursor=page.next_cursor)
 
@@ -159,7 +162,8 @@ def search_or_list(
              responses={200: {"model": StoreResult, "description": "The same text was there: strengthened"}})
 def store(mem: Mem, body: StoreBody, response: Response) -> StoreResult:
     """Store raw content; the same text again strengthens the existing memory (200)."""
-    result = mem.store_memory(body.content, body.metadata, body.intensity, observed_at=body.observed_at)
+    result = mem.store_memory(body.content, body.metadata, body.intensity, observed_at=body.observed_at,
+                              source=body.source, session_id=body.session_id)
     if result.action == "strengthened":
         response.status_code = 200
     return result
@@ -174,6 +178,18 @@ def get_memory(mem: Mem, memory_id: Annotated[str, MEMORY_ID]) -> Chunk:
 def patch_memory(mem: Mem, memory_id: Annotated[str, MEMORY_ID], body: PatchMemoryBody) -> Chunk:
     """Change a memory's text and/or replace its metadata, in place: same id and strength."""
     return mem.update_memory(memory_id, content=body.content, metadata=body.metadata)
+
+
+@router.post(f"{base_path}/memories/{{memory_id}}/reinforce", response_model=Chunk, tags=["memories"])
+def reinforce_memory(mem: Mem, memory_id: Annotated[str, MEMORY_ID]) -> Chunk:
+    """The memory helped (seed 003): its feedback rises and its recency clock restarts."""
+    return mem.reinforce_memory(memory_id)
+
+
+@router.post(f"{base_path}/memories/{{memory_id}}/demote", response_model=Chunk, tags=["memories"])
+def demote_memory(mem: Mem, memory_id: Annotated[str, MEMORY_ID]) -> Chunk:
+    """The memory is stale, wrong or irrelevant (seed 003): its feedback falls; nothing is deleted."""
+    return mem.demote_memory(memory_id)
 
 
 @router.delete(f"{base_path}/memories", response_model=Erased, tags=["memories"])

@@ -26,6 +26,8 @@ class StoreBody(_Body):
     metadata: dict[str, Any] | None = Field(None, description="JSON object; `tags` is a list of strings.")
     intensity: float = Field(0.5, ge=0, le=1, description="Starting strength, 0 to 1.")
     observed_at: datetime | None = Field(None, description="When it happened (ISO 8601).")
+    source: str | None = Field(None, description="Provenance: agent (default), conversation, migration, ...")
+    session_id: str | None = Field(None, description="The session the memory came from.")
 
 
 class RememberBody(_Body):

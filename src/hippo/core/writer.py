@@ -1,0 +1,113 @@
+"""The one writer of raw memories: check each input, deduplicate by hash, embed once, then insert
+the new and strengthen the known (seed 000's reinforcement) in one transaction.
+
+Every path that stores a raw memory goes through :func:`write`: ``store_memory``, the importers,
+capture and compaction. Provenance (``source``, ``session_id``, seed 003) is set when a memory is
+first stored; storing the same text again strengthens it and keeps where it first came from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple
+
+from ulid import ULID
+
+from hippo.core import validation as v
+from hippo.core.hashing import content_hash
+from hippo.core.strength import reinforced_intensity
+from hippo.errors import InvalidInput
+from hippo.stores.base import StrengthUpdate
+from hippo.types import Chunk, StoreResult
+
+if TYPE_CHECKING:
+    from hippo.core.embedding import EmbeddingService
+    from hippo.stores.base import Store
+
+__all__ = ["SOURCE_PATTERN", "Checked", "MemoryInput", "check", "write"]
+
+SOURCE_PATTERN = r"^[a-z][a-z0-9_-]{0,31}$"
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryInput:
+    """One item of :meth:`Memory.store_memories`. ``source`` is its provenance (seed 003: agent,
+    extraction, conversation, migration, compaction, or a word of your own); ``session_id`` the
+    session it came from."""
+
+    content: str
+    metadata: Mapping[str, Any] | None = None
+    intensity: float = 0.5
+    observed_at: datetime | str | None = None
+    source: str | None = None
+    session_id: str | None = None
+
+
+class Checked(NamedTuple):
+    content: str
+    digest: str
+    metadata: dict[str, Any]
+    intensity: float
+    observed_at: datetime | None
+    source: str
+    session_id: str | None
+
+
+def check(item: MemoryInput | str, *, max_chars: int, source: str = "agent") -> Checked:
+    """A validated input (InvalidInput otherwise); ``source`` when the item names none."""
+    if isinstance(item, str):
+        item = MemoryInput(item)
+    elif not isinstance(item, MemoryInput):
+        raise InvalidInput(f"expected a string or MemoryInput, got {type(item).__name__}")
+    content = v.check_text(item.content, "content", max_chars=max_chars)
+    return Checked(content, content_hash(content), v.check_metadata(item.metadata), v.check_intensity(item.intensity),
+                   v.check_datetime(item.observed_at, "observed_at"),
+                   v.check_source(item.source if item.source is not None else source),
+                   v.check_session_id(item.session_id))
+
+
+def write(store: "Store", embedding: "EmbeddingService", agent_id: str, inputs: list[Checked],
+          clock: Callable[[], datetime]) -> list[StoreResult]:
+    """Store checked inputs with one embedding call and one transaction."""
+    if not inputs:
+        return []
+    hashes = [item.digest for item in inputs]
+    known = store.memories_by_hash(agent_id, hashes)
+    to_embed = list(dict.fromkeys(i.content for i in inputs if i.digest not in known or not known[i.digest].has_vector))
+    vectors = dict(zip(to_embed, embedding.documents(to_embed)))
+    now = clock()
+    embeds = embedding.embedder is not None  # keyword-only memory has no vector to wait for
+    with store.transaction():
+        # Read again under the write lock: another writer may have stored the same text.
+        known = store.memories_by_hash(agent_id, hashes)
+        return [_write_one(store, agent_id, known, now, vectors.get(item.content), item, embeds) for item in inputs]
+
+
+def _write_one(store: "Store", agent_id: str, known: dict[str, Chunk], now: datetime, vector: Any,
+               item: Checked, embeds: bool) -> StoreResult:
+    existing = known.get(item.digest)
+    if existing is not None:
+        update = StrengthUpdate(
+            existing.id, reinforced_intensity(existing.running_intensity, existing.encounter_count, item.intensity),
+            existing.encounter_count + 1, existing.access_count + 1, now,
+        )
+        store.update_strength(agent_id, [update])
+        if not existing.has_vector and vector is not None:
+            store.set_vectors(agent_id, {existing.id: vector})
+        chunk = replace(
+            existing, running_intensity=update.running_intensity, encounter_count=update.encounter_count,
+            access_count=update.access_count, last_accessed_at=now,
+            has_vector=existing.has_vector or vector is not None,
+        )
+        known[item.digest] = chunk
+        return StoreResult(chunk.id, "strengthened", chunk, vector_pending=embeds and not chunk.has_vector)
+    chunk = Chunk(
+        id=str(ULID()), agent_id=agent_id, content=item.content, kind="memory", metadata=item.metadata,
+        running_intensity=item.intensity, encounter_count=1, access_count=0, last_accessed_at=now, created_at=now,
+        observed_at=item.observed_at, content_hash=item.digest, has_vector=vector is not None, source=item.source,
+        session_id=item.session_id,
+    )
+    store.insert_chunks(agent_id, [chunk], [vector])
+    known[item.digest] = chunk
+    return StoreResult(chunk.id, "inserted", chunk, vector_pending=embeds and vector is None)
