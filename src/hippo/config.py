@@ -59,6 +59,12 @@ class Settings:
     # a demotion takes this much away (one confirmation outweighs three demotions).
     reinforce_weight: int = 3
     demote_weight: int = 1
+    # Seed 003's size cap: over it, maintain() archives the bottom prune_percent of memories (by
+    # feedback and recency) until the database is under it; None: no cap. prune_schedule is a cron
+    # expression (seed 003: "0 4 * * *") on which ``hippo serve`` runs maintain(); None: never.
+    max_db_bytes: int | None = None
+    prune_percent: float = 1.0
+    prune_schedule: str | None = None
 
 
 _NONE_WORDS = {"", "none", "null", "off"}
@@ -80,8 +86,8 @@ def _coerce(name: str, raw: Any, default: Any) -> Any:
     return str(raw)
 
 
-_NULLABLE = {"messages_table", "block_char_limit", "llm", "ann_threshold"}
-_INTS = {"block_char_limit", "ann_threshold"}
+_NULLABLE = {"messages_table", "block_char_limit", "llm", "ann_threshold", "max_db_bytes", "prune_schedule"}
+_INTS = {"block_char_limit", "ann_threshold", "max_db_bytes"}
 
 
 def load_settings(config_file: str | Path | None = None, **overrides: Any) -> Settings:
@@ -119,7 +125,8 @@ def load_settings(config_file: str | Path | None = None, **overrides: Any) -> Se
 # Settings that are counts: (smallest allowed, largest allowed, whether None is allowed).
 _COUNTS = {"ann_threshold": (0, 2**40, True), "block_char_limit": (1, limits.BLOCK_CHAR_LIMIT, True),
            "max_content_chars": (1, 10_000_000, False), "max_query_chars": (1, 1_000_000, False),
-           "reinforce_weight": (0, 100, False), "demote_weight": (0, 100, False)}
+           "reinforce_weight": (0, 100, False), "demote_weight": (0, 100, False),
+           "max_db_bytes": (1, 2**62, True)}
 
 
 def _checked(settings: Settings) -> Settings:
@@ -131,6 +138,10 @@ def _checked(settings: Settings) -> Settings:
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise ConfigError(f"setting {name} must be a whole number from {low} to {high}"
                               + (" or none" if nullable else "") + f", got {shown(value)}")
+    if isinstance(settings.prune_percent, bool) or not isinstance(settings.prune_percent, (int, float)) \
+            or not 0 < settings.prune_percent <= 100:
+        raise ConfigError(f"setting prune_percent must be a number above 0 and at most 100, "
+                          f"got {shown(settings.prune_percent)}")
     if settings.offline_pairs not in ("rules", "model"):
         raise ConfigError(f"setting offline_pairs must be 'rules' or 'model', got {shown(settings.offline_pairs)}")
     return settings

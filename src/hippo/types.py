@@ -94,6 +94,7 @@ class Hit(_Dictable):
     recency: float
     context: float = 0.0
     feedback: float = 1.0  # what the agent's feedback multiplied the score by (hippo.core.feedback)
+    archived: bool = False  # found in the archive (``include_archived=True``): keyword relevance only
 
     @property
     def id(self) -> str:
@@ -326,6 +327,32 @@ class Stats(_Dictable):
     dimension: int | None
     database: str | None = None  # the file's path; the HTTP API never shows it
     database_bytes: int | None = None  # the whole file; over HTTP for admin keys only
+    archived: int = 0  # memories pruning moved to the archive (seed 003)
+
+
+@dataclass(frozen=True, slots=True)
+class MaintainResult(_Dictable):
+    """What ``maintain`` did: with a size cap (``max_db_bytes``) and the database over it, the
+    bottom share of memories by seed 003's ranking moved to the archive, a share at a time, until
+    the database was under the cap or nothing was left to archive (``note`` says so)."""
+
+    cap: int | None
+    bytes_before: int
+    bytes_after: int
+    archived: int
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ArchivedHit(_Dictable):
+    """An archived memory found by words (``search_archive``), with its BM25 score."""
+
+    chunk: Chunk
+    score: float
+
+    @property
+    def id(self) -> str:
+        return self.chunk.id
 
 
 @dataclass(frozen=True, slots=True)

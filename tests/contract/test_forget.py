@@ -33,10 +33,11 @@ def _files(db: Path | str) -> list[tuple[str, bytes]]:
         return [(p.name, p.read_bytes() if p.exists() else b"") for p in paths]
     sql(db, "CHECKPOINT")
     home = Path(sql(db, "SHOW data_directory")[0][0])
-    relations = sql(db, "SELECT pg_relation_filepath(c.oid) FROM pg_class c WHERE c.relname IN ('chunks', "
-                        "'memory_blocks') OR c.oid IN (SELECT i.indexrelid FROM pg_index i JOIN pg_class t ON "
-                        "t.oid = i.indrelid WHERE t.relname IN ('chunks', 'memory_blocks')) OR c.oid IN (SELECT "
-                        "reltoastrelid FROM pg_class WHERE relname IN ('chunks', 'memory_blocks'))")
+    tables = "('chunks', 'chunks_archive', 'memory_blocks')"
+    relations = sql(db, f"SELECT pg_relation_filepath(c.oid) FROM pg_class c WHERE c.relname IN {tables} "
+                        "OR c.oid IN (SELECT i.indexrelid FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid "
+                        f"WHERE t.relname IN {tables}) OR c.oid IN (SELECT reltoastrelid FROM pg_class "
+                        f"WHERE relname IN {tables})")
     files = [f for (rel,) in relations if rel for f in home.glob(rel + "*")]
     return [(f.name, f.read_bytes()) for f in files]
 

@@ -13,8 +13,9 @@ from typing import Any
 from hippo.core import validation as v
 from hippo.errors import InvalidInput
 from hippo.stores.base import ChunkFilter, MetaCondition
+from hippo.types import Chunk
 
-__all__ = ["OPERATORS", "metadata_conditions", "recall_filter"]
+__all__ = ["OPERATORS", "metadata_conditions", "passes", "recall_filter"]
 
 OPERATORS = {"$eq": "eq", "$ne": "ne", "$in": "in", "$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte",
              "$exists": "exists"}
@@ -39,6 +40,18 @@ def recall_filter(*, kind: Any = None, tags: Any = None, metadata: Any = None, s
         since=v.check_datetime(since, "since"), until=v.check_datetime(until, "until"),
         sources=tuple(v.check_source(s) for s in sources), session_id=v.check_session_id(session_id),
     )
+
+
+def passes(chunk: Chunk, where: ChunkFilter) -> bool:
+    """Whether a chunk read outside the store's search (an archived one) passes a filter's kind,
+    tags, provenance and time; metadata conditions are for the store to test."""
+    when = chunk.observed_at or chunk.created_at
+    return ((not where.kinds or chunk.kind in where.kinds)
+            and all(tag in (chunk.metadata.get("tags") or ()) for tag in where.tags)
+            and (not where.sources or chunk.source in where.sources)
+            and (where.session_id is None or chunk.session_id == where.session_id)
+            and (where.since is None or when >= where.since) and (where.until is None or when < where.until)
+            and (where.include_superseded or chunk.superseded_by is None))
 
 
 def metadata_conditions(value: Any) -> tuple[MetaCondition, ...]:

@@ -9,13 +9,13 @@ from typing import Any, Iterable, Iterator, Literal, Mapping, Self, Sequence
 from hippo import limits
 from hippo.clock import Clock, system_clock
 from hippo.config import Settings
-from hippo.core import edits, feedback, items, pairs, transfer, writer
+from hippo.core import archive, edits, feedback, items, pairs, transfer, writer
 from hippo.core import validation as v
 from hippo.core.blocks import BlockEditor
 from hippo.core.context import in_context
 from hippo.core.dates import named_period
 from hippo.core.embedding import EmbeddingService
-from hippo.core.filters import recall_filter
+from hippo.core.filters import passes, recall_filter
 from hippo.core.fusion import Fusion
 from hippo.core.keys import KeyRing
 from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms
@@ -30,6 +30,7 @@ from hippo.errors import ConfigError, InvalidInput, NotFound
 from hippo.providers.base import LLM, Embedder
 from hippo.stores.base import UNCHANGED, ChunkFilter, SearchQuery, Store
 from hippo.types import (
+    ArchivedHit,
     Block,
     BlockResult,
     Chunk,
@@ -38,7 +39,9 @@ from hippo.types import (
     FactHistory,
     ForgetResult,
     Forgotten,
+    Hit,
     ImportResult,
+    MaintainResult,
     Page,
     Recall,
     ReembedResult,
@@ -187,6 +190,7 @@ class Memory:
         until: datetime | str | None = None,
         source: str | Sequence[str] | None = None,
         session_id: str | None = None,
+        include_archived: bool = False,
         touch: bool = True,
     ) -> Recall:
         """Facts and memories ranked by relevance, strength and recency, times the agent's
@@ -194,7 +198,8 @@ class Memory:
         provenance (``source``: one or any of several; ``session_id``).
 
         Returned hits count as retrieved (access count, last access, +0.02
-        intensity) unless ``touch=False``.
+        intensity) unless ``touch=False``. With ``include_archived``, archived memories that match
+        the query's words compete too, marked ``archived`` (see :mod:`hippo.core.archive`).
         """
         query = v.check_text(query, "query", max_chars=self.settings.max_query_chars)
         limit = v.check_limit(limit)
@@ -232,11 +237,39 @@ class Memory:
         if touch and hits:
             hits = touched(hits, now)
             self.store.record_retrievals(self.agent_id, [h.id for h in hits], now, boost=RETRIEVAL_BOOST)
+        if include_archived:
+            hits = self._with_archived(hits, query, limit, now, where)
         if query_vector is None:
             mode: Literal["hybrid", "keyword", "vector"] = "keyword"
         else:
             mode = "hybrid" if found.bm25 or keyword_terms(query) else "vector"
         return Recall(hits, mode, warning=self.embedding.last_error if query_vector is None else None)
+
+    def _with_archived(self, hits: list[Hit], query: str, limit: int, now: datetime, where: ChunkFilter) -> list[Hit]:
+        if where.metadata:
+            raise InvalidInput("metadata filters do not reach the archive: leave out include_archived or metadata")
+        found = [h for h in archive.search(self.store, self.agent_id, query, limit) if passes(h.chunk, where)]
+        extra = archive.archived_hits(found, now, fusion=self._fusion, weights=self._weights,
+                                      decay_lambda=self.settings.decay_lambda,
+                                      min_relevance=self.settings.min_relevance)
+        return sorted([*hits, *extra], key=lambda h: (-h.score, h.id))[:limit]
+
+    # -- archive (seed 003) -----------------------------------------------------
+
+    def maintain(self, *, progress: Progress | None = None) -> MaintainResult:
+        """With ``max_db_bytes`` set and the database over it, archive the bottom ``prune_percent``
+        of memories (feedback x recency) until it is under; nothing is deleted. Database-wide."""
+        return archive.maintain(self.store, self.now(), self.settings.max_db_bytes, self.settings.prune_percent,
+                                progress)
+
+    def search_archive(self, query: str, limit: int = 10) -> list[ArchivedHit]:
+        """This agent's archived memories that match the query's words, best first."""
+        query = v.check_text(query, "query", max_chars=self.settings.max_query_chars)
+        return archive.search(self.store, self.agent_id, query, v.check_limit(limit))
+
+    def restore_memory(self, chunk_id: str) -> Chunk:
+        """Bring an archived memory back into recall (embedded again); same id."""
+        return archive.restore(self.store, self.embedding, self.agent_id, chunk_id, self.now())
 
     # -- forget ---------------------------------------------------------------
 
@@ -267,9 +300,15 @@ class Memory:
                 matches.setdefault(chunk_id, None)
         chunks = self.store.get_chunks(self.agent_id, list(matches))
         forgotten = [Forgotten(c.id, c.content, c.kind, matches[c.id]) for c in chunks]
+        # The archive too: an archived memory has no vector, so it goes when it holds every word.
+        archived = archive.forget_archived(self.store, self.agent_id, words, limit - len(forgotten)) \
+            if words and len(forgotten) < limit else []
+        forgotten += [Forgotten(c.id, c.content, c.kind, None) for c in archived]
         if preview or not forgotten:
             return ForgetResult(forgotten, preview=preview)
-        self.store.delete_chunks(self.agent_id, [f.id for f in forgotten])
+        with self.store.transaction():
+            self.store.delete_chunks(self.agent_id, [f.id for f in forgotten[:len(chunks)]])
+            self.store.delete_archived(self.agent_id, [c.id for c in archived])
         note = self.store.pending_scrub()
         forgotten = [replace(f, scrubbed=note is None, note=note) for f in forgotten]
         return ForgetResult(forgotten, scrubbed=note is None, note=note)
@@ -353,12 +392,17 @@ class Memory:
         record = self.store.embedder_record()
         return Stats(agent_id=self.agent_id, **self.store.counts(self.agent_id),
                      embedder=record[0] if record else None, dimension=record[1] if record else None,
-                     database=self.store.location, database_bytes=self.store.size_bytes())
+                     database=self.store.location, database_bytes=self.store.size_bytes(),
+                     archived=self.store.count_archived(self.agent_id))
 
     def delete_memory(self, chunk_id: str) -> Forgotten:
-        """Hard-delete one chunk by id, leaving no trace of its text."""
-        chunk = self.get_memory(chunk_id)
-        if not self.store.delete_chunks(self.agent_id, [chunk.id]):
+        """Hard-delete one chunk by id, leaving no trace of its text; an archived one too."""
+        chunk_id = v.check_chunk_id(chunk_id)
+        archived = self.store.archived_chunks(self.agent_id, [chunk_id])
+        chunk = archived[0] if archived else self.get_memory(chunk_id)
+        deleted = self.store.delete_archived(self.agent_id, [chunk_id]) if archived \
+            else self.store.delete_chunks(self.agent_id, [chunk.id])
+        if not deleted:
             raise NotFound(f"no memory {chunk_id} for agent {self.agent_id!r}")
         note = self.store.pending_scrub()
         return Forgotten(chunk.id, chunk.content, chunk.kind, None, scrubbed=note is None, note=note)

@@ -18,9 +18,9 @@ from hippo.types import UNCHANGED, ApiKey, Block, Chunk, ConversationHit
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["UNCHANGED", "BlockStore", "Candidates", "ChunkFilter", "ChunkStore", "ConversationStore", "Database",
-           "KeyStore", "MetaCondition", "MetaOp", "SearchQuery", "Standing", "Store", "StoreCapabilities",
-           "StrengthUpdate", "validate_table_name"]
+__all__ = ["UNCHANGED", "ArchiveStore", "BlockStore", "Candidates", "ChunkFilter", "ChunkStore", "ConversationStore",
+           "Database", "KeyStore", "MetaCondition", "MetaOp", "PruneCandidate", "SearchQuery", "Standing", "Store",
+           "StoreCapabilities", "StrengthUpdate", "validate_table_name"]
 
 
 
@@ -335,6 +335,54 @@ class ConversationStore(Database, Protocol):
         ...
 
 
-class Store(ChunkStore, BlockStore, KeyStore, ConversationStore, Protocol):
+@dataclass(frozen=True, slots=True)
+class PruneCandidate:
+    """A memory pruning may archive, with what seed 003 ranks it by."""
+
+    agent_id: str
+    id: str
+    feedback: int
+    since: float  # seconds since the epoch: the last reinforcement, else the creation
+
+
+class ArchiveStore(Database, Protocol):
+    """Seed 003's archive: memories pruning moved out of ``chunks`` (without their vectors), with
+    their own full-text index; never deleted by pruning, only by an explicit forget."""
+
+    def used_bytes(self) -> int:
+        """The bytes the database's data takes (what the size cap is measured on)."""
+        ...
+
+    def compact(self) -> None:
+        """Give space freed by archiving back, as far as the backend does without blocking readers."""
+        ...
+
+    def prune_candidates(self) -> list[PruneCandidate]:
+        """Every memory of the database that may be archived: raw memories, not facts or keyed items."""
+        ...
+
+    def archive_chunks(self, agent_id: str, ids: Sequence[str], now: datetime) -> int:
+        """Move chunks to the archive in one transaction; how many moved."""
+        ...
+
+    def archived_chunks(self, agent_id: str, ids: Sequence[str]) -> list[Chunk]: ...
+
+    def search_archive(self, agent_id: str, terms: Sequence[str], limit: int, *,
+                       every_term: bool = False) -> list[tuple[Chunk, float]]:
+        """The agent's archived chunks by words (BM25, best first); any word, or every one."""
+        ...
+
+    def restore_chunks(self, agent_id: str, ids: Sequence[str]) -> int:
+        """Move archived chunks back, their vectors pending; how many moved."""
+        ...
+
+    def delete_archived(self, agent_id: str, ids: Sequence[str]) -> int:
+        """Hard-delete archived chunks (a forget): their text leaves the files as a chunk's does."""
+        ...
+
+    def count_archived(self, agent_id: str) -> int: ...
+
+
+class Store(ChunkStore, BlockStore, KeyStore, ConversationStore, ArchiveStore, Protocol):
     """What the core needs from a database: every part, from one backend (``stores/registry.py``)."""
 

@@ -100,9 +100,38 @@ ALTER TABLE chunks ADD COLUMN session_id text;
 CREATE INDEX chunks_session ON chunks (agent_id, session_id) WHERE session_id IS NOT NULL;
 """
 
+# Seed 003: what pruning for size moves out of ``chunks``, with its own full-text index. No vector:
+# that is most of what archiving saves; a restored memory is embedded again.
+_ARCHIVE = """
+CREATE TABLE chunks_archive (
+    id                text PRIMARY KEY,
+    agent_id          text NOT NULL,
+    content           text NOT NULL,
+    content_hash      text,
+    metadata          jsonb NOT NULL DEFAULT '{}'::jsonb,
+    kind              text NOT NULL,
+    running_intensity double precision NOT NULL,
+    encounter_count   integer NOT NULL,
+    access_count      integer NOT NULL,
+    last_accessed_at  timestamptz NOT NULL,
+    superseded_by     text,
+    created_at        timestamptz NOT NULL,
+    observed_at       timestamptz,
+    feedback          integer NOT NULL DEFAULT 0,
+    reinforced_at     timestamptz,
+    source            text,
+    session_id        text,
+    archived_at       timestamptz NOT NULL,
+    tsv               tsvector GENERATED ALWAYS AS (to_tsvector('hippo_english', hippo_fold(content))) STORED
+);
+CREATE INDEX chunks_archive_agent ON chunks_archive (agent_id, id);
+CREATE INDEX chunks_archive_tsv ON chunks_archive USING gin (tsv);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_chunks_blocks_model_keys", _BASE),
     ("0002_curation", _CURATION),
+    ("0003_archive", _ARCHIVE),
 ]
 
 

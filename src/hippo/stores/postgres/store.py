@@ -23,6 +23,7 @@ import numpy as np
 
 from hippo.errors import EmbedderMismatch
 from hippo.stores.base import UNCHANGED, StoreCapabilities, StrengthUpdate
+from hippo.stores.postgres.archive import ArchiveMixin
 from hippo.stores.postgres.connection import Connections, storage_errors
 from hippo.stores.postgres.conversation import has_messages_table, search_messages
 from hippo.stores.postgres.schema import migrate, vector_index
@@ -36,10 +37,11 @@ _NOT_SCRUBBED = ("deleted: no query returns it; PostgreSQL keeps the bytes in it
 _KEY_COLUMNS = "id, secret_hash, agents, admin, label, created_at"
 
 
-class PostgresStore(SearchMixin):
+class PostgresStore(SearchMixin, ArchiveMixin):
     """A :class:`hippo.stores.base.Store` over a PostgreSQL database with the pgvector extension."""
 
     capabilities = StoreCapabilities(supports_ann=True, secure_delete=False, conversation=True)
+    _chunk_of = staticmethod(chunk_of)
 
     def __init__(self, url: str, *, ann_threshold: int | None = 50_000, pool_size: int = 10) -> None:
         import psycopg
@@ -255,8 +257,9 @@ class PostgresStore(SearchMixin):
         with self._db.writing(agent_id) as conn:
             kinds = [r[0] for r in conn.execute("DELETE FROM chunks WHERE agent_id = %s RETURNING kind", (agent_id,))]
             blocks = conn.execute("DELETE FROM memory_blocks WHERE agent_id = %s", (agent_id,)).rowcount
-        self._deleted(agent_id, len(kinds) + blocks)
-        return {"memories": kinds.count("memory"), "facts": kinds.count("fact"), "blocks": blocks}
+            archived = conn.execute("DELETE FROM chunks_archive WHERE agent_id = %s", (agent_id,)).rowcount
+        self._deleted(agent_id, len(kinds) + blocks + archived)
+        return {"memories": kinds.count("memory") + archived, "facts": kinds.count("fact"), "blocks": blocks}
 
     def _deleted(self, agent_id: str, count: int) -> None:
         self._counts.pop(agent_id, None)
@@ -269,12 +272,12 @@ class PostgresStore(SearchMixin):
         return _NOT_SCRUBBED if self._unscrubbed else None
 
     def scrub(self) -> None:
-        import psycopg
-
         """Rewrite the tables that hold text (``VACUUM FULL``: an exclusive lock while it runs), so
         that their files no longer hold deleted rows' bytes. An operator's command, not a per-delete step."""
+        import psycopg
+
         with self._read() as conn:
-            for table in ("chunks", "memory_blocks"):
+            for table in ("chunks", "chunks_archive", "memory_blocks"):
                 conn.execute(f"VACUUM (FULL) {table}")
             try:  # the rewritten files on disk, not only in shared buffers (needs pg_checkpoint or superuser)
                 conn.execute("CHECKPOINT")

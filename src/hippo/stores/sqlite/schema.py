@@ -128,6 +128,44 @@ ALTER TABLE chunks ADD COLUMN session_id TEXT;
 CREATE INDEX idx_chunks_session ON chunks(agent_id, session_id) WHERE session_id IS NOT NULL;
 """
 
+# Seed 003: what pruning for size moves out of ``chunks``, with its own full-text index. No vector:
+# that is most of what archiving saves; a restored memory is embedded again.
+_ARCHIVE = """
+CREATE TABLE chunks_archive (
+    id                TEXT PRIMARY KEY,
+    agent_id          TEXT NOT NULL,
+    content           TEXT NOT NULL,
+    content_hash      TEXT,
+    metadata          TEXT,
+    kind              TEXT NOT NULL,
+    running_intensity REAL NOT NULL,
+    encounter_count   INTEGER NOT NULL,
+    access_count      INTEGER NOT NULL,
+    last_accessed_at  TEXT NOT NULL,
+    superseded_by     TEXT,
+    created_at        TEXT NOT NULL,
+    observed_at       TEXT,
+    feedback          INTEGER NOT NULL DEFAULT 0,
+    reinforced_at     TEXT,
+    source            TEXT,
+    session_id        TEXT,
+    archived_at       TEXT NOT NULL
+);
+CREATE INDEX idx_archive_agent ON chunks_archive(agent_id, id);
+CREATE VIRTUAL TABLE chunks_archive_fts USING fts5(
+    content,
+    content='chunks_archive',
+    content_rowid='rowid',
+    tokenize='porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER chunks_archive_fts_ai AFTER INSERT ON chunks_archive BEGIN
+    INSERT INTO chunks_archive_fts(rowid, content) VALUES (new.rowid, new.content);
+END;
+CREATE TRIGGER chunks_archive_fts_ad AFTER DELETE ON chunks_archive BEGIN
+    INSERT INTO chunks_archive_fts(chunks_archive_fts, rowid, content) VALUES ('delete', old.rowid, old.content);
+END;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_chunks_blocks_embedding_model", _CHUNKS),
     ("0002_chunks_fts", _CHUNKS_FTS),
@@ -135,6 +173,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0004_chunks_when", _CHUNKS_WHEN),
     ("0005_chunks_order", _CHUNKS_ORDER),
     ("0006_curation", _CURATION),
+    ("0007_archive", _ARCHIVE),
 ]
 
 

@@ -19,6 +19,7 @@ from hippo.errors import EmbedderMismatch, StorageError
 from hippo.index.exact import encode_vector
 from hippo.stores.base import UNCHANGED, ChunkFilter, StoreCapabilities, StrengthUpdate
 from hippo.stores.neighbours import nearest_runs
+from hippo.stores.sqlite.archive import ArchiveMixin
 from hippo.stores.sqlite.conversation import has_messages_table, search_messages
 from hippo.stores.sqlite.filters import filter_sql
 from hippo.stores.sqlite.schema import migrate
@@ -66,7 +67,7 @@ def _marks(n: int) -> str:
     return ",".join("?" * n)
 
 
-class SQLiteStore(SearchMixin):
+class SQLiteStore(SearchMixin, ArchiveMixin):
     """A :class:`hippo.stores.base.Store` over one SQLite file.
 
     One connection per store, guarded by a lock so a store can be shared by
@@ -75,6 +76,7 @@ class SQLiteStore(SearchMixin):
     """
 
     capabilities = StoreCapabilities(supports_ann=False, secure_delete=True, conversation=True)
+    _chunk_of = staticmethod(_row_to_chunk)
 
     def __init__(self, path: str | Path, *, ann_threshold: int | None = DEFAULT_ANN_THRESHOLD) -> None:
         self.path = str(path)
@@ -441,12 +443,14 @@ class SQLiteStore(SearchMixin):
             rows = self._conn.execute("DELETE FROM chunks WHERE agent_id = ? RETURNING rowid, kind",
                                       (agent_id,)).fetchall()
             blocks = self._conn.execute("DELETE FROM memory_blocks WHERE agent_id = ?", (agent_id,)).rowcount
+            archived = self._conn.execute("SELECT id FROM chunks_archive WHERE agent_id = ?", (agent_id,)).fetchall()
+            self._delete_archived(agent_id, [r[0] for r in archived])
             if rows:
                 self._text_removed(agent_id, [r[0] for r in rows])
             elif blocks:
                 self._after_commit.append(self._scrub.after_delete)
-        return {"memories": sum(r[1] == "memory" for r in rows), "facts": sum(r[1] == "fact" for r in rows),
-                "blocks": blocks}
+        return {"memories": sum(r[1] == "memory" for r in rows) + len(archived),
+                "facts": sum(r[1] == "fact" for r in rows), "blocks": blocks}
 
     def scrub(self) -> None:
         """Try the checkpoint that removes deleted text from the WAL now (it also runs by itself)."""

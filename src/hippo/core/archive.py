@@ -1,0 +1,125 @@
+"""Seed 003's archive: pruning for size moves memories out of recall's way, and never deletes them.
+
+When the database is over its cap (``max_db_bytes``), ``maintain`` ranks every raw memory by seed
+003's ``exp(feedback x 0.2) x 1 / (1 + days x 0.01)`` (days since the last reinforcement, else since
+it was stored) and moves the bottom ``prune_percent`` to the archive, again and again until the
+database is under the cap. Facts and keyed items stay: they are small, and the current state of
+what the user said. The archive keeps a memory's text, metadata, strength, feedback and provenance
+but not its vector (most of what archiving saves); it has its own full-text index, so archived
+memories are found by words (``search_archive``, ``include_archived=True`` on recall), and
+``restore_memory`` brings one back and embeds it again. Only an explicit forget deletes from it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from datetime import datetime
+from typing import TYPE_CHECKING, Sequence
+
+from hippo.core import validation as v
+from hippo.core.fusion import Fusion
+from hippo.core.hashing import content_hash
+from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms
+from hippo.core.reembed import Progress
+from hippo.core.strength import RETRIEVAL_BOOST, ScoreWeights, final_score, recency_after, strength_after
+from hippo.errors import NotFound
+from hippo.stores.base import PruneCandidate
+from hippo.types import ArchivedHit, Chunk, Hit, MaintainResult
+
+if TYPE_CHECKING:
+    from hippo.core.embedding import EmbeddingService
+    from hippo.stores.base import Store
+
+__all__ = ["archived_hits", "forget_archived", "maintain", "prune_rank", "restore", "search"]
+
+
+def prune_rank(candidate: PruneCandidate, now: datetime) -> float:
+    """Seed 003's ranking for pruning: the feedback factor times recency (higher stays longer)."""
+    days = max(0.0, now.timestamp() - candidate.since) / 86400.0
+    return math.exp(max(-50.0, min(50.0, candidate.feedback * 0.2))) / (1.0 + days * 0.01)
+
+
+def maintain(store: "Store", now: datetime, cap: int | None, percent: float,
+             progress: Progress | None = None) -> MaintainResult:
+    """Archive the bottom share of memories until the database is under ``cap`` bytes."""
+    before = store.used_bytes()
+    if cap is None or before <= cap:
+        return MaintainResult(cap, before, before, 0)
+    order = sorted(store.prune_candidates(), key=lambda c: (prune_rank(c, now), c.since, c.id))
+    step = max(1, math.ceil(len(order) * percent / 100.0))
+    archived, used = 0, before
+    for start in range(0, len(order), step):
+        if used <= cap:
+            break
+        by_agent: dict[str, list[str]] = defaultdict(list)
+        for candidate in order[start:start + step]:
+            by_agent[candidate.agent_id].append(candidate.id)
+        archived += sum(store.archive_chunks(agent, ids, now) for agent, ids in by_agent.items())
+        used = store.used_bytes()
+        if progress is not None:
+            progress(min(start + step, len(order)), len(order))
+    store.compact()
+    after = store.used_bytes()
+    note = None
+    if after > cap:
+        note = (f"still {after:,} bytes, over the cap of {cap:,}: every memory that may be archived is; what is "
+                "left is facts, keyed items, blocks and the archive itself")
+    return MaintainResult(cap, before, after, archived, note)
+
+
+def search(store: "Store", agent_id: str, query: str, limit: int) -> list[ArchivedHit]:
+    """The agent's archived memories that match ``query``'s words, best first (BM25)."""
+    terms = tuple(keyword_terms(query, stopwords=ENGLISH_STOPWORDS) or keyword_terms(query))
+    return [ArchivedHit(chunk, score) for chunk, score in store.search_archive(agent_id, terms, limit)]
+
+
+def archived_hits(found: list[ArchivedHit], now: datetime, *, fusion: Fusion, weights: ScoreWeights,
+                  decay_lambda: float, min_relevance: float) -> list[Hit]:
+    """Archived matches scored as recall scores a live one found by words only (no vector), marked.
+    Faded ones (strength under 0.05, which recall hides) are kept: the archive was asked for."""
+    from hippo.core import feedback
+
+    best = max((h.score for h in found), default=0.0)
+    hits = []
+    for item in found:
+        c = item.chunk
+        relevance = fusion.relevance(None, item.score / best if best > 0 else 0.0)
+        strength = strength_after(c.running_intensity, c.access_count,
+                                  max(0.0, (now - c.last_accessed_at).total_seconds()) / 3600.0, decay_lambda)
+        if relevance < min_relevance:  # asked for the archive: a faded memory is shown, ranked by its strength
+            continue
+        recency = recency_after(max(0.0, (now - (c.reinforced_at or c.created_at)).total_seconds()) / 3600.0)
+        liked = feedback.factor(c.feedback, relevance)
+        keyword = item.score / best if best > 0 else 0.0
+        hits.append(Hit(c, final_score(relevance, strength, recency, weights) * liked, relevance, None, keyword,
+                        strength, recency, 0.0, liked, archived=True))
+    return hits
+
+
+def restore(store: "Store", embedding: "EmbeddingService", agent_id: str, chunk_id: str, now: datetime) -> Chunk:
+    """Move an archived memory back into recall, embedded again (pending while the embedder is
+    down), with a retrieval event (seed 000): asking for it back is a use, and a faded memory is
+    recalled again. A live memory with the same text (stored again meanwhile) wins: the archived
+    copy goes."""
+    chunk_id = v.check_chunk_id(chunk_id)
+    found = store.archived_chunks(agent_id, [chunk_id])
+    if not found:
+        raise NotFound(f"no archived memory {chunk_id} for agent {agent_id!r}")
+    chunk = found[0]
+    live = store.memories_by_hash(agent_id, [chunk.content_hash or content_hash(chunk.content)])
+    if live:
+        store.delete_archived(agent_id, [chunk_id])
+        return next(iter(live.values()))
+    vector = embedding.documents([chunk.content])[0]
+    with store.transaction():
+        store.restore_chunks(agent_id, [chunk_id])
+        if vector is not None:
+            store.set_vectors(agent_id, {chunk_id: vector})
+        store.record_retrievals(agent_id, [chunk_id], now, boost=RETRIEVAL_BOOST)
+    return store.get_chunks(agent_id, [chunk_id])[0]
+
+
+def forget_archived(store: "Store", agent_id: str, words: Sequence[str], limit: int) -> list[Chunk]:
+    """Archived chunks a forget reaches: those that contain every word of its description."""
+    return [chunk for chunk, _ in store.search_archive(agent_id, words, limit, every_term=True)]

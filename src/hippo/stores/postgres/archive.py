@@ -1,0 +1,107 @@
+"""The archive half of :class:`~hippo.stores.postgres.store.PostgresStore` (seed 003; see ``ArchiveStore``).
+
+Archiving moves a row from ``chunks`` to ``chunks_archive`` without its vector, in one transaction
+under the agent's lock. The size cap is measured on live rows (``pg_column_size``, TOAST included)
+of hippo's tables: PostgreSQL keeps the space of deleted rows in its files for reuse (plain
+``VACUUM``), so the files' size would not fall when rows move; ``VACUUM FULL`` (``hippo scrub``)
+gives it back to the system.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Callable, ContextManager, Sequence
+
+from hippo.stores.base import PruneCandidate
+from hippo.stores.postgres.search import tsquery
+from hippo.types import Chunk
+
+__all__ = ["ArchiveMixin"]
+
+_MOVED = ("id, agent_id, content, content_hash, metadata, kind, running_intensity, encounter_count, access_count, "
+          "last_accessed_at, superseded_by, created_at, observed_at, feedback, reinforced_at, source, session_id")
+# As ``search.CHUNK_COLUMNS`` reads them (an archived chunk has no vector).
+_ARCHIVED = ("c.id, c.agent_id, c.content, c.content_hash, c.metadata, c.kind, c.running_intensity, "
+             "c.encounter_count, c.access_count, c.last_accessed_at, c.superseded_by, c.created_at, c.observed_at, "
+             "false, c.feedback, c.reinforced_at, c.source, c.session_id")
+
+
+class ArchiveMixin:
+    _db: Any
+    _read: Callable[..., ContextManager[Any]]
+    _deleted: Callable[[str, int], None]
+    _chunk_of: Callable[[tuple], Chunk]
+
+    def used_bytes(self) -> int:
+        with self._read() as conn:
+            return int(conn.execute(
+                "SELECT (SELECT coalesce(sum(pg_column_size(c.*)), 0) FROM chunks c) "
+                "+ (SELECT coalesce(sum(pg_column_size(a.*)), 0) FROM chunks_archive a) "
+                "+ (SELECT coalesce(sum(pg_column_size(b.*)), 0) FROM memory_blocks b)").fetchone()[0])
+
+    def compact(self) -> None:
+        with self._read() as conn:  # outside a transaction, as VACUUM must be
+            conn.execute("VACUUM (ANALYZE) chunks")
+            conn.execute("VACUUM chunks_archive")
+
+    def prune_candidates(self) -> list[PruneCandidate]:
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT agent_id, id, feedback, extract(epoch FROM COALESCE(reinforced_at, created_at))::float8 "
+                "FROM chunks WHERE kind = 'memory' AND NOT metadata ? '_item_key'").fetchall()
+        return [PruneCandidate(*row) for row in rows]
+
+    def archive_chunks(self, agent_id: str, ids: Sequence[str], now: datetime) -> int:
+        if not ids:
+            return 0
+        with self._db.writing(agent_id) as conn:
+            conn.execute(f"INSERT INTO chunks_archive ({_MOVED}, archived_at) SELECT {_MOVED}, %s FROM chunks "
+                         "WHERE agent_id = %s AND id = ANY(%s)", (now, agent_id, list(ids)))
+            count = conn.execute("DELETE FROM chunks WHERE agent_id = %s AND id = ANY(%s)",
+                                 (agent_id, list(ids))).rowcount
+        self._deleted(agent_id, count)
+        return int(count)
+
+    def archived_chunks(self, agent_id: str, ids: Sequence[str]) -> list[Chunk]:
+        if not ids:
+            return []
+        with self._read(agent_id) as conn:
+            rows = conn.execute(f"SELECT {_ARCHIVED} FROM chunks_archive c WHERE c.agent_id = %s AND c.id = ANY(%s) "
+                                "ORDER BY c.id", (agent_id, list(ids))).fetchall()
+        return [self._chunk_of(r) for r in rows]
+
+    def search_archive(self, agent_id: str, terms: Sequence[str], limit: int, *,
+                       every_term: bool = False) -> list[tuple[Chunk, float]]:
+        query = tsquery(terms, every_term)
+        if query is None:
+            return []
+        with self._read(agent_id) as conn:
+            rows = conn.execute(
+                f"SELECT {_ARCHIVED}, ts_rank(c.tsv, q, 1)::float8 AS rank FROM chunks_archive c, "
+                "to_tsquery('hippo_english', hippo_fold(%s)) q WHERE c.agent_id = %s AND c.tsv @@ q "
+                "ORDER BY rank DESC, c.id LIMIT %s", (query, agent_id, limit)).fetchall()
+        return [(self._chunk_of(r[:-1]), float(r[-1])) for r in rows]
+
+    def restore_chunks(self, agent_id: str, ids: Sequence[str]) -> int:
+        if not ids:
+            return 0
+        with self._db.writing(agent_id) as conn:
+            moved = conn.execute(f"INSERT INTO chunks ({_MOVED}) SELECT {_MOVED} FROM chunks_archive "
+                                 "WHERE agent_id = %s AND id = ANY(%s)", (agent_id, list(ids))).rowcount
+            conn.execute("DELETE FROM chunks_archive WHERE agent_id = %s AND id = ANY(%s)", (agent_id, list(ids)))
+        self._deleted(agent_id, 0)
+        return int(moved)
+
+    def delete_archived(self, agent_id: str, ids: Sequence[str]) -> int:
+        if not ids:
+            return 0
+        with self._db.writing(agent_id) as conn:
+            count = conn.execute("DELETE FROM chunks_archive WHERE agent_id = %s AND id = ANY(%s)",
+                                 (agent_id, list(ids))).rowcount
+        self._deleted(agent_id, count)
+        return int(count)
+
+    def count_archived(self, agent_id: str) -> int:
+        with self._read(agent_id) as conn:
+            return int(conn.execute("SELECT count(*) FROM chunks_archive WHERE agent_id = %s",
+                                    (agent_id,)).fetchone()[0])

@@ -1,0 +1,124 @@
+"""The archive half of :class:`~hippo.stores.sqlite.store.SQLiteStore` (seed 003; see ``ArchiveStore``).
+
+Archiving moves a row from ``chunks`` to ``chunks_archive`` without its vector; the FTS triggers
+index it there and unindex it here. Deleting from either table goes through the same scrub as a
+forget: FTS5 rewrites its index without the row, ``secure_delete`` zeroes freed pages, and the WAL
+is scrubbed after the commit.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime
+from typing import Any, Callable, ContextManager, Sequence
+
+from hippo.clock import to_iso
+from hippo.stores.base import PruneCandidate
+from hippo.stores.sqlite.search import EPOCH_JULIAN_DAY, match_expression
+from hippo.types import Chunk
+
+__all__ = ["ArchiveMixin"]
+
+_MOVED = ("id, agent_id, content, content_hash, metadata, kind, running_intensity, encounter_count, access_count, "
+          "last_accessed_at, superseded_by, created_at, observed_at, feedback, reinforced_at, source, session_id")
+# As ``store._CHUNK_COLUMNS`` reads them (an archived chunk has no vector).
+_ARCHIVED = ("a.id, a.agent_id, a.content, a.content_hash, a.metadata, a.kind, a.running_intensity, "
+             "a.encounter_count, a.access_count, a.last_accessed_at, a.superseded_by, a.created_at, a.observed_at, "
+             "0, a.feedback, a.reinforced_at, a.source, a.session_id")
+
+
+def _marks(n: int) -> str:
+    return ",".join("?" * n)
+
+
+class ArchiveMixin:
+    _conn: sqlite3.Connection
+    _after_commit: list[Callable[[], object]]
+    _reading: Callable[[], ContextManager[sqlite3.Connection]]
+    _chunk_of: Callable[[tuple], Chunk]
+    transaction: Callable[[], ContextManager[None]]
+    _text_removed: Callable[[str, list[int]], None]
+    _scrub: Any
+
+    def used_bytes(self) -> int:
+        with self._reading() as conn:
+            pages, free, size = (conn.execute(f"PRAGMA {p}").fetchone()[0]
+                                 for p in ("page_count", "freelist_count", "page_size"))
+        return int((pages - free) * size)
+
+    def compact(self) -> None:
+        self._conn.execute("VACUUM")
+        self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def prune_candidates(self) -> list[PruneCandidate]:
+        with self._reading() as conn:
+            rows = conn.execute(
+                "SELECT agent_id, id, feedback, (julianday(COALESCE(reinforced_at, created_at)) - "
+                f"{EPOCH_JULIAN_DAY}) * 86400.0 FROM chunks WHERE kind = 'memory' "
+                "AND json_extract(metadata, '$._item_key') IS NULL").fetchall()
+        return [PruneCandidate(*row) for row in rows]
+
+    def archive_chunks(self, agent_id: str, ids: Sequence[str], now: datetime) -> int:
+        if not ids:
+            return 0
+        with self.transaction():
+            self._conn.execute(
+                f"INSERT INTO chunks_archive ({_MOVED}, archived_at) SELECT {_MOVED}, ? FROM chunks "
+                f"WHERE agent_id = ? AND id IN ({_marks(len(ids))})", (to_iso(now), agent_id, *ids))
+            rows = self._conn.execute(
+                f"DELETE FROM chunks WHERE agent_id = ? AND id IN ({_marks(len(ids))}) RETURNING rowid",
+                (agent_id, *ids)).fetchall()
+            if rows:
+                self._text_removed(agent_id, [r[0] for r in rows])
+        return len(rows)
+
+    def archived_chunks(self, agent_id: str, ids: Sequence[str]) -> list[Chunk]:
+        if not ids:
+            return []
+        with self._reading() as conn:
+            rows = conn.execute(f"SELECT {_ARCHIVED} FROM chunks_archive a WHERE a.agent_id = ? "
+                                f"AND a.id IN ({_marks(len(ids))}) ORDER BY a.id", (agent_id, *ids)).fetchall()
+        return [self._chunk_of(r) for r in rows]
+
+    def search_archive(self, agent_id: str, terms: Sequence[str], limit: int, *,
+                       every_term: bool = False) -> list[tuple[Chunk, float]]:
+        match = match_expression(terms, every=every_term)
+        if match is None:
+            return []
+        with self._reading() as conn:
+            rows = conn.execute(
+                f"SELECT {_ARCHIVED}, -bm25(chunks_archive_fts) FROM chunks_archive_fts JOIN chunks_archive a "
+                "ON a.rowid = chunks_archive_fts.rowid WHERE chunks_archive_fts MATCH ? AND a.agent_id = ? "
+                "ORDER BY bm25(chunks_archive_fts), a.id LIMIT ?", (match, agent_id, limit)).fetchall()
+        return [(self._chunk_of(r[:-1]), float(r[-1])) for r in rows]
+
+    def restore_chunks(self, agent_id: str, ids: Sequence[str]) -> int:
+        if not ids:
+            return 0
+        with self.transaction():
+            moved = self._conn.execute(
+                f"INSERT INTO chunks ({_MOVED}) SELECT {_MOVED} FROM chunks_archive "
+                f"WHERE agent_id = ? AND id IN ({_marks(len(ids))})", (agent_id, *ids)).rowcount
+            self._delete_archived(agent_id, ids)
+        return moved
+
+    def delete_archived(self, agent_id: str, ids: Sequence[str]) -> int:
+        if not ids:
+            return 0
+        with self.transaction():
+            return self._delete_archived(agent_id, ids)
+
+    def _delete_archived(self, agent_id: str, ids: Sequence[str]) -> int:
+        if not ids:
+            return 0
+        count = self._conn.execute(f"DELETE FROM chunks_archive WHERE agent_id = ? AND id IN ({_marks(len(ids))})",
+                                   (agent_id, *ids)).rowcount
+        if count:
+            self._conn.execute("INSERT INTO chunks_archive_fts(chunks_archive_fts) VALUES ('optimize')")
+            self._after_commit.append(self._scrub.after_delete)
+        return count
+
+    def count_archived(self, agent_id: str) -> int:
+        with self._reading() as conn:
+            return int(conn.execute("SELECT count(*) FROM chunks_archive WHERE agent_id = ?",
+                                    (agent_id,)).fetchone()[0])

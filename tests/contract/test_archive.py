@@ -1,0 +1,111 @@
+"""Seed 003's archive: over its size cap the database archives its least useful memories, never
+deletes them; archive search, restore, and a forget that reaches the archive too."""
+
+from __future__ import annotations
+
+import pytest
+from support import sql
+from test_forget import SECRET, occurrences, scrub, total
+
+from hippo.errors import ConfigError, NotFound
+from hippo.providers.fake import FakeEmbedder
+
+WIDE = FakeEmbedder(dimension=1024)  # 4 kB vectors: what archiving saves is visible at test sizes
+
+
+@pytest.fixture
+def filled(make_mem, clock):
+    """200 notes stored over 200 days, the newest last; every tenth one reinforced by the agent."""
+    mem = make_mem("alice", embedder=WIDE)
+    ids = []
+    for day in range(200):
+        ids.append(mem.store_memory(f"Field note {day}: the heron came back to the pond at dawn").id)
+        clock.advance(days=1)
+    for chunk_id in ids[::10]:
+        mem.reinforce_memory(chunk_id)
+    return mem, ids
+
+
+def test_over_its_cap_the_database_archives_until_under_and_deletes_nothing(filled, make_mem, db):
+    mem, ids = filled
+    used = mem.store.used_bytes()
+    capped = make_mem("alice", embedder=WIDE, max_db_bytes=int(used * 0.85), prune_percent=5)
+    seen = []
+    result = capped.maintain(progress=lambda done, total: seen.append((done, total)))
+    assert result.bytes_before == used and result.bytes_after <= result.cap and result.note is None
+    assert 0 < result.archived < len(ids) and seen and seen[-1][0] <= seen[-1][1] == len(ids)
+    assert capped.store.used_bytes() <= result.cap
+    # Nothing deleted: every note is live or archived, once.
+    stats = capped.stats()
+    assert (stats.memories, stats.archived) == (len(ids) - result.archived, result.archived)
+    archived = {h.id for h in capped.search_archive("heron pond", limit=200)}
+    live = {c.id for c in capped.list_memories(limit=200).items}
+    assert archived | live == set(ids) and not archived & live and len(archived) == result.archived
+    # Seed 003's order: the oldest go first, and a reinforced note outlasts unreinforced ones of its age.
+    oldest_live = min(live - set(ids[::10]))
+    assert all(i < oldest_live for i in archived)
+    assert ids[0] in live and ids[10] in live  # reinforced: feedback 3 and a fresh recency clock
+
+
+def test_archived_memories_are_found_by_words_and_restored(filled, make_mem):
+    mem, ids = filled
+    capped = make_mem("alice", embedder=WIDE, max_db_bytes=int(mem.store.used_bytes() * 0.85))
+    capped.maintain()
+    gone = ids[1]  # an old, unreinforced note: among the first archived
+    assert gone not in {h.id for h in capped.recall_memories("Field note 1: heron", limit=200, touch=False)}
+    (hit,) = [h for h in capped.search_archive("Field note 1 heron", limit=200) if h.id == gone]
+    assert hit.chunk.content.startswith("Field note 1:") and not hit.chunk.has_vector and hit.score > 0
+    mixed = capped.recall_memories("note 1 heron", limit=200, include_archived=True, touch=False)
+    marked = {h.id for h in mixed if h.archived}
+    assert gone in marked and marked.isdisjoint({h.id for h in mixed if not h.archived})
+    assert all(h.similarity is None for h in mixed if h.archived)
+
+    restored = capped.restore_memory(gone)
+    assert restored.id == gone and restored.has_vector and restored.content == hit.chunk.content
+    assert restored.access_count == hit.chunk.access_count + 1
+    assert gone not in {h.id for h in capped.search_archive("Field note 1 heron", limit=200)}
+    back = {h.id: h for h in capped.recall_memories("heron pond dawn", limit=200, touch=False)}
+    assert back[gone].similarity is not None  # live again, by meaning too, and not faded: restoring is a use
+    with pytest.raises(NotFound):
+        capped.restore_memory(gone)
+
+
+def test_under_the_cap_or_without_one_maintain_changes_nothing(filled, make_mem):
+    mem, ids = filled
+    assert mem.maintain().archived == 0  # no cap by default
+    roomy = make_mem("alice", embedder=WIDE, max_db_bytes=mem.store.used_bytes() * 2)
+    assert roomy.maintain().archived == 0 and roomy.stats().archived == 0
+    with pytest.raises(ConfigError):
+        make_mem("alice", prune_percent=0)
+
+
+def test_forget_reaches_the_archive_and_leaves_no_trace(make_mem, db, clock):
+    mem = make_mem("alice", embedder=WIDE)
+    secret = mem.store_memory(f"The vault password hint is {SECRET}").id
+    clock.advance(days=400)
+    mem.store_memories([f"Gardening note {i}: tomatoes need sun" for i in range(60)])
+    capped = make_mem("alice", embedder=WIDE, max_db_bytes=int(mem.store.used_bytes() * 0.97))
+    capped.maintain()
+    assert [h.id for h in capped.search_archive(SECRET)] == [secret]
+    preview = capped.forget_memory(SECRET, preview=True)
+    assert [f.id for f in preview.deleted] == [secret]
+    result = capped.forget_memory(SECRET)
+    assert [f.id for f in result.deleted] == [secret]
+    scrub(capped)
+    assert capped.search_archive(SECRET) == [] and total(occurrences(db)) == 0
+
+
+def test_delete_all_and_delete_by_id_reach_the_archive(make_mem, clock):
+    mem = make_mem("alice", embedder=WIDE)
+    old = mem.store_memory("An old note about the heron").id
+    clock.advance(days=300)
+    mem.store_memories([f"Note {i} about the garden" for i in range(40)])
+    make_mem("alice", embedder=WIDE, max_db_bytes=int(mem.store.used_bytes() * 0.97)).maintain()
+    assert mem.stats().archived >= 1
+    assert mem.delete_memory(old).id == old and mem.search_archive("heron") == []
+    make_mem("alice", embedder=WIDE, max_db_bytes=1).maintain()
+    assert mem.stats().archived > 0
+    erased = mem.delete_all()
+    assert erased.memories == 40 and mem.stats().archived == 0
+    assert sql(mem.database if mem.database.startswith("postgresql") else mem.store.location,
+               "SELECT count(*) FROM chunks_archive") == [(0,)]
