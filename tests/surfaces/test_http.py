@@ -98,6 +98,27 @@ def test_feedback_and_provenance_routes(api):
     error(api.post(f"{A}/memories", json={"content": "x", "source": "Bad Source"}), 400, "invalid_input")
 
 
+def test_archive_routes(base, clock):
+    capped = hippo.open(base.database, agent_id="alice", embedder=FakeEmbedder(dimension=1024), clock=clock,
+                        max_db_bytes=1)
+    old = capped.store_memory("An old note about the heron").id
+    clock.advance(days=30)
+    capped.store_memory("A new note about the garden")
+    with BackgroundServer(capped) as url, httpx.Client(base_url=url, timeout=30) as api:
+        assert capped.maintain().archived == 2
+        hits = api.get(f"{A}/archive", params={"q": "heron"}).json()["hits"]
+        assert [h["chunk"]["id"] for h in hits] == [old] and hits[0]["score"] > 0
+        assert api.get(f"{A}/memories", params={"q": "heron"}).json()["hits"] == []
+        mixed = api.get(f"{A}/memories", params={"q": "heron", "include_archived": "true"}).json()["hits"]
+        assert [(h["chunk"]["id"], h["archived"]) for h in mixed] == [(old, True)]
+        restored = api.post(f"{A}/archive/{old}/restore")
+        assert restored.status_code == 200 and restored.json()["id"] == old
+        assert api.get(f"{A}/archive", params={"q": "heron"}).json()["hits"] == []
+        error(api.post(f"{A}/archive/{old}/restore"), 404, "not_found")
+        error(api.get(f"{A}/memories", params={"include_archived": "true"}), 400, "invalid_input")
+    capped.close()
+
+
 def test_blocks_routes(api):
     error(api.get(f"{A}/blocks/human"), 404, "block_not_found")
     assert api.post(f"{A}/blocks/human", json={"text": "Name: Kris"}).json()["value"] == "Name: Kris"
@@ -244,6 +265,8 @@ def agent_routes(agent):
         ("PUT", f"{p}/blocks/human", {"value": "x"}), ("POST", f"{p}/blocks/human", {"text": "x"}),
         ("PATCH", f"{p}/blocks/human", {"old": "x", "new": "y"}), ("GET", f"{p}/conversation?q=x", None),
         ("POST", f"{p}/tools/recall_memory_block", {"key": "human"}), ("GET", f"{p}/stats", None),
+        ("POST", f"{p}/memories/{mid}/reinforce", None), ("POST", f"{p}/memories/{mid}/demote", None),
+        ("GET", f"{p}/archive?q=x", None), ("POST", f"{p}/archive/{mid}/restore", None),
     ]
 
 

@@ -111,6 +111,19 @@ def test_feedback_and_provenance_as_typed(cli):
     assert failed.exit_code != 0 and "no memory" in failed.stderr
 
 
+def test_maintain_archive_and_restore_as_typed(cli, monkeypatch):
+    stored = as_json(cli("store", "An old note about the heron", "--json"))
+    assert "no size cap" in ok(cli("maintain")).stderr
+    monkeypatch.setenv("HIPPO_MAX_DB_BYTES", "1")
+    result = as_json(cli("maintain", "--json"))
+    assert result["archived"] == 1 and result["note"]
+    assert stored["id"] in ok(cli("archive", "heron")).stdout
+    hits = as_json(cli("recall", "heron", "--include-archived", "--no-touch", "--json"))["hits"]
+    assert [(h["chunk"]["id"], h["archived"]) for h in hits] == [(stored["id"], True)]
+    assert as_json(cli("restore", stored["id"], "--json"))["id"] == stored["id"]
+    assert as_json(cli("archive", "heron", "--json"))["hits"] == []
+
+
 def test_remember_prints_the_summary_and_a_table_of_facts(cli):
     result = ok(cli("remember", "I NEVER want to use Redux again. Oh and I tried that new café on Sukhumvit."))
     assert result.stdout.startswith("Learned 2 facts")

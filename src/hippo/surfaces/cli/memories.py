@@ -89,6 +89,8 @@ def recall(
     source: Annotated[Optional[list[str]], typer.Option(
         help="Only from this source (repeatable: any of them).")] = None,
     session: Annotated[Optional[str], typer.Option(help="Only from this session.")] = None,
+    include_archived: Annotated[bool, typer.Option(
+        "--include-archived", help="Archived memories that match the words compete too (marked).")] = False,
     touch: Annotated[bool, typer.Option(help="Count the hits as retrieved (strengthens them).")] = True,
     json: JSON = False,
 ) -> None:
@@ -97,7 +99,7 @@ def recall(
     with opened(ctx) as mem:
         found = mem.recall_memories(query, limit, kind=kind.value if kind else None, tags=tag,
                                     since=when(since), until=when(until), touch=touch, metadata=conditions,
-                                    source=source, session_id=session)
+                                    source=source, session_id=session, include_archived=include_archived)
     if found.warning:
         render.note(f"warning: {found.warning}")
     if json:
@@ -160,34 +162,6 @@ def update(
     if json:
         return render.emit_json(chunk.to_dict())
     render.print_table(render.chunk_details(chunk))
-
-
-@app.command()
-def reinforce(
-    ctx: typer.Context,
-    chunk_id: Annotated[str, typer.Argument(metavar="ID", help="The id of a fact or memory.")],
-    json: JSON = False,
-) -> None:
-    """Mark a memory as useful: it ranks higher where relevant, and counts as fresh again (seed 003)."""
-    with opened(ctx) as mem:
-        chunk = mem.reinforce_memory(chunk_id)
-    if json:
-        return render.emit_json(chunk.to_dict())
-    render.note(f"reinforced {chunk.id}: feedback {chunk.feedback:+d}")
-
-
-@app.command()
-def demote(
-    ctx: typer.Context,
-    chunk_id: Annotated[str, typer.Argument(metavar="ID", help="The id of a fact or memory.")],
-    json: JSON = False,
-) -> None:
-    """Mark a memory as stale or wrong: it ranks lower; nothing is deleted (seed 003)."""
-    with opened(ctx) as mem:
-        chunk = mem.demote_memory(chunk_id)
-    if json:
-        return render.emit_json(chunk.to_dict())
-    render.note(f"demoted {chunk.id}: feedback {chunk.feedback:+d}")
 
 
 @app.command("delete-all")

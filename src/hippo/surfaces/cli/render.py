@@ -17,10 +17,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from hippo.types import Chunk, ConversationHit, FactHistory, Forgotten, Recall, RememberResult, Stats
+from hippo.types import ArchivedHit, Chunk, ConversationHit, FactHistory, Forgotten, Recall, RememberResult, Stats
 
 __all__ = [
-    "PROGRESS_ABOVE", "ProgressBar", "age", "chunk_details", "chunks_table", "conversation_table", "emit_json",
+    "PROGRESS_ABOVE", "ProgressBar", "age", "archive_table", "chunk_details", "chunks_table", "conversation_table",
+    "emit_json",
     "facts_table", "forgotten_table", "history_table", "hits_table", "note", "plural", "print_table",
     "stats_table",
 ]
@@ -83,8 +84,8 @@ def hits_table(recall: Recall) -> Table:
     table = _table("score", "age", "kind", "content", "id", title=f"{len(recall)} recalled ({recall.mode})")
     for hit in recall:
         chunk = hit.chunk
-        table.add_row(f"{hit.score:.3f}", age(chunk.observed_at or chunk.created_at), chunk.kind,
-                      Text(chunk.content), chunk.id)
+        table.add_row(f"{hit.score:.3f}", age(chunk.observed_at or chunk.created_at),
+                      chunk.kind + (" (archived)" if hit.archived else ""), Text(chunk.content), chunk.id)
     return table
 
 
@@ -136,6 +137,13 @@ def chunk_details(chunk: Chunk) -> Table:
     ]
     for name, value in rows:
         table.add_row(name, Text(value))
+    return table
+
+
+def archive_table(found: list[ArchivedHit]) -> Table:
+    table = _table("score", "id", "content", title=f"{len(found)} archived (hippo restore ID brings one back)")
+    for hit in found:
+        table.add_row(f"{hit.score:.2f}", hit.id, Text(hit.chunk.content))
     return table
 
 

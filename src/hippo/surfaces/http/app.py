@@ -26,6 +26,7 @@ from hippo.surfaces.http.errors import ApiError, install
 from hippo.surfaces.http.guards import BodyLimit, HostCheck
 from hippo.surfaces.http.models import (
     AppendBody,
+    ArchiveHits,
     BlockContext,
     BlockList,
     ErrorBody,
@@ -142,6 +143,7 @@ def search_or_list(
     until: datetime | None = None,
     source: Annotated[list[str] | None, Query(description="With `q`: only memories from any of these sources")] = None,
     session_id: Annotated[str | None, Query(description="With `q`: only memories from this session")] = None,
+    include_archived: Annotated[bool, Query(description="With `q`: archived memories compete too, marked")] = False,
     cursor: Annotated[str | None, Query(pattern=ULID.pattern, description="next_cursor of the previous page")] = None,
     metadata: Annotated[str | None, Query(max_length=16_000, description=(
         'With `q`: a JSON object of metadata conditions, e.g. {"status": {"$in": ["open", "blocked"]}, '
@@ -151,8 +153,8 @@ def search_or_list(
     if q is not None:
         conditions = parse_json(metadata, "metadata") if metadata is not None else None
         return mem.recall_memories(q, limit, kind=kind, tags=tag, since=since, until=until, metadata=conditions,
-                                   source=source, session_id=session_id)
-    if metadata is not None or source or session_id is not None:
+                                   source=source, session_id=session_id, include_archived=include_archived)
+    if metadata is not None or source or session_id is not None or include_archived:
         raise InvalidInput("metadata, source and session_id filters apply to a search: give q too")
     page = mem.list_memories(limit=limit, cursor=cursor, kind=kind)
     return MemoryPage(items=page.items, next_cursor=page.next_cursor)
@@ -190,6 +192,19 @@ def reinforce_memory(mem: Mem, memory_id: Annotated[str, MEMORY_ID]) -> Chunk:
 def demote_memory(mem: Mem, memory_id: Annotated[str, MEMORY_ID]) -> Chunk:
     """The memory is stale, wrong or irrelevant (seed 003): its feedback falls; nothing is deleted."""
     return mem.demote_memory(memory_id)
+
+
+@router.get(f"{base_path}/archive", response_model=ArchiveHits, tags=["archive"])
+def search_archive(mem: Mem, q: Annotated[str, Query(min_length=1, max_length=4_000)],
+                   limit: Annotated[int, Query(ge=1, le=100)] = 20) -> ArchiveHits:
+    """Archived memories (moved out of recall when the database outgrew its cap) that match the words."""
+    return ArchiveHits(hits=mem.search_archive(q, limit))
+
+
+@router.post(f"{base_path}/archive/{{memory_id}}/restore", response_model=Chunk, tags=["archive"])
+def restore_memory(mem: Mem, memory_id: Annotated[str, MEMORY_ID]) -> Chunk:
+    """Bring an archived memory back into recall: same id, embedded again."""
+    return mem.restore_memory(memory_id)
 
 
 @router.delete(f"{base_path}/memories", response_model=Erased, tags=["memories"])

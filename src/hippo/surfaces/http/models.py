@@ -7,11 +7,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from hippo.types import Block, Chunk
+from hippo.types import ArchivedHit, Block, Chunk
 
 __all__ = [
-    "AppendBody", "BlockContext", "BlockList", "ErrorBody", "ForgetBody", "Health", "MemoryPage", "PatchMemoryBody",
-    "RememberBody", "ReplaceBody", "SetBlockBody", "StoreBody",
+    "AppendBody", "ArchiveHits", "BlockContext", "BlockList", "ErrorBody", "ForgetBody", "Health", "MemoryPage",
+    "PatchMemoryBody", "RememberBody", "ReplaceBody", "SetBlockBody", "StoreBody",
 ]
 
 _TEXT = 32_000
@@ -90,6 +90,10 @@ class Health(BaseModel):
 class MemoryPage(BaseModel):
     items: list[Chunk]
     next_cursor: str | None = Field(None, description="Pass as `cursor` for the next page; null on the last.")
+
+
+class ArchiveHits(BaseModel):
+    hits: list[ArchivedHit]
 
 
 class BlockList(BaseModel):

@@ -52,7 +52,16 @@ def serve(mem: "Memory", *, host: str = "127.0.0.1", port: int = 8000, max_body_
     say(f"hippo {_version()} serving {mem.database} at http://{shown}:{port}  (API docs: /docs)")
     say("API keys required (Authorization: Bearer ...)" if keyed else
         "no API keys configured: open to this machine only (loopback); hippo keys create --agent ID adds one")
-    uvicorn.Server(_config(mem, host, port, max_body_bytes=max_body_bytes, cors_origins=cors_origins)).run()
+    schedule = None
+    if mem.settings.prune_schedule:
+        from hippo.surfaces.http.schedule import MaintenanceSchedule
+
+        schedule = MaintenanceSchedule(mem, mem.settings.prune_schedule, say).start()
+    try:
+        uvicorn.Server(_config(mem, host, port, max_body_bytes=max_body_bytes, cors_origins=cors_origins)).run()
+    finally:
+        if schedule is not None:
+            schedule.stop()
 
 
 def _version() -> str:

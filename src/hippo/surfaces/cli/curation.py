@@ -1,0 +1,71 @@
+"""Commands of seed 003's curation: the agent's feedback (reinforce, demote) and the archive
+(maintain, archive, restore)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from hippo.surfaces.cli import render
+from hippo.surfaces.cli.app import JSON, app, opened
+
+ID = typer.Argument(metavar="ID", help="The id of a fact or memory.")
+
+
+@app.command()
+def reinforce(ctx: typer.Context, chunk_id: Annotated[str, ID], json: JSON = False) -> None:
+    """Mark a memory as useful: it ranks higher where relevant, and counts as fresh again (seed 003)."""
+    with opened(ctx) as mem:
+        chunk = mem.reinforce_memory(chunk_id)
+    if json:
+        return render.emit_json(chunk.to_dict())
+    render.note(f"reinforced {chunk.id}: feedback {chunk.feedback:+d}")
+
+
+@app.command()
+def demote(ctx: typer.Context, chunk_id: Annotated[str, ID], json: JSON = False) -> None:
+    """Mark a memory as stale or wrong: it ranks lower; nothing is deleted (seed 003)."""
+    with opened(ctx) as mem:
+        chunk = mem.demote_memory(chunk_id)
+    if json:
+        return render.emit_json(chunk.to_dict())
+    render.note(f"demoted {chunk.id}: feedback {chunk.feedback:+d}")
+
+
+@app.command()
+def maintain(ctx: typer.Context, json: JSON = False) -> None:
+    """Over the size cap (max_db_bytes), archive the least useful memories until under it; never deletes."""
+    with render.ProgressBar("archiving") as bar, opened(ctx) as mem:
+        result = mem.maintain(progress=bar)
+    if json:
+        return render.emit_json(result.to_dict())
+    if result.cap is None:
+        return render.note("no size cap set (max_db_bytes): nothing to do")
+    render.note(f"{result.bytes_before:,} bytes against a cap of {result.cap:,}: archived {result.archived}, "
+                f"now {result.bytes_after:,} bytes" + (f"; {result.note}" if result.note else ""))
+
+
+@app.command()
+def archive(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="Words to look for among archived memories.")],
+    limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many.")] = 10,
+    json: JSON = False,
+) -> None:
+    """Search the archive by words (what maintain moved out of recall)."""
+    with opened(ctx) as mem:
+        found = mem.search_archive(query, limit)
+    if json:
+        return render.emit_json({"hits": [h.to_dict() for h in found]})
+    render.print_table(render.archive_table(found))
+
+
+@app.command()
+def restore(ctx: typer.Context, chunk_id: Annotated[str, ID], json: JSON = False) -> None:
+    """Bring an archived memory back into recall (same id, embedded again)."""
+    with opened(ctx) as mem:
+        chunk = mem.restore_memory(chunk_id)
+    if json:
+        return render.emit_json(chunk.to_dict())
+    render.note(f"restored {chunk.id}")

@@ -1,0 +1,63 @@
+"""Maintenance on a schedule, for ``hippo serve`` only: the core starts no thread (DESIGN.md).
+
+``prune_schedule`` (seed 003: ``"0 4 * * *"``, 4 am daily) is a cron expression read by ``cronsim``
+in UTC; unset, nothing is scheduled. At each time the server runs ``maintain()``, which archives
+only when the database is over ``max_db_bytes``, and reports one line.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Callable
+
+from hippo.errors import ConfigError, HippoError
+
+if TYPE_CHECKING:
+    from hippo.core.memory import Memory
+
+__all__ = ["MaintenanceSchedule", "next_run"]
+
+
+def next_run(expression: str, after: datetime) -> datetime:
+    """The first time after ``after`` that the cron ``expression`` names (ConfigError if it is not one)."""
+    from cronsim import CronSim, CronSimError
+
+    try:
+        return next(CronSim(expression, after.astimezone(timezone.utc)))
+    except (CronSimError, StopIteration) as exc:
+        raise ConfigError(f"setting prune_schedule is not a cron expression ({expression!r}): {exc}") from None
+
+
+class MaintenanceSchedule:
+    """A daemon thread that runs ``mem.maintain()`` at each time of ``expression``; ``stop()`` ends it."""
+
+    def __init__(self, mem: "Memory", expression: str, say: Callable[[str], None]) -> None:
+        self.mem, self.expression, self.say = mem, expression, say
+        self.next = next_run(expression, mem.now())  # a bad expression fails at start, not at 4 am
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="hippo-maintain", daemon=True)
+
+    def start(self) -> "MaintenanceSchedule":
+        self.say(f"maintenance (prune_schedule {self.expression!r}): next at {self.next.isoformat()}")
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        while not self._stop.wait(max(0.0, (self.next - self.mem.now()).total_seconds())):
+            self.say(self.run_once())
+            self.next = next_run(self.expression, max(self.mem.now(), self.next))
+
+    def run_once(self) -> str:
+        try:
+            result = self.mem.maintain()
+        except HippoError as exc:
+            return f"maintenance failed: {exc}"
+        if result.cap is None:
+            return "maintenance: no size cap (max_db_bytes), nothing to do"
+        return (f"maintenance: {result.bytes_before:,} bytes, cap {result.cap:,}; archived {result.archived}, "
+                f"now {result.bytes_after:,}" + (f" ({result.note})" if result.note else ""))
