@@ -8,6 +8,7 @@ from typing import Any, Iterator, Literal
 
 __all__ = [
     "UNCHANGED",
+    "ArchivedHit",
     "Block",
     "BlockResult",
     "Chunk",
@@ -20,6 +21,8 @@ __all__ = [
     "Hit",
     "ImportResult",
     "LLMCall",
+    "Link",
+    "MaintainResult",
     "Page",
     "Recall",
     "RememberResult",
@@ -95,6 +98,7 @@ class Hit(_Dictable):
     context: float = 0.0
     feedback: float = 1.0  # what the agent's feedback multiplied the score by (hippo.core.feedback)
     archived: bool = False  # found in the archive (``include_archived=True``): keyword relevance only
+    linked_from: str | None = None  # added by ``expand=True``: the hit whose co-recall link brought it
 
     @property
     def id(self) -> str:
@@ -328,6 +332,16 @@ class Stats(_Dictable):
     database: str | None = None  # the file's path; the HTTP API never shows it
     database_bytes: int | None = None  # the whole file; over HTTP for admin keys only
     archived: int = 0  # memories pruning moved to the archive (seed 003)
+
+
+@dataclass(frozen=True, slots=True)
+class Link(_Dictable):
+    """A memory's link to another (``related``): ``co_recall`` (``strength`` recalls returned both),
+    ``supersedes`` (this fact replaced ``chunk``) or ``superseded_by`` (``chunk`` replaced it)."""
+
+    chunk: Chunk
+    kind: str
+    strength: float
 
 
 @dataclass(frozen=True, slots=True)

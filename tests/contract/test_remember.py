@@ -110,6 +110,9 @@ def test_moving_supersedes_and_history_links(open_mem, clock, with_llm):
 
     history = mem.fact_history(berlin.id)
     assert [v.id for v in history.versions] == [berlin.id, lisbon.id]
+    # Supersession is a link both ways (seed 003's relations).
+    assert [(x.kind, x.chunk.id) for x in mem.related(lisbon.id)] == [("supersedes", berlin.id)]
+    assert [(x.kind, x.chunk.id) for x in mem.related(berlin.id)] == [("superseded_by", lisbon.id)]
     assert history.versions[0].superseded_by == lisbon.id
     assert history.current is not None and history.current.id == lisbon.id
     assert history.versions[1].created_at - history.versions[0].created_at == clock() - history.versions[0].created_at

@@ -94,6 +94,11 @@ def test_feedback_and_provenance_routes(api):
     both = api.get(f"{A}/memories", params=[("q", "build"), ("source", "migration"), ("source", "agent")]).json()
     assert {h["chunk"]["id"] for h in both["hits"]} == set(ids)
     assert both["hits"][0]["chunk"]["id"] == ids[1] and both["hits"][0]["feedback"] > 1
+    api.get(f"{A}/memories", params={"q": "build", "limit": 2})  # a second joint recall: a strong link
+    related = api.get(f"{A}/memories/{ids[0]}/related").json()["links"]
+    assert [(x["chunk"]["id"], x["kind"], x["strength"]) for x in related] == [(ids[1], "co_recall", 2.0)]
+    expanded = api.get(f"{A}/memories", params={"q": "make", "limit": 1, "expand": "true"}).json()["hits"]
+    assert [(h["chunk"]["id"], h["linked_from"]) for h in expanded] == [(ids[0], None), (ids[1], ids[0])]
     error(api.get(f"{A}/memories", params={"source": "agent"}), 400, "invalid_input")
     error(api.post(f"{A}/memories", json={"content": "x", "source": "Bad Source"}), 400, "invalid_input")
 
@@ -267,6 +272,7 @@ def agent_routes(agent):
         ("POST", f"{p}/tools/recall_memory_block", {"key": "human"}), ("GET", f"{p}/stats", None),
         ("POST", f"{p}/memories/{mid}/reinforce", None), ("POST", f"{p}/memories/{mid}/demote", None),
         ("GET", f"{p}/archive?q=x", None), ("POST", f"{p}/archive/{mid}/restore", None),
+        ("GET", f"{p}/memories/{mid}/related", None),
     ]
 
 

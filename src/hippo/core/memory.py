@@ -9,7 +9,7 @@ from typing import Any, Iterable, Iterator, Literal, Mapping, Self, Sequence
 from hippo import limits
 from hippo.clock import Clock, system_clock
 from hippo.config import Settings
-from hippo.core import archive, edits, feedback, items, pairs, transfer, writer
+from hippo.core import archive, edits, feedback, items, links, pairs, transfer, writer
 from hippo.core import validation as v
 from hippo.core.blocks import BlockEditor
 from hippo.core.context import in_context
@@ -41,6 +41,7 @@ from hippo.types import (
     Forgotten,
     Hit,
     ImportResult,
+    Link,
     MaintainResult,
     Page,
     Recall,
@@ -191,6 +192,7 @@ class Memory:
         source: str | Sequence[str] | None = None,
         session_id: str | None = None,
         include_archived: bool = False,
+        expand: bool = False,
         touch: bool = True,
     ) -> Recall:
         """Facts and memories ranked by relevance, strength and recency, times the agent's
@@ -199,7 +201,9 @@ class Memory:
 
         Returned hits count as retrieved (access count, last access, +0.02
         intensity) unless ``touch=False``. With ``include_archived``, archived memories that match
-        the query's words compete too, marked ``archived`` (see :mod:`hippo.core.archive`).
+        the query's words compete too, marked ``archived`` (see :mod:`hippo.core.archive`). With
+        ``expand``, memories often recalled with the best hits follow them, marked ``linked_from``
+        (see :mod:`hippo.core.links`); a touching recall strengthens the links among its hits.
         """
         query = v.check_text(query, "query", max_chars=self.settings.max_query_chars)
         limit = v.check_limit(limit)
@@ -236,9 +240,14 @@ class Memory:
         hits = as_hits(self.store, self.agent_id, ranked)
         if touch and hits:
             hits = touched(hits, now)
-            self.store.record_retrievals(self.agent_id, [h.id for h in hits], now, boost=RETRIEVAL_BOOST)
+            with self.store.transaction():  # one commit: the retrieval event and the co-recall links
+                self.store.record_retrievals(self.agent_id, [h.id for h in hits], now, boost=RETRIEVAL_BOOST)
+                links.co_recalled(self.store, self.agent_id, hits, now)
         if include_archived:
             hits = self._with_archived(hits, query, limit, now, where)
+        if expand:
+            hits = hits + links.expand(self.store, self.agent_id, hits, query_vector, now, fusion=self._fusion,
+                                       weights=self._weights, decay_lambda=self.settings.decay_lambda)
         if query_vector is None:
             mode: Literal["hybrid", "keyword", "vector"] = "keyword"
         else:
@@ -253,6 +262,10 @@ class Memory:
                                       decay_lambda=self.settings.decay_lambda,
                                       min_relevance=self.settings.min_relevance)
         return sorted([*hits, *extra], key=lambda h: (-h.score, h.id))[:limit]
+
+    def related(self, chunk_id: str) -> list[Link]:
+        """A memory's links: memories recalled with it (strongest first) and its supersession history."""
+        return links.related(self.store, self.agent_id, chunk_id)
 
     # -- archive (seed 003) -----------------------------------------------------
 

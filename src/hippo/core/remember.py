@@ -105,6 +105,7 @@ def _apply(store: "Store", agent_id: str, plan: Plan, vector: Any, now: datetime
     superseded: list[str] = []
     if plan.action == "supersedes":
         superseded = store.supersede(agent_id, [c.chunk.id for c in plan.superseded], chunk.id)
+        store.strengthen_links(agent_id, [(chunk.id, old) for old in superseded], "supersedes", now)
     matched = plan.superseded[0] if plan.superseded else (plan.ambiguous[0] if plan.ambiguous else None)
     return FactOutcome(**base, action=plan.action, id=chunk.id,  # type: ignore[arg-type]
                        matched_id=matched.chunk.id if matched else None,

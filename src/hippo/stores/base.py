@@ -383,6 +383,21 @@ class ArchiveStore(Database, Protocol):
     def count_archived(self, agent_id: str) -> int: ...
 
 
-class Store(ChunkStore, BlockStore, KeyStore, ConversationStore, ArchiveStore, Protocol):
+class LinkStore(Database, Protocol):
+    """Links between one agent's chunks (seed 003's relations): ``co_recall`` links are undirected
+    (stored with ``a < b``), ``supersedes`` links go from the newer fact (``a``) to the older."""
+
+    def strengthen_links(self, agent_id: str, pairs: Sequence[tuple[str, str]], kind: str, now: datetime) -> None:
+        """Add 1 to each pair's link, creating it at 1; pairs of chunks that are gone are skipped."""
+        ...
+
+    def links(self, agent_id: str, ids: Sequence[str],
+              min_strength: float = 0.0) -> list[tuple[str, str, str, float, bool]]:
+        """(chunk, other, kind, strength, outgoing) for every link of ``ids``, strongest first;
+        ``outgoing``: the chunk is the link's ``a`` (for ``supersedes``: the newer fact)."""
+        ...
+
+
+class Store(ChunkStore, BlockStore, KeyStore, ConversationStore, ArchiveStore, LinkStore, Protocol):
     """What the core needs from a database: every part, from one backend (``stores/registry.py``)."""
 

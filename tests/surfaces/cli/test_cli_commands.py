@@ -107,6 +107,13 @@ def test_feedback_and_provenance_as_typed(cli):
     assert [h["chunk"]["id"] for h in hits] == [first["id"]]
     shown = ok(cli("show", second["id"])).stdout
     assert "+3" in shown and "agent" in shown
+    ok(cli("recall", "staging", "--limit", "2"))  # two joint recalls: a strong link
+    ok(cli("recall", "staging", "--limit", "2"))
+    links = as_json(cli("related", first["id"], "--json"))["links"]
+    assert [(x["chunk"]["id"], x["strength"]) for x in links] == [(second["id"], 2.0)]
+    assert second["id"] in ok(cli("related", first["id"])).stdout
+    expanded = as_json(cli("recall", "db-2", "--limit", "1", "--expand", "--no-touch", "--json"))["hits"]
+    assert [h["linked_from"] for h in expanded] == [None, first["id"]]
     failed = cli("reinforce", "0" * 26)
     assert failed.exit_code != 0 and "no memory" in failed.stderr
 

@@ -128,10 +128,28 @@ CREATE INDEX chunks_archive_agent ON chunks_archive (agent_id, id);
 CREATE INDEX chunks_archive_tsv ON chunks_archive USING gin (tsv);
 """
 
+# Seed 003's relations (seed 002's memory_links): memories recalled together link together, a
+# newer fact links to the one it superseded. A link goes with either end (foreign keys), archiving
+# included: it holds only ids.
+_LINKS = """
+CREATE TABLE chunk_links (
+    agent_id    text NOT NULL,
+    kind        text NOT NULL CHECK (kind IN ('co_recall', 'supersedes')),
+    a           text NOT NULL REFERENCES chunks (id) ON DELETE CASCADE,
+    b           text NOT NULL REFERENCES chunks (id) ON DELETE CASCADE,
+    strength    double precision NOT NULL DEFAULT 1.0,
+    updated_at  timestamptz NOT NULL,
+    PRIMARY KEY (agent_id, kind, a, b)
+);
+CREATE INDEX chunk_links_b ON chunk_links (agent_id, b);
+CREATE INDEX chunk_links_a ON chunk_links (a);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_chunks_blocks_model_keys", _BASE),
     ("0002_curation", _CURATION),
     ("0003_archive", _ARCHIVE),
+    ("0004_links", _LINKS),
 ]
 
 

@@ -23,9 +23,9 @@ import numpy as np
 
 from hippo.errors import EmbedderMismatch
 from hippo.stores.base import UNCHANGED, StoreCapabilities, StrengthUpdate
-from hippo.stores.postgres.archive import ArchiveMixin
 from hippo.stores.postgres.connection import Connections, storage_errors
 from hippo.stores.postgres.conversation import has_messages_table, search_messages
+from hippo.stores.postgres.curation import CurationMixin
 from hippo.stores.postgres.schema import migrate, vector_index
 from hippo.stores.postgres.search import CHUNK_COLUMNS, SearchMixin, chunk_of
 from hippo.types import ApiKey, Block, Chunk, ConversationHit
@@ -37,7 +37,7 @@ _NOT_SCRUBBED = ("deleted: no query returns it; PostgreSQL keeps the bytes in it
 _KEY_COLUMNS = "id, secret_hash, agents, admin, label, created_at"
 
 
-class PostgresStore(SearchMixin, ArchiveMixin):
+class PostgresStore(SearchMixin, CurationMixin):
     """A :class:`hippo.stores.base.Store` over a PostgreSQL database with the pgvector extension."""
 
     capabilities = StoreCapabilities(supports_ann=True, secure_delete=False, conversation=True)

@@ -166,6 +166,25 @@ CREATE TRIGGER chunks_archive_fts_ad AFTER DELETE ON chunks_archive BEGIN
 END;
 """
 
+# Seed 003's relations (seed 002's memory_links): memories recalled together link together, a
+# newer fact links to the one it superseded. A link goes with either end (triggers), archiving
+# included: it holds only ids.
+_LINKS = """
+CREATE TABLE chunk_links (
+    agent_id    TEXT NOT NULL,
+    kind        TEXT NOT NULL CHECK (kind IN ('co_recall', 'supersedes')),
+    a           TEXT NOT NULL,
+    b           TEXT NOT NULL,
+    strength    REAL NOT NULL DEFAULT 1.0,
+    updated_at  TEXT NOT NULL,
+    PRIMARY KEY (agent_id, kind, a, b)
+) WITHOUT ROWID;
+CREATE INDEX idx_links_b ON chunk_links(agent_id, b);
+CREATE TRIGGER chunk_links_ad AFTER DELETE ON chunks BEGIN
+    DELETE FROM chunk_links WHERE agent_id = old.agent_id AND (a = old.id OR b = old.id);
+END;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_chunks_blocks_embedding_model", _CHUNKS),
     ("0002_chunks_fts", _CHUNKS_FTS),
@@ -174,6 +193,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0005_chunks_order", _CHUNKS_ORDER),
     ("0006_curation", _CURATION),
     ("0007_archive", _ARCHIVE),
+    ("0008_links", _LINKS),
 ]
 
 

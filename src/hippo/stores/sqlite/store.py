@@ -19,8 +19,8 @@ from hippo.errors import EmbedderMismatch, StorageError
 from hippo.index.exact import encode_vector
 from hippo.stores.base import UNCHANGED, ChunkFilter, StoreCapabilities, StrengthUpdate
 from hippo.stores.neighbours import nearest_runs
-from hippo.stores.sqlite.archive import ArchiveMixin
 from hippo.stores.sqlite.conversation import has_messages_table, search_messages
+from hippo.stores.sqlite.curation import CurationMixin
 from hippo.stores.sqlite.filters import filter_sql
 from hippo.stores.sqlite.schema import migrate
 from hippo.stores.sqlite.scrub import Scrubber
@@ -67,7 +67,7 @@ def _marks(n: int) -> str:
     return ",".join("?" * n)
 
 
-class SQLiteStore(SearchMixin, ArchiveMixin):
+class SQLiteStore(SearchMixin, CurationMixin):
     """A :class:`hippo.stores.base.Store` over one SQLite file.
 
     One connection per store, guarded by a lock so a store can be shared by

@@ -34,6 +34,16 @@ def demote(ctx: typer.Context, chunk_id: Annotated[str, ID], json: JSON = False)
 
 
 @app.command()
+def related(ctx: typer.Context, chunk_id: Annotated[str, ID], json: JSON = False) -> None:
+    """A memory's links: memories recalled with it (strongest first) and its supersession history."""
+    with opened(ctx) as mem:
+        found = mem.related(chunk_id)
+    if json:
+        return render.emit_json({"links": [link.to_dict() for link in found]})
+    render.print_table(render.links_table(found))
+
+
+@app.command()
 def maintain(ctx: typer.Context, json: JSON = False) -> None:
     """Over the size cap (max_db_bytes), archive the least useful memories until under it; never deletes."""
     with render.ProgressBar("archiving") as bar, opened(ctx) as mem:

@@ -91,6 +91,8 @@ def recall(
     session: Annotated[Optional[str], typer.Option(help="Only from this session.")] = None,
     include_archived: Annotated[bool, typer.Option(
         "--include-archived", help="Archived memories that match the words compete too (marked).")] = False,
+    expand: Annotated[bool, typer.Option(
+        "--expand", help="Memories often recalled with the best hits follow them (marked).")] = False,
     touch: Annotated[bool, typer.Option(help="Count the hits as retrieved (strengthens them).")] = True,
     json: JSON = False,
 ) -> None:
@@ -99,7 +101,8 @@ def recall(
     with opened(ctx) as mem:
         found = mem.recall_memories(query, limit, kind=kind.value if kind else None, tags=tag,
                                     since=when(since), until=when(until), touch=touch, metadata=conditions,
-                                    source=source, session_id=session, include_archived=include_archived)
+                                    source=source, session_id=session, include_archived=include_archived,
+                                    expand=expand)
     if found.warning:
         render.note(f"warning: {found.warning}")
     if json:

@@ -17,11 +17,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from hippo.types import ArchivedHit, Chunk, ConversationHit, FactHistory, Forgotten, Recall, RememberResult, Stats
+from hippo.types import ArchivedHit, Chunk, ConversationHit, FactHistory, Forgotten, Link, Recall, RememberResult, Stats
 
 __all__ = [
     "PROGRESS_ABOVE", "ProgressBar", "age", "archive_table", "chunk_details", "chunks_table", "conversation_table",
-    "emit_json",
+    "emit_json", "links_table",
     "facts_table", "forgotten_table", "history_table", "hits_table", "note", "plural", "print_table",
     "stats_table",
 ]
@@ -85,7 +85,8 @@ def hits_table(recall: Recall) -> Table:
     for hit in recall:
         chunk = hit.chunk
         table.add_row(f"{hit.score:.3f}", age(chunk.observed_at or chunk.created_at),
-                      chunk.kind + (" (archived)" if hit.archived else ""), Text(chunk.content), chunk.id)
+                      chunk.kind + (" (archived)" if hit.archived else " (linked)" if hit.linked_from else ""),
+                      Text(chunk.content), chunk.id)
     return table
 
 
@@ -144,6 +145,13 @@ def archive_table(found: list[ArchivedHit]) -> Table:
     table = _table("score", "id", "content", title=f"{len(found)} archived (hippo restore ID brings one back)")
     for hit in found:
         table.add_row(f"{hit.score:.2f}", hit.id, Text(hit.chunk.content))
+    return table
+
+
+def links_table(found: list[Link]) -> Table:
+    table = _table("link", "strength", "id", "content", title=f"{len(found)} linked")
+    for link in found:
+        table.add_row(link.kind, f"{link.strength:g}", link.chunk.id, Text(link.chunk.content))
     return table
 
 

@@ -34,6 +34,7 @@ from hippo.surfaces.http.models import (
     Health,
     MemoryPage,
     PatchMemoryBody,
+    RelatedList,
     RememberBody,
     ReplaceBody,
     SetBlockBody,
@@ -144,6 +145,8 @@ def search_or_list(
     source: Annotated[list[str] | None, Query(description="With `q`: only memories from any of these sources")] = None,
     session_id: Annotated[str | None, Query(description="With `q`: only memories from this session")] = None,
     include_archived: Annotated[bool, Query(description="With `q`: archived memories compete too, marked")] = False,
+    expand: Annotated[bool, Query(description="With `q`: memories often recalled with the best hits follow them")]
+    = False,
     cursor: Annotated[str | None, Query(pattern=ULID.pattern, description="next_cursor of the previous page")] = None,
     metadata: Annotated[str | None, Query(max_length=16_000, description=(
         'With `q`: a JSON object of metadata conditions, e.g. {"status": {"$in": ["open", "blocked"]}, '
@@ -153,8 +156,9 @@ def search_or_list(
     if q is not None:
         conditions = parse_json(metadata, "metadata") if metadata is not None else None
         return mem.recall_memories(q, limit, kind=kind, tags=tag, since=since, until=until, metadata=conditions,
-                                   source=source, session_id=session_id, include_archived=include_archived)
-    if metadata is not None or source or session_id is not None or include_archived:
+                                   source=source, session_id=session_id, include_archived=include_archived,
+                                   expand=expand)
+    if metadata is not None or source or session_id is not None or include_archived or expand:
         raise InvalidInput("metadata, source and session_id filters apply to a search: give q too")
     page = mem.list_memories(limit=limit, cursor=cursor, kind=kind)
     return MemoryPage(items=page.items, next_cursor=page.next_cursor)
@@ -192,6 +196,12 @@ def reinforce_memory(mem: Mem, memory_id: Annotated[str, MEMORY_ID]) -> Chunk:
 def demote_memory(mem: Mem, memory_id: Annotated[str, MEMORY_ID]) -> Chunk:
     """The memory is stale, wrong or irrelevant (seed 003): its feedback falls; nothing is deleted."""
     return mem.demote_memory(memory_id)
+
+
+@router.get(f"{base_path}/memories/{{memory_id}}/related", response_model=RelatedList, tags=["memories"])
+def related(mem: Mem, memory_id: Annotated[str, MEMORY_ID]) -> RelatedList:
+    """A memory's links: memories recalled with it (strongest first) and its supersession history."""
+    return RelatedList(links=mem.related(memory_id))
 
 
 @router.get(f"{base_path}/archive", response_model=ArchiveHits, tags=["archive"])

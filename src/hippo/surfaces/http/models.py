@@ -7,11 +7,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from hippo.types import ArchivedHit, Block, Chunk
+from hippo.types import ArchivedHit, Block, Chunk, Link
 
 __all__ = [
     "AppendBody", "ArchiveHits", "BlockContext", "BlockList", "ErrorBody", "ForgetBody", "Health", "MemoryPage",
-    "PatchMemoryBody", "RememberBody", "ReplaceBody", "SetBlockBody", "StoreBody",
+    "PatchMemoryBody", "RelatedList", "RememberBody", "ReplaceBody", "SetBlockBody", "StoreBody",
 ]
 
 _TEXT = 32_000
@@ -94,6 +94,10 @@ class MemoryPage(BaseModel):
 
 class ArchiveHits(BaseModel):
     hits: list[ArchivedHit]
+
+
+class RelatedList(BaseModel):
+    links: list[Link]
 
 
 class BlockList(BaseModel):

@@ -1,4 +1,5 @@
-"""The archive half of :class:`~hippo.stores.sqlite.store.SQLiteStore` (seed 003; see ``ArchiveStore``).
+"""The curation half of :class:`~hippo.stores.sqlite.store.SQLiteStore` (seed 003): the archive (see
+``ArchiveStore``) and links between chunks (``LinkStore``).
 
 Archiving moves a row from ``chunks`` to ``chunks_archive`` without its vector; the FTS triggers
 index it there and unindex it here. Deleting from either table goes through the same scrub as a
@@ -17,7 +18,7 @@ from hippo.stores.base import PruneCandidate
 from hippo.stores.sqlite.search import EPOCH_JULIAN_DAY, match_expression
 from hippo.types import Chunk
 
-__all__ = ["ArchiveMixin"]
+__all__ = ["CurationMixin"]
 
 _MOVED = ("id, agent_id, content, content_hash, metadata, kind, running_intensity, encounter_count, access_count, "
           "last_accessed_at, superseded_by, created_at, observed_at, feedback, reinforced_at, source, session_id")
@@ -31,7 +32,7 @@ def _marks(n: int) -> str:
     return ",".join("?" * n)
 
 
-class ArchiveMixin:
+class CurationMixin:
     _conn: sqlite3.Connection
     _after_commit: list[Callable[[], object]]
     _reading: Callable[[], ContextManager[sqlite3.Connection]]
@@ -117,6 +118,33 @@ class ArchiveMixin:
             self._conn.execute("INSERT INTO chunks_archive_fts(chunks_archive_fts) VALUES ('optimize')")
             self._after_commit.append(self._scrub.after_delete)
         return count
+
+    # -- links (seed 003's relations) --------------------------------------------------------
+
+    def strengthen_links(self, agent_id: str, pairs: Sequence[tuple[str, str]], kind: str, now: datetime) -> None:
+        if not pairs:
+            return
+        with self.transaction():
+            self._conn.executemany(
+                "INSERT INTO chunk_links (agent_id, kind, a, b, strength, updated_at) SELECT ?, ?, ?, ?, 1.0, ? "
+                "WHERE (SELECT count(*) FROM chunks WHERE agent_id = ? AND id IN (?, ?)) = 2 "
+                "ON CONFLICT (agent_id, kind, a, b) DO UPDATE SET strength = strength + 1.0, "
+                "updated_at = excluded.updated_at",
+                [(agent_id, kind, a, b, to_iso(now), agent_id, a, b) for a, b in pairs])
+
+    def links(self, agent_id: str, ids: Sequence[str],
+              min_strength: float = 0.0) -> list[tuple[str, str, str, float, bool]]:
+        if not ids:
+            return []
+        marks = _marks(len(ids))
+        with self._reading() as conn:
+            rows = conn.execute(
+                f"SELECT l.a, l.b, l.kind, l.strength, true FROM chunk_links l WHERE l.agent_id = ? "
+                f"AND l.a IN ({marks}) AND l.strength >= ? UNION ALL "
+                f"SELECT l.b, l.a, l.kind, l.strength, false FROM chunk_links l WHERE l.agent_id = ? "
+                f"AND l.b IN ({marks}) AND l.strength >= ?",
+                (agent_id, *ids, min_strength, agent_id, *ids, min_strength)).fetchall()
+        return sorted(((r[0], r[1], r[2], float(r[3]), bool(r[4])) for r in rows), key=lambda r: (-r[3], r[1]))
 
     def count_archived(self, agent_id: str) -> int:
         with self._reading() as conn:

@@ -1,4 +1,5 @@
-"""The archive half of :class:`~hippo.stores.postgres.store.PostgresStore` (seed 003; see ``ArchiveStore``).
+"""The curation half of :class:`~hippo.stores.postgres.store.PostgresStore` (seed 003): the archive (see
+``ArchiveStore``) and links between chunks (``LinkStore``).
 
 Archiving moves a row from ``chunks`` to ``chunks_archive`` without its vector, in one transaction
 under the agent's lock. The size cap is measured on live rows (``pg_column_size``, TOAST included)
@@ -16,7 +17,7 @@ from hippo.stores.base import PruneCandidate
 from hippo.stores.postgres.search import tsquery
 from hippo.types import Chunk
 
-__all__ = ["ArchiveMixin"]
+__all__ = ["CurationMixin"]
 
 _MOVED = ("id, agent_id, content, content_hash, metadata, kind, running_intensity, encounter_count, access_count, "
           "last_accessed_at, superseded_by, created_at, observed_at, feedback, reinforced_at, source, session_id")
@@ -26,7 +27,7 @@ _ARCHIVED = ("c.id, c.agent_id, c.content, c.content_hash, c.metadata, c.kind, c
              "false, c.feedback, c.reinforced_at, c.source, c.session_id")
 
 
-class ArchiveMixin:
+class CurationMixin:
     _db: Any
     _read: Callable[..., ContextManager[Any]]
     _deleted: Callable[[str, int], None]
@@ -100,6 +101,32 @@ class ArchiveMixin:
                                  (agent_id, list(ids))).rowcount
         self._deleted(agent_id, count)
         return int(count)
+
+    # -- links (seed 003's relations) --------------------------------------------------------
+
+    def strengthen_links(self, agent_id: str, pairs: Sequence[tuple[str, str]], kind: str, now: datetime) -> None:
+        if not pairs:
+            return
+        with self._db.writing(agent_id) as conn, conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO chunk_links (agent_id, kind, a, b, strength, updated_at) SELECT %s, %s, %s, %s, 1.0, %s "
+                "WHERE (SELECT count(*) FROM chunks WHERE agent_id = %s AND id IN (%s, %s)) = 2 "
+                "ON CONFLICT (agent_id, kind, a, b) DO UPDATE SET strength = chunk_links.strength + 1.0, "
+                "updated_at = excluded.updated_at",
+                [(agent_id, kind, a, b, now, agent_id, a, b) for a, b in pairs])
+
+    def links(self, agent_id: str, ids: Sequence[str],
+              min_strength: float = 0.0) -> list[tuple[str, str, str, float, bool]]:
+        if not ids:
+            return []
+        with self._read(agent_id) as conn:
+            rows = conn.execute(
+                "SELECT l.a, l.b, l.kind, l.strength, true FROM chunk_links l WHERE l.agent_id = %s "
+                "AND l.a = ANY(%s) AND l.strength >= %s UNION ALL "
+                "SELECT l.b, l.a, l.kind, l.strength, false FROM chunk_links l WHERE l.agent_id = %s "
+                "AND l.b = ANY(%s) AND l.strength >= %s",
+                (agent_id, list(ids), min_strength, agent_id, list(ids), min_strength)).fetchall()
+        return sorted(((r[0], r[1], r[2], float(r[3]), bool(r[4])) for r in rows), key=lambda r: (-r[3], r[1]))
 
     def count_archived(self, agent_id: str) -> int:
         with self._read(agent_id) as conn:
