@@ -19,6 +19,7 @@ __all__ = [
     "ForgetResult",
     "Forgotten",
     "Hit",
+    "ImportReport",
     "ImportResult",
     "LLMCall",
     "Link",
@@ -26,6 +27,7 @@ __all__ = [
     "Page",
     "Recall",
     "RememberResult",
+    "Skipped",
     "ReembedResult",
     "Stats",
     "StoreResult",
@@ -342,6 +344,27 @@ class Link(_Dictable):
     chunk: Chunk
     kind: str
     strength: float
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped(_Dictable):
+    """Something an import left out: where in the input, and why."""
+
+    where: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ImportReport(_Dictable):
+    """What ``import_from`` did (or, with ``dry_run``, would do): memories and blocks written,
+    links made (mcp-memory relations), and everything skipped with the reason."""
+
+    format: str
+    imported: int
+    blocks: int
+    links: int
+    skipped: list[Skipped]
+    dry_run: bool = False
 
 
 @dataclass(frozen=True, slots=True)

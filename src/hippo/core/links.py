@@ -49,7 +49,7 @@ def related(store: "Store", agent_id: str, chunk_id: str) -> list[Link]:
         raise NotFound(f"no memory {chunk_id} for agent {agent_id!r}")
     rows = store.links(agent_id, [chunk_id])
     chunks = {c.id: c for c in store.get_chunks(agent_id, [r[1] for r in rows])}
-    kinds = {("supersedes", True): "supersedes", ("supersedes", False): "superseded_by"}
+    kinds = {("supersedes", True): "supersedes", ("supersedes", False): "superseded_by"}  # relation: as it is
     return [Link(chunks[other], kinds.get((kind, outgoing), kind), strength)
             for _, other, kind, strength, outgoing in rows if other in chunks]
 

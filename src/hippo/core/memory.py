@@ -9,7 +9,7 @@ from typing import Any, Iterable, Iterator, Literal, Mapping, Self, Sequence
 from hippo import limits
 from hippo.clock import Clock, system_clock
 from hippo.config import Settings
-from hippo.core import archive, edits, feedback, items, links, pairs, transfer, writer
+from hippo.core import archive, edits, feedback, importers, items, links, pairs, transfer, writer
 from hippo.core import validation as v
 from hippo.core.blocks import BlockEditor
 from hippo.core.context import in_context
@@ -40,6 +40,7 @@ from hippo.types import (
     ForgetResult,
     Forgotten,
     Hit,
+    ImportReport,
     ImportResult,
     Link,
     MaintainResult,
@@ -266,6 +267,12 @@ class Memory:
     def related(self, chunk_id: str) -> list[Link]:
         """A memory's links: memories recalled with it (strongest first) and its supersession history."""
         return links.related(self.store, self.agent_id, chunk_id)
+
+    def import_from(self, path: str, format: str, *, dry_run: bool = False,
+                    progress: Progress | None = None) -> ImportReport:
+        """Import another memory system's file (markdown, mcp-memory, mem0, letta); see
+        :mod:`hippo.core.importers`. Idempotent; ``dry_run`` writes nothing."""
+        return importers.import_from(self, path, format, dry_run=dry_run, progress=progress)
 
     # -- archive (seed 003) -----------------------------------------------------
 

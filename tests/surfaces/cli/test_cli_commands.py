@@ -131,6 +131,18 @@ def test_maintain_archive_and_restore_as_typed(cli, monkeypatch):
     assert as_json(cli("archive", "heron", "--json"))["hits"] == []
 
 
+def test_import_from_other_memory_systems_as_typed(cli, db_path):
+    data = Path(__file__).resolve().parents[2] / "contract" / "data" / "imports"
+    ok(cli("store", "Something to start with"))
+    dry = ok(cli("import", str(data / "memory.jsonl"), "--format", "mcp-memory", "--dry-run"))
+    assert "would import 7 memories" in dry.stderr and "line 6" in dry.stderr and counts(db_path) == (1, 0)
+    report = as_json(cli("import", str(data / "memory.jsonl"), "--format", "mcp-memory", "--json"))
+    assert (report["imported"], report["links"]) == (7, 2)
+    assert "imported 0 memories" in ok(cli("import", str(data / "memory.jsonl"), "-f", "mcp-memory")).stderr
+    failed = cli("import", str(data / "memory.jsonl"), "--format", "notes")
+    assert failed.exit_code == 1 and "format must be one of" in failed.stderr
+
+
 def test_remember_prints_the_summary_and_a_table_of_facts(cli):
     result = ok(cli("remember", "I NEVER want to use Redux again. Oh and I tried that new café on Sukhumvit."))
     assert result.stdout.startswith("Learned 2 facts")

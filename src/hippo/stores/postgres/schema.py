@@ -134,7 +134,7 @@ CREATE INDEX chunks_archive_tsv ON chunks_archive USING gin (tsv);
 _LINKS = """
 CREATE TABLE chunk_links (
     agent_id    text NOT NULL,
-    kind        text NOT NULL CHECK (kind IN ('co_recall', 'supersedes')),
+    kind        text NOT NULL CHECK (kind IN ('co_recall', 'supersedes', 'relation')),
     a           text NOT NULL REFERENCES chunks (id) ON DELETE CASCADE,
     b           text NOT NULL REFERENCES chunks (id) ON DELETE CASCADE,
     strength    double precision NOT NULL DEFAULT 1.0,

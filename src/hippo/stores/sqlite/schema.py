@@ -172,7 +172,7 @@ END;
 _LINKS = """
 CREATE TABLE chunk_links (
     agent_id    TEXT NOT NULL,
-    kind        TEXT NOT NULL CHECK (kind IN ('co_recall', 'supersedes')),
+    kind        TEXT NOT NULL CHECK (kind IN ('co_recall', 'supersedes', 'relation')),
     a           TEXT NOT NULL,
     b           TEXT NOT NULL,
     strength    REAL NOT NULL DEFAULT 1.0,

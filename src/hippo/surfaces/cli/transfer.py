@@ -132,15 +132,27 @@ def _read_records(file: str) -> list[dict[str, Any]]:
 @app.command("import")
 def import_(
     ctx: typer.Context,
-    file: Annotated[str, typer.Argument(help="A file made by hippo export; - reads standard input.")],
+    file: Annotated[str, typer.Argument(help="A file made by hippo export (- reads standard input), or another "
+                                             "memory system's file or folder (--format).")],
+    format: Annotated[str, typer.Option(
+        "--format", "-f", help="hippo (an export), markdown (MEMORY.md, memory/*.md), mcp-memory (the MCP memory "
+                               "server's JSONL), mem0 (get_all output) or letta (an .af agent file).")] = "hippo",
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Read and report; write nothing.")] = False,
     json: JSON = False,
 ) -> None:
-    """Import an export into the agent (--agent), keeping ids and strength; safe to run twice.
+    """Import into the agent (--agent); safe to run twice.
 
-    Chunks the agent already has (same id, or a memory with the same text) are
-    skipped; a block is written when the file's is newer. Vectors from another
-    model, or none, are replaced by this database's embedder's.
+    A hippo export keeps ids and strength: chunks the agent already has (same id,
+    or a memory with the same text) are skipped; a block is written when the
+    file's is newer; vectors from another model, or none, are replaced by this
+    database's embedder's. Other formats become memories with source "migration";
+    what the agent already holds, or what cannot be read, is skipped and reported.
     """
+    if format != "hippo":
+        return _import_other(ctx, file, format, dry_run, json)
+    if dry_run:
+        raise InvalidInput("--dry-run is for the other formats: a hippo export can be checked with hippo import "
+                           "into a scratch database (--db)")
     records = _read_records(file)
     with opened(ctx, create=True) as mem, render.ProgressBar("importing") as bar:
         result = mem.import_records(records, progress=bar)
@@ -155,6 +167,20 @@ def import_(
     if result.pending:
         parts.append(f"{result.pending} without a vector (run `hippo reembed`)")
     render.note("; ".join(parts))
+
+
+def _import_other(ctx: typer.Context, file: str, format: str, dry_run: bool, json: bool) -> None:
+    with opened(ctx, create=not dry_run) as mem, render.ProgressBar("importing") as bar:
+        report = mem.import_from(file, format, dry_run=dry_run, progress=bar)
+    if json:
+        return render.emit_json(report.to_dict())
+    for item in report.skipped:
+        render.note(f"skipped {item.where}: {item.reason}")
+    verb = "would import" if dry_run else "imported"
+    memories = f"{report.imported} memor{'y' if report.imported == 1 else 'ies'}"
+    render.note(f"{verb} {memories} and {render.plural(report.blocks, 'block')} "
+                f"from {format}" + (f", {render.plural(report.links, 'link')}" if report.links else "")
+                + f"; {len(report.skipped)} skipped")
 
 
 @app.command()
