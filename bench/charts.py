@@ -4,6 +4,7 @@
     python bench/scale.py --sizes 10000,100000,1000000 --json > bench/results/scale.json
     .venv-bench-mem0/bin/python bench/mem0_compare.py --json > bench/results/mem0.json
     python bench/models.py --json > bench/results/models.json
+    python bench/backends.py --sizes 100000,1000000 --json > bench/results/backends.json
     python bench/charts.py                       # writes bench/results/*.png from whichever JSON exists
 
 matplotlib comes with the ``bench`` extra.
@@ -77,6 +78,33 @@ def scale_chart(data: dict, target: Path) -> None:
     plt.close(fig)
 
 
+def backends_chart(data: dict, target: Path) -> None:
+    """Recall p50 (bars) and p95 (ticks) of SQLite and PostgreSQL at each size of one run, with the targets."""
+    plt = _pyplot()
+    sizes = sorted(data["sizes"], key=int)
+    fig, ax = plt.subplots(figsize=(7, 4))
+    width = 0.38
+    for offset, backend, colour in ((-width / 2, "sqlite", "#4c72b0"), (width / 2, "postgresql", "#dd8452")):
+        x = [i + offset for i in range(len(sizes))]
+        p50 = [data["sizes"][s][backend]["recall_p50_ms"] for s in sizes]
+        p95 = [data["sizes"][s][backend]["recall_p95_ms"] for s in sizes]
+        ax.bar(x, p50, width, color=colour, label=f"{backend} p50")
+        ax.scatter(x, p95, marker="_", s=400, color="black", zorder=3, label="p95" if backend == "sqlite" else None)
+        for xi, value, s in zip(x, p50, sizes):
+            agreement = data["sizes"][s][backend]["top10_agreement_unbounded"]
+            ax.text(xi, value + 1, f"{value:.1f} ms\nagree {agreement:.3f}", ha="center", fontsize=7)
+    for i, (s, goal) in enumerate(zip(sizes, (20, 50))):
+        ax.hlines(goal, i - 0.45, i + 0.45, colors="grey", linestyles="dashed", lw=0.8)
+        ax.text(i + 0.46, goal, f"PostgreSQL target {goal} ms", fontsize=7, color="grey", va="center")
+    ax.set_xticks(range(len(sizes)), [f"{int(s):,} chunks" for s in sizes])
+    ax.set_ylabel("recall ms per query (embedding excluded)")
+    ax.set_title("SQLite beside PostgreSQL, one run (top-10 agreement with unbounded keywords)")
+    ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(target, dpi=110)
+    plt.close(fig)
+
+
 def mem0_chart(data: dict, target: Path) -> None:
     """hippo and mem0 side by side: adds per second and search p50, with and without embedding."""
     plt = _pyplot()
@@ -138,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     made = []
     for name, draw in (("locomo", locomo_chart), ("scale", scale_chart), ("mem0", mem0_chart),
-                       ("models", models_chart)):
+                       ("models", models_chart), ("backends", backends_chart)):
         source = args.results / f"{name}.json"
         if source.exists():
             draw(json.loads(source.read_text()), args.results / f"{name}.png")

@@ -80,21 +80,23 @@ def _check_dimension(conn: Any, agent_id: str, size: int) -> None:
 
 
 # The keyword side: d = each word's query and document frequency (counted up to the budget; past it,
-# estimated from the share of rows ANALYZE found it in, which costs no row visit), w = its IDF, kept = the
-# words within the budget (the rarest always), k = the best ``depth`` chunks that match a kept word,
+# or at once when the agent owns the table, estimated from the share of rows ANALYZE found it in,
+# which costs no row visit), w = its IDF, kept = the words within the budget (the rarest always),
+# k = the best ``depth`` chunks that match a kept word,
 # each scored by every word of the query (a left-out word still adds its part to a row a kept word
 # found). d and w are MATERIALIZED: inlined, PostgreSQL counted each word's matches once per
 # reference (five times; 85 of a 107 ms keyword side at 100k rows).
 _KEYWORDS = (
-    "d AS MATERIALIZED (SELECT t.term, q.q, CASE WHEN t.known IS NOT NULL THEN t.known WHEN x.n <= %s THEN x.n "
-    "ELSE coalesce((SELECT round(e.f * %s) FROM pg_stats s, "
+    "d AS MATERIALIZED (SELECT t.term, q.q, CASE WHEN t.known IS NOT NULL THEN t.known "
+    "WHEN s.n IS NOT NULL AND %s THEN s.n WHEN x.n <= %s THEN x.n ELSE coalesce(s.n, x.n) END AS n "
+    "FROM unnest(%s::text[], %s::bigint[]) AS t(term, known), "
+    "LATERAL (SELECT to_tsquery('hippo_english', hippo_fold(t.term)) AS q) q "
+    "LEFT JOIN LATERAL (SELECT round(e.f * %s) AS n FROM pg_stats s, "
     "unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS e(word, f) "
     "WHERE s.schemaname = current_schema() AND s.tablename = 'chunks' AND s.attname = 'tsv' "
-    "AND e.word = btrim(querytree(q.q), '''')), x.n) END AS n "
-    "FROM unnest(%s::text[], %s::bigint[]) AS t(term, known), "
-    "LATERAL (SELECT to_tsquery('hippo_english', hippo_fold(t.term)) AS q) q, LATERAL (SELECT count(*) AS n FROM "
-    "(SELECT 1 FROM chunks c2 WHERE t.known IS NULL AND c2.agent_id = %s AND c2.tsv @@ q.q LIMIT %s) x) x "
-    "WHERE numnode(q.q) > 0), "
+    "AND e.word = btrim(querytree(q.q), '''')) s ON true, LATERAL (SELECT count(*) AS n FROM "
+    "(SELECT 1 FROM chunks c2 WHERE t.known IS NULL AND NOT (%s AND s.n IS NOT NULL) AND c2.agent_id = %s "
+    "AND c2.tsv @@ q.q LIMIT %s) x) x WHERE numnode(q.q) > 0), "
     "w AS MATERIALIZED (SELECT q, ln(1 + (greatest(%s::float8, n) - n + 0.5) / (n + 0.5)) AS idf, "
     "sum(n) OVER (ORDER BY n, term) AS running, row_number() OVER (ORDER BY n, term) AS rarest FROM d), "
     "kept AS (SELECT string_agg(q::text, ' | ')::tsquery AS q FROM w WHERE running <= %s OR rarest = 1 OR %s), "
@@ -111,6 +113,7 @@ class SearchMixin:
     ann_threshold: int | None
     _counts: dict[str, tuple[float, int, int]]
     _words: dict[tuple[str, str], tuple[float, int]]
+    _table_rows: tuple[float, float] | None
     _indexed: bool
     _db: Any
     _read: Callable[..., ContextManager[Any]]
@@ -154,7 +157,9 @@ class SearchMixin:
             rows_n, _ = self._agent_counts(conn, agent_id)
             sides.append(_KEYWORDS.format(clause=clause, every=_EVERY if query.every_term else ""))
             known = self._known_words(agent_id, words)
-            values += [KEYWORD_BUDGET, float(rows_n), words, known, agent_id, KEYWORD_BUDGET + 1, float(rows_n),
+            trust = self._owns_the_table(conn, rows_n)
+            values += [trust, KEYWORD_BUDGET, words, known, float(rows_n), trust, agent_id, KEYWORD_BUDGET + 1,
+                       float(rows_n),
                        KEYWORD_BUDGET, query.every_term,
                        agent_id, *params, query.depth]
         else:
@@ -215,6 +220,17 @@ class SearchMixin:
 
     def _vector_count(self, conn: Any, agent_id: str) -> int:
         return self._agent_counts(conn, agent_id)[1]
+
+    def _owns_the_table(self, conn: Any, rows_n: int) -> bool:
+        """Whether the agent holds at least half of the table's rows (by the planner's count): then
+        the share of rows ANALYZE found a word in is a fair estimate of the agent's own, and a
+        frequent word's count is read from the statistics instead of counted (up to the budget's
+        10,000 row visits a word). In a table shared by many agents, every word is counted."""
+        now = time.monotonic()
+        if self._table_rows is None or now - self._table_rows[0] > _COUNT_TTL:
+            (rows,) = conn.execute("SELECT reltuples FROM pg_class WHERE oid = 'chunks'::regclass").fetchone()
+            self._table_rows = (now, float(rows))
+        return self._table_rows[1] > 0 and rows_n >= 0.5 * self._table_rows[1]
 
     def _agent_counts(self, conn: Any, agent_id: str) -> tuple[int, int]:
         """The agent's chunks and live vectors, trusted for ``_COUNT_TTL`` (a write of this process

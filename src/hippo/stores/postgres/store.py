@@ -56,6 +56,7 @@ class PostgresStore(SearchMixin, CurationMixin):
         self._unscrubbed = False
         self._counts: dict[str, tuple[float, int, int]] = {}
         self._words: dict[tuple[str, str], tuple[float, int]] = {}
+        self._table_rows: tuple[float, float] | None = None
         self._indexed = False  # whether this process has seen the HNSW index built (search.py)
 
     def close(self) -> None:
