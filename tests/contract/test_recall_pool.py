@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import hippo.core.memory as memory_module
+import hippo.core.recall as recall_module
 from hippo import MemoryInput
 
 
 def count_searches(mem, monkeypatch) -> list[int]:
     pools: list[int] = []
-    real = memory_module.find_candidates
+    real = recall_module.find_candidates
 
     def spy(store, agent_id, query, vector, pool, where):
         pools.append(pool)
         return real(store, agent_id, query, vector, pool, where)
 
-    monkeypatch.setattr(memory_module, "find_candidates", spy)
+    monkeypatch.setattr(recall_module, "find_candidates", spy)
     return pools
 
 

@@ -12,15 +12,13 @@ from hippo.config import Settings
 from hippo.core import archive, edits, feedback, importers, items, links, pairs, transfer, writer
 from hippo.core import validation as v
 from hippo.core.blocks import BlockEditor
-from hippo.core.context import in_context
-from hippo.core.dates import named_period
 from hippo.core.embedding import EmbeddingService
 from hippo.core.filters import passes, recall_filter
 from hippo.core.fusion import Fusion
 from hippo.core.keys import KeyRing
 from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms
 from hippo.core.messages import user_text
-from hippo.core.recall import as_hits, find_candidates, own_relevance, rank, touched, unseen_relevance
+from hippo.core.recall import as_hits, ranked_pool, touched
 from hippo.core.reembed import Progress, fill_pending
 from hippo.core.remember import remember
 from hippo.core.strength import RETRIEVAL_BOOST, ScoreWeights
@@ -53,8 +51,6 @@ from hippo.types import (
 )
 
 __all__ = ["Memory", "MemoryInput"]
-
-_MAX_POOL = 10_000  # candidates per side at most, when decayed ones crowd the first pool
 
 
 
@@ -212,32 +208,8 @@ class Memory:
                               session_id=session_id)
         query_vector = self.embedding.query(query)
         now = self.now()
-        pool = max(50, limit * 5)
-        # A query that names a day or month ("on October 13, 2023") prefers what was observed then,
-        # unless the caller bounded the time already.
-        period = None
-        if self.settings.date_preference and where.since is None and where.until is None:
-            period = named_period(query, now)
-        while True:
-            found = find_candidates(self.store, self.agent_id, query, query_vector, pool, where)
-            unseen = unseen_relevance(found, self._fusion)
-            preferred: frozenset[str] = frozenset()
-            if period is not None:
-                dated = find_candidates(self.store, self.agent_id, query, query_vector, pool,
-                                        replace(where, since=period[0], until=period[1]))
-                unseen = max(unseen, unseen_relevance(dated, self._fusion) + self.settings.date_preference)
-                found, preferred = found.merged(dated), frozenset(c.id for c in dated.chunks)
-            relevance = own_relevance(found, self._fusion, preferred, self.settings.date_preference)
-            found, relevance, context = in_context(self.store, self.agent_id, found, relevance, query_vector,
-                                                   fusion=self._fusion, weight=self.settings.context_weight,
-                                                   where=where)
-            ranked = rank(found, relevance, now, limit=limit, weights=self._weights, context=context,
-                          decay_lambda=self.settings.decay_lambda, min_relevance=self.settings.min_relevance)
-            # Decayed or irrelevant candidates may have crowded live ones out of the pool; a larger
-            # pool helps only if a chunk outside it could still reach min_relevance.
-            if len(ranked) >= limit or found.exhausted or pool >= _MAX_POOL or unseen < self.settings.min_relevance:
-                break
-            pool *= 4
+        ranked, found = ranked_pool(self.store, self.agent_id, query, query_vector, where, limit, now,
+                                    settings=self.settings, fusion=self._fusion, weights=self._weights)
         hits = as_hits(self.store, self.agent_id, ranked)
         if touch and hits:
             hits = touched(hits, now)

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from hippo.core import feedback
+from hippo.core.context import in_context
+from hippo.core.dates import named_period
 from hippo.core.fusion import Fusion, keyword_scores
 from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms
 from hippo.core.strength import (
@@ -23,10 +25,13 @@ from hippo.stores.base import Candidates, ChunkFilter, SearchQuery, Standing
 from hippo.types import Hit
 
 if TYPE_CHECKING:
+    from hippo.config import Settings
     from hippo.stores.base import Store
 
-__all__ = ["Ranked", "as_hits", "find_candidates", "keyword_match", "own_relevance", "rank", "touched",
-           "unseen_relevance"]
+__all__ = ["Ranked", "as_hits", "find_candidates", "keyword_match", "own_relevance", "rank", "ranked_pool",
+           "touched", "unseen_relevance"]
+
+MAX_POOL = 10_000  # candidates per side at most, when decayed ones crowd the first pool
 
 
 def unseen_relevance(found: Candidates, fusion: Fusion) -> float:
@@ -134,3 +139,33 @@ def touched(hits: list[Hit], now: datetime) -> list[Hit]:
         )
         out.append(replace(hit, chunk=chunk))
     return out
+
+
+def ranked_pool(store: "Store", agent_id: str, query: str, query_vector: np.ndarray | None, where: ChunkFilter,
+                limit: int, now: datetime, *, settings: "Settings", fusion: Fusion,
+                weights: ScoreWeights) -> tuple[list[Ranked], Candidates]:
+    """The best ``limit`` candidates and the pool they came from. A query that names a day or month
+    ("on October 13, 2023") prefers what was observed then, unless the caller bounded the time."""
+    pool = max(50, limit * 5)
+    period = None
+    if settings.date_preference and where.since is None and where.until is None:
+        period = named_period(query, now)
+    while True:
+        found = find_candidates(store, agent_id, query, query_vector, pool, where)
+        unseen = unseen_relevance(found, fusion)
+        preferred: frozenset[str] = frozenset()
+        if period is not None:
+            dated = find_candidates(store, agent_id, query, query_vector, pool,
+                                    replace(where, since=period[0], until=period[1]))
+            unseen = max(unseen, unseen_relevance(dated, fusion) + settings.date_preference)
+            found, preferred = found.merged(dated), frozenset(c.id for c in dated.chunks)
+        relevance = own_relevance(found, fusion, preferred, settings.date_preference)
+        found, relevance, context = in_context(store, agent_id, found, relevance, query_vector, fusion=fusion,
+                                               weight=settings.context_weight, where=where)
+        ranked = rank(found, relevance, now, limit=limit, weights=weights, context=context,
+                      decay_lambda=settings.decay_lambda, min_relevance=settings.min_relevance)
+        # Decayed or irrelevant candidates may have crowded live ones out of the pool; a larger
+        # pool helps only if a chunk outside it could still reach min_relevance.
+        if len(ranked) >= limit or found.exhausted or pool >= MAX_POOL or unseen < settings.min_relevance:
+            return ranked, found
+        pool *= 4

@@ -16,21 +16,21 @@ ID = typer.Argument(metavar="ID", help="The id of a fact or memory.")
 @app.command()
 def reinforce(ctx: typer.Context, chunk_id: Annotated[str, ID], json: JSON = False) -> None:
     """Mark a memory as useful: it ranks higher where relevant, and counts as fresh again (seed 003)."""
-    with opened(ctx) as mem:
-        chunk = mem.reinforce_memory(chunk_id)
-    if json:
-        return render.emit_json(chunk.to_dict())
-    render.note(f"reinforced {chunk.id}: feedback {chunk.feedback:+d}")
+    _feedback(ctx, chunk_id, json, "reinforced")
 
 
 @app.command()
 def demote(ctx: typer.Context, chunk_id: Annotated[str, ID], json: JSON = False) -> None:
     """Mark a memory as stale or wrong: it ranks lower; nothing is deleted (seed 003)."""
+    _feedback(ctx, chunk_id, json, "demoted")
+
+
+def _feedback(ctx: typer.Context, chunk_id: str, json: bool, done: str) -> None:
     with opened(ctx) as mem:
-        chunk = mem.demote_memory(chunk_id)
+        chunk = mem.reinforce_memory(chunk_id) if done == "reinforced" else mem.demote_memory(chunk_id)
     if json:
         return render.emit_json(chunk.to_dict())
-    render.note(f"demoted {chunk.id}: feedback {chunk.feedback:+d}")
+    render.note(f"{done} {chunk.id}: feedback {chunk.feedback:+d}")
 
 
 @app.command()
