@@ -9,6 +9,7 @@ import pytest
 from hippo.core import feedback
 from hippo.core.strength import ScoreWeights, final_score
 from hippo.errors import InvalidInput, NotFound
+from test_forget import SECRET, occurrences, scrub, total
 
 NOTES = [
     "The payment API signs requests with HMAC SHA256",
@@ -79,13 +80,18 @@ def test_no_feedback_count_moves_a_memory_without_relevance_into_the_results(mem
     assert 1 < hit.feedback <= feedback.factor(5, 1.0) + 1e-9
 
 
-def test_feedback_survives_an_update_in_place_and_weights_are_settings(make_mem):
+def test_feedback_survives_an_update_in_place_and_weights_are_settings(make_mem, db):
     mem = make_mem("alice", reinforce_weight=5, demote_weight=2)
-    chunk_id = mem.store_memory("The staging server is db-2").id
+    chunk_id = mem.store_memory(f"The staging password hint is {SECRET}").id
     mem.reinforce_memory(chunk_id)
     mem.demote_memory(chunk_id)
+    before = mem.get_memory(chunk_id)
     updated = mem.update_memory(chunk_id, content="The staging server is db-3")
     assert (updated.id, updated.feedback, updated.content) == (chunk_id, 3, "The staging server is db-3")
+    assert updated.last_accessed_at >= before.last_accessed_at
+    assert [h.id for h in mem.recall_memories("staging server db-3", limit=1)] == [chunk_id]
+    scrub(mem)
+    assert total(occurrences(db)) == 0  # the old text is in no file
 
 
 def test_feedback_on_a_missing_or_foreign_memory_changes_nothing(make_mem):
