@@ -48,8 +48,9 @@ class CurationMixin:
         return int((pages - free) * size)
 
     def compact(self) -> None:
-        self._conn.execute("VACUUM")
-        self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        with self._reading() as conn:  # the store's lock: no other thread uses the connection meanwhile
+            conn.execute("VACUUM")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def prune_candidates(self) -> list[PruneCandidate]:
         with self._reading() as conn:
