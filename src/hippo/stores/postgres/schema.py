@@ -141,8 +141,8 @@ CREATE TABLE chunk_links (
     updated_at  timestamptz NOT NULL,
     PRIMARY KEY (agent_id, kind, a, b)
 );
-CREATE INDEX chunk_links_b ON chunk_links (agent_id, b);
-CREATE INDEX chunk_links_a ON chunk_links (a);
+CREATE INDEX chunk_links_a ON chunk_links (a);  -- what the cascades look up: a deleted chunk's links
+CREATE INDEX chunk_links_b ON chunk_links (b);
 """
 
 MIGRATIONS: list[tuple[str, str]] = [

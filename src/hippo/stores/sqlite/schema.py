@@ -179,9 +179,11 @@ CREATE TABLE chunk_links (
     updated_at  TEXT NOT NULL,
     PRIMARY KEY (agent_id, kind, a, b)
 ) WITHOUT ROWID;
+CREATE INDEX idx_links_a ON chunk_links(agent_id, a);
 CREATE INDEX idx_links_b ON chunk_links(agent_id, b);
 CREATE TRIGGER chunk_links_ad AFTER DELETE ON chunks BEGIN
-    DELETE FROM chunk_links WHERE agent_id = old.agent_id AND (a = old.id OR b = old.id);
+    DELETE FROM chunk_links WHERE agent_id = old.agent_id AND a = old.id;
+    DELETE FROM chunk_links WHERE agent_id = old.agent_id AND b = old.id;
 END;
 """
 
