@@ -65,6 +65,20 @@ class Settings:
     max_db_bytes: int | None = None
     prune_percent: float = 1.0
     prune_schedule: str | None = None
+    # Seed 001's short-term memory: the last short_term_size experiences per agent; entries older
+    # than short_term_max_age seconds and of importance under 0.5 are pruned at consolidation.
+    # short_term_durable keeps the buffer in the database (every append committed; always so on a
+    # store several servers share); otherwise it lives in the process until consolidated.
+    short_term_size: int = 100
+    short_term_max_age: float = 3600.0
+    short_term_durable: bool = False
+    # Seed 001's consolidation: experiences of at least this importance move to long-term memory;
+    # ``hippo serve`` also consolidates every consolidate_every seconds when set (None: never).
+    consolidation_threshold: float = 0.6
+    consolidate_every: float | None = None
+    # Seed 001's LTM_MAX_MEMORIES and LTM_MIN_IMPORTANCE, off by default: kept by archiving.
+    ltm_max_memories: int | None = None
+    ltm_min_importance: float | None = None
 
 
 _NONE_WORDS = {"", "none", "null", "off"}
@@ -79,15 +93,17 @@ def _coerce(name: str, raw: Any, default: Any) -> Any:
             return raw if isinstance(raw, bool) else str(raw).lower() in {"1", "true", "yes", "on"}
         if isinstance(default, int) or name in _INTS:
             return int(raw)
-        if isinstance(default, float):
+        if isinstance(default, float) or name in _FLOATS:
             return float(raw)
     except (TypeError, ValueError):
         raise ConfigError(f"setting {name} must be a number, got {shown(raw)}") from None
     return str(raw)
 
 
-_NULLABLE = {"messages_table", "block_char_limit", "llm", "ann_threshold", "max_db_bytes", "prune_schedule"}
-_INTS = {"block_char_limit", "ann_threshold", "max_db_bytes"}
+_NULLABLE = {"messages_table", "block_char_limit", "llm", "ann_threshold", "max_db_bytes", "prune_schedule",
+             "consolidate_every", "ltm_max_memories", "ltm_min_importance"}
+_INTS = {"block_char_limit", "ann_threshold", "max_db_bytes", "ltm_max_memories"}
+_FLOATS = {"consolidate_every", "ltm_min_importance"}
 
 
 def load_settings(config_file: str | Path | None = None, **overrides: Any) -> Settings:
@@ -126,7 +142,11 @@ def load_settings(config_file: str | Path | None = None, **overrides: Any) -> Se
 _COUNTS = {"ann_threshold": (0, 2**40, True), "block_char_limit": (1, limits.BLOCK_CHAR_LIMIT, True),
            "max_content_chars": (1, 10_000_000, False), "max_query_chars": (1, 1_000_000, False),
            "reinforce_weight": (0, 100, False), "demote_weight": (0, 100, False),
-           "max_db_bytes": (1, 2**62, True)}
+           "max_db_bytes": (1, 2**62, True), "short_term_size": (*limits.SHORT_TERM_SIZE, False),
+           "ltm_max_memories": (1, 2**40, True)}
+# Settings that are numbers: (smallest allowed, largest allowed, whether None is allowed).
+_NUMBERS = {"short_term_max_age": (0.0, 10.0**9, False), "consolidation_threshold": (0.0, 1.0, False),
+            "consolidate_every": (0.1, 10.0**7, True), "ltm_min_importance": (0.0, 1.0, True)}
 
 
 def _checked(settings: Settings) -> Settings:
@@ -138,6 +158,15 @@ def _checked(settings: Settings) -> Settings:
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise ConfigError(f"setting {name} must be a whole number from {low} to {high}"
                               + (" or none" if nullable else "") + f", got {shown(value)}")
+    for name, (lowest, highest, nullable) in _NUMBERS.items():
+        value = getattr(settings, name)
+        if value is None and nullable:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not lowest <= value <= highest:
+            raise ConfigError(f"setting {name} must be a number from {lowest:g} to {highest:g}"
+                              + (" or none" if nullable else "") + f", got {shown(value)}")
+    if not isinstance(settings.short_term_durable, bool):
+        raise ConfigError(f"setting short_term_durable must be true or false, got {shown(settings.short_term_durable)}")
     if isinstance(settings.prune_percent, bool) or not isinstance(settings.prune_percent, (int, float)) \
             or not 0 < settings.prune_percent <= 100:
         raise ConfigError(f"setting prune_percent must be a number above 0 and at most 100, "

@@ -18,3 +18,4 @@ JSON_BYTES = 1_000_000  # one JSON document parsed from text: tool arguments, on
 INTEGER = 2**63 - 1  # the largest magnitude of an integer anywhere (SQLite's INTEGER)
 BLOCK_CHAR_LIMIT = 1_000_000  # the largest character limit a block may be given
 CONTEXT_TOKENS = (50, 1_000_000)  # the token budget of the blocks' prompt section (Memory.context)
+SHORT_TERM_SIZE = (1, 100_000)  # the short-term buffer's capacity per agent (Settings.short_term_size)

@@ -13,7 +13,9 @@ __all__ = [
     "BlockResult",
     "Chunk",
     "ConversationHit",
+    "Consolidation",
     "Erased",
+    "Experience",
     "FactHistory",
     "FactOutcome",
     "ForgetResult",
@@ -317,6 +319,7 @@ class Erased(_Dictable):
     blocks: int
     scrubbed: bool = True
     note: str | None = None
+    short_term: int = 0  # short-term experiences that were in the database (see ``short_term_durable``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -334,6 +337,9 @@ class Stats(_Dictable):
     database: str | None = None  # the file's path; the HTTP API never shows it
     database_bytes: int | None = None  # the whole file; over HTTP for admin keys only
     archived: int = 0  # memories pruning moved to the archive (seed 003)
+    experiences: int = 0  # long-term experiences (seed 001), also counted among ``memories``
+    short_term: int = 0  # experiences in the short-term buffer, not yet consolidated
+    consolidation: dict[str, float] = field(default_factory=dict)  # seed 001's memory_stats (see Consolidation)
 
 
 @dataclass(frozen=True, slots=True)
@@ -411,3 +417,48 @@ class ImportResult(_Dictable):
     pending: int
     blocks_written: int
     blocks_skipped: int
+
+
+@dataclass(frozen=True, slots=True)
+class Experience(_Dictable):
+    """Something the agent lived through (seed 001): a chat, observation, task, decision, tool use,
+    error or insight, with its ``importance`` (0-1; the starting strength once consolidated) and
+    structured ``context`` (user, room, task ids and anything else).
+
+    ``tier`` is ``short_term`` (in the buffer, not yet consolidated) or ``long_term`` (a memory
+    of the agent, ``id`` its chunk id). ``durable``: whether it is on disk now; a short-term
+    experience that is not may be lost with the process (see ``short_term_durable``).
+    ``relevance`` is set on ``recall`` results when a query was given.
+    """
+
+    id: str
+    agent_id: str
+    type: str
+    content: str
+    importance: float
+    context: dict[str, Any]
+    tags: list[str]
+    observed_at: datetime
+    created_at: datetime
+    tier: Literal["short_term", "long_term"]
+    durable: bool
+    source: str | None = None
+    session_id: str | None = None
+    consolidated_at: datetime | None = None
+    strength: float | None = None  # long-term: the memory's stored strength (running intensity)
+    relevance: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Consolidation(_Dictable):
+    """What one ``consolidate`` run did (seed 001): experiences of at least the threshold's
+    importance moved to long-term memory, most important first, in one transaction; of them,
+    ``merged`` were already held (the same or nearly the same text) and strengthened it instead;
+    then ``pruned`` old unimportant entries left the buffer. ``remaining`` stay short-term."""
+
+    considered: int
+    consolidated: int
+    merged: int
+    pruned: int
+    remaining: int
+    ids: list[str] = field(default_factory=list)  # the long-term ids, in the order written

@@ -9,10 +9,11 @@ from typing import Any, Iterable, Iterator, Literal, Mapping, Self, Sequence
 from hippo import limits
 from hippo.clock import Clock, system_clock
 from hippo.config import Settings
-from hippo.core import archive, edits, feedback, importers, items, links, pairs, transfer, writer
+from hippo.core import archive, edits, experiences, feedback, importers, items, links, pairs, transfer, writer
 from hippo.core import validation as v
 from hippo.core.blocks import BlockEditor
 from hippo.core.embedding import EmbeddingService
+from hippo.core.episodic import Episodic
 from hippo.core.filters import passes, recall_filter
 from hippo.core.fusion import Fusion
 from hippo.core.keys import KeyRing
@@ -21,6 +22,7 @@ from hippo.core.messages import user_text
 from hippo.core.recall import as_hits, ranked_pool, touched
 from hippo.core.reembed import Progress, fill_pending
 from hippo.core.remember import remember
+from hippo.core.short_term import local_agents
 from hippo.core.strength import RETRIEVAL_BOOST, ScoreWeights
 from hippo.core.transfer import ExportRecord
 from hippo.core.writer import MemoryInput
@@ -32,8 +34,10 @@ from hippo.types import (
     Block,
     BlockResult,
     Chunk,
+    Consolidation,
     ConversationHit,
     Erased,
+    Experience,
     FactHistory,
     ForgetResult,
     Forgotten,
@@ -77,14 +81,22 @@ class Memory:
         self._fusion = Fusion(settings.vector_weight, self.embedding.thresholds.unrelated)
         self._weights = ScoreWeights(settings.weight_relevance, settings.weight_strength, settings.weight_recency)
         self._owns_store = True
+        self._episodic = Episodic(store, self.embedding, self.agent_id, settings, self.now, fusion=self._fusion,
+                                  weights=self._weights)
         self._offline_rule = pairs.offline_rule(settings.offline_pairs, self.embedding.words)
         if settings.offline_pairs == "model" and (embedder is None or embedder.model_id != pairs.TRAINED_ON):
             raise ConfigError(f"offline_pairs='model' needs the embedder it was trained with ({pairs.TRAINED_ON}); "
                               "use offline_pairs='rules' with another embedder")
 
     def close(self) -> None:
+        """Close the database (when this memory opened it), first consolidating what the agents'
+        in-process short-term buffers hold that is worth keeping."""
         if self._owns_store:
-            self.store.close()
+            try:
+                for agent in local_agents(self.store):
+                    self.for_agent(agent).consolidate()
+            finally:
+                self.store.close()
 
     def for_agent(self, agent_id: str) -> Self:
         """The same database, embedder and LLM, scoped to another agent.
@@ -263,6 +275,46 @@ class Memory:
         """Bring an archived memory back into recall (embedded again); same id."""
         return archive.restore(self.store, self.embedding, self.agent_id, chunk_id, self.now())
 
+    # -- experiences (seed 001) ---------------------------------------------------
+
+    def record_experience(self, type: str, content: str, *, context: Mapping[str, Any] | None = None,
+                          importance: float | None = None, tags: Sequence[str] = (), source: str | None = None,
+                          session_id: str | None = None, observed_at: datetime | str | None = None) -> Experience:
+        """Record something the agent lived through: ``type`` is one of chat, observation, task,
+        decision, tool-use, error, insight; ``importance`` (0-1) defaults to seed 001's
+        ``calculateImportance`` over the type and the ``context`` flags (``mentionedMe``, ...).
+
+        It enters the short-term buffer, searchable at once; an important one (0.7 or more), or a
+        buffer over 80% full, consolidates the buffer into long-term memory (see
+        :mod:`hippo.core.consolidation`). The result says where it is (``tier``) and whether a
+        crash could still lose it (``durable``)."""
+        return self._episodic.record(type, content, context=context, importance=importance, tags=tags,
+                                     source=source, session_id=session_id, observed_at=observed_at)
+
+    def short_term(self) -> list[Experience]:
+        """The short-term buffer, newest first (browsing: nothing counts as retrieved)."""
+        return self._episodic.short_term()
+
+    def recall(self, *, types: str | Sequence[str] | None = None, tags: str | Sequence[str] | None = None,
+               min_importance: float | None = None, since: datetime | str | None = None, limit: int = 10,
+               query: str | None = None) -> list[Experience]:
+        """Experiences from short-term and long-term memory together, deduplicated: by relevance
+        to ``query`` when one is given, else the latest first; filtered by type, tags, importance
+        and time. Long-term results count as retrieved (seed 000's event)."""
+        return self._episodic.recall(query=query, types=types, tags=tags, min_importance=min_importance,
+                                     since=since, limit=v.check_limit(limit))
+
+    def recall_related(self, *, user_id: str | int | None = None, room_id: str | int | None = None,
+                       task_id: str | int | None = None, limit: int = 100) -> list[Experience]:
+        """Experiences whose context names this user (``userId``/``senderId``), room or task (all
+        of those given), latest first, from both tiers; found through an index."""
+        return self._episodic.related(experiences.refs_asked(user_id, room_id, task_id), v.check_limit(limit))
+
+    def consolidate(self) -> Consolidation:
+        """Move the short-term buffer's important experiences to long-term memory now, then prune
+        it (seed 001); see :mod:`hippo.core.consolidation`."""
+        return self._episodic.consolidated()
+
     # -- forget ---------------------------------------------------------------
 
     def forget_memory(
@@ -281,8 +333,9 @@ class Memory:
             threshold = v.check_intensity(min_similarity, "min_similarity")
         where = ChunkFilter(include_superseded=True)  # forgetting reaches a fact's history too
         words = tuple(keyword_terms(description, stopwords=ENGLISH_STOPWORDS))
-        found = self.store.search(self.agent_id, SearchQuery(self.embedding.query(description), words, where, limit,
-                                                              every_term=True, score_all=False))
+        vector = self.embedding.query(description)
+        found = self.store.search(self.agent_id, SearchQuery(vector, words, where, limit, every_term=True,
+                                                              score_all=False))
         matches: dict[str, float | None] = {}
         for chunk_id, sim in sorted(found.similarity.items(), key=lambda item: -item[1]):
             if sim >= threshold:
@@ -296,11 +349,15 @@ class Memory:
         archived = archive.forget_archived(self.store, self.agent_id, words, limit - len(forgotten)) \
             if words and len(forgotten) < limit else []
         forgotten += [Forgotten(c.id, c.content, c.kind, None) for c in archived]
+        # And the short-term buffer, by the same rule as long-term memory.
+        recent = self._episodic.matching(vector, words, threshold, limit - len(forgotten))
+        forgotten += [Forgotten(e.id, e.content, "memory", sim) for e, sim in recent]
         if preview or not forgotten:
             return ForgetResult(forgotten, preview=preview)
         with self.store.transaction():
-            self.store.delete_chunks(self.agent_id, [f.id for f in forgotten[:len(chunks)]])
+            self.store.delete_chunks(self.agent_id, [c.id for c in chunks])
             self.store.delete_archived(self.agent_id, [c.id for c in archived])
+            self._episodic.drop([e.id for e, _ in recent])
         note = self.store.pending_scrub()
         forgotten = [replace(f, scrubbed=note is None, note=note) for f in forgotten]
         return ForgetResult(forgotten, scrubbed=note is None, note=note)
@@ -354,8 +411,12 @@ class Memory:
         return self.get_memory(chunk_id)
 
     def delete_all(self) -> Erased:
-        """Hard-delete every memory, fact and block of this agent, and nothing of any other."""
-        return edits.erase_agent(self.store, self.agent_id)
+        """Hard-delete every memory, fact, block and short-term experience of this agent, and
+        nothing of any other."""
+        buffer = self._episodic.buffer
+        in_process = [] if buffer.durable else buffer.take([e.id for e in buffer.entries()])
+        erased = edits.erase_agent(self.store, self.agent_id)  # a durable buffer goes with the rest
+        return replace(erased, short_term=erased.short_term + len(in_process))
 
     @property
     def database(self) -> str:
@@ -385,11 +446,16 @@ class Memory:
         return Stats(agent_id=self.agent_id, **self.store.counts(self.agent_id),
                      embedder=record[0] if record else None, dimension=record[1] if record else None,
                      database=self.store.location, database_bytes=self.store.size_bytes(),
-                     archived=self.store.count_archived(self.agent_id))
+                     archived=self.store.count_archived(self.agent_id),
+                     short_term=len(self._episodic.short_term()), consolidation=self._episodic.stats())
 
     def delete_memory(self, chunk_id: str) -> Forgotten:
         """Hard-delete one chunk by id, leaving no trace of its text; an archived one too."""
         chunk_id = v.check_chunk_id(chunk_id)
+        recent = [e for e in self._episodic.short_term() if e.id == chunk_id]
+        if recent and self._episodic.drop([chunk_id]):
+            note = self.store.pending_scrub() if self._episodic.buffer.durable else None
+            return Forgotten(chunk_id, recent[0].content, "memory", None, scrubbed=note is None, note=note)
         archived = self.store.archived_chunks(self.agent_id, [chunk_id])
         chunk = archived[0] if archived else self.get_memory(chunk_id)
         deleted = self.store.delete_archived(self.agent_id, [chunk_id]) if archived \

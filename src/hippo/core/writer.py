@@ -15,10 +15,12 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple
 from ulid import ULID
 
 from hippo.core import validation as v
+from hippo.core.edits import ITEM_KEY
 from hippo.core.hashing import content_hash
+from hippo.core.offline import non_latin_share
 from hippo.core.strength import reinforced_intensity
 from hippo.errors import InvalidInput
-from hippo.stores.base import StrengthUpdate
+from hippo.stores.base import ChunkFilter, MetaCondition, SearchQuery, StrengthUpdate
 from hippo.types import Chunk, StoreResult
 
 if TYPE_CHECKING:
@@ -68,20 +70,50 @@ def check(item: MemoryInput | str, *, max_chars: int, source: str = "agent") -> 
 
 
 def write(store: "Store", embedding: "EmbeddingService", agent_id: str, inputs: list[Checked],
-          clock: Callable[[], datetime]) -> list[StoreResult]:
-    """Store checked inputs with one embedding call and one transaction."""
+          clock: Callable[[], datetime], *, merge_near: bool = False) -> list[StoreResult]:
+    """Store checked inputs with one embedding call and one transaction. With ``merge_near``, a
+    memory nearly the same as a stored one (cosine at least the embedder's duplicate band) strengthens
+    it instead of being added, as a verbatim one does."""
     if not inputs:
         return []
     hashes = [item.digest for item in inputs]
     known = store.memories_by_hash(agent_id, hashes)
     to_embed = list(dict.fromkeys(i.content for i in inputs if i.digest not in known or not known[i.digest].has_vector))
     vectors = dict(zip(to_embed, embedding.documents(to_embed)))
+    near = _near_twins(store, embedding, agent_id, inputs, known, vectors) if merge_near else {}
     now = clock()
     embeds = embedding.embedder is not None  # keyword-only memory has no vector to wait for
     with store.transaction():
         # Read again under the write lock: another writer may have stored the same text.
         known = store.memories_by_hash(agent_id, hashes)
+        twins = {c.id: c for c in store.get_chunks(agent_id, list(set(near.values())))}
+        for digest, twin_id in near.items():
+            if digest not in known and twin_id in twins and twins[twin_id].superseded_by is None:
+                known[digest] = twins[twin_id]
         return [_write_one(store, agent_id, known, now, vectors.get(item.content), item, embeds) for item in inputs]
+
+
+# Raw memories a near twin may strengthen: not facts, not a key's memory (see core/items.py).
+_PLAIN_MEMORIES = ChunkFilter(kinds=("memory",), metadata=(MetaCondition(ITEM_KEY, "exists", False),))
+
+
+def _near_twins(store: "Store", embedding: "EmbeddingService", agent_id: str, inputs: list[Checked],
+                known: dict[str, Chunk], vectors: dict[str, Any]) -> dict[str, str]:
+    """digest -> id of the stored memory each new input nearly repeats (seed 002's dedup, at the
+    embedder's duplicate band; a model that cannot read the script merges nothing)."""
+    thresholds = embedding.thresholds
+    twins: dict[str, str] = {}
+    for item in inputs:
+        vector = vectors.get(item.content)
+        if item.digest in known or item.digest in twins or vector is None:
+            continue
+        if thresholds.latin_only and non_latin_share(item.content) > 0.5:
+            continue
+        found = store.search(agent_id, SearchQuery(vector, (), _PLAIN_MEMORIES, 1, score_all=False))
+        best = max(found.similarity.items(), key=lambda pair: pair[1], default=None)
+        if best is not None and best[1] >= thresholds.duplicate:
+            twins[item.digest] = best[0]
+    return twins
 
 
 def _write_one(store: "Store", agent_id: str, known: dict[str, Chunk], now: datetime, vector: Any,

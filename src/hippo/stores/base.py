@@ -13,13 +13,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, ContextManager, Literal, Protocol, Sequence
 
 from hippo.errors import InvalidInput
-from hippo.types import UNCHANGED, ApiKey, Block, Chunk, ConversationHit
+from hippo.types import UNCHANGED, ApiKey, Block, Chunk, ConversationHit, Experience
 
 if TYPE_CHECKING:
     import numpy as np
 
 __all__ = ["UNCHANGED", "ArchiveStore", "BlockStore", "Candidates", "ChunkFilter", "ChunkStore", "ConversationStore",
-           "Database", "KeyStore", "MetaCondition", "MetaOp", "PruneCandidate", "SearchQuery", "Standing", "Store",
+           "Database", "ExperienceFilter", "ExperienceRecord", "ExperienceStore",
+           "KeyStore", "MetaCondition", "MetaOp", "PruneCandidate", "SearchQuery", "Standing", "Store",
            "StoreCapabilities", "StrengthUpdate", "validate_table_name"]
 
 
@@ -31,6 +32,18 @@ class StoreCapabilities:
     supports_ann: bool = False
     secure_delete: bool = True
     conversation: bool = True
+    # Several processes share the database (servers on PostgreSQL): state they must all see, such
+    # as the short-term buffer, lives in the database, never in one process.
+    shared: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ExperienceFilter:
+    """Long-term experiences only (seed 001): of any of ``types`` (every type when empty), of at
+    least ``min_importance``."""
+
+    types: tuple[str, ...] = ()
+    min_importance: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,11 +62,12 @@ class ChunkFilter:
     include_superseded: bool = False
     sources: tuple[str, ...] = ()  # provenance: any of these
     session_id: str | None = None
+    experience: ExperienceFilter | None = None  # experiences only, and which
 
     @property
     def is_empty(self) -> bool:
         return not (self.kinds or self.tags or self.metadata or self.since or self.until or self.sources
-                    or self.session_id)
+                    or self.session_id or self.experience)
 
 
 MetaOp = Literal["eq", "ne", "in", "gt", "gte", "lt", "lte", "exists"]
@@ -135,6 +149,22 @@ class Candidates:
             self.unseen_similarity,
             self.unseen_bm25,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class ExperienceRecord:
+    """What long-term memory keeps of an experience beside its chunk (same ``id``): its type,
+    importance and context, the context's user, room and task ids (indexed), and when it happened."""
+
+    id: str
+    type: str
+    importance: float
+    context: dict[str, Any]
+    user_ref: str | None
+    room_ref: str | None
+    task_ref: str | None
+    observed_at: datetime
+    consolidated_at: datetime
 
 
 _TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
@@ -241,7 +271,8 @@ class ChunkStore(Database, Protocol):
         ...
 
     def counts(self, agent_id: str) -> dict[str, int]:
-        """``facts`` (live), ``superseded_facts``, ``memories``, ``pending_vectors``, ``blocks``."""
+        """``facts`` (live), ``superseded_facts``, ``memories``, ``pending_vectors``, ``blocks``,
+        ``experiences`` (long-term, among the memories)."""
         ...
 
     def search(self, agent_id: str, query: SearchQuery) -> Candidates:
@@ -398,6 +429,53 @@ class LinkStore(Database, Protocol):
         ...
 
 
-class Store(ChunkStore, BlockStore, KeyStore, ConversationStore, ArchiveStore, LinkStore, Protocol):
+class ExperienceStore(Database, Protocol):
+    """Seed 001's experiences: what long-term memory keeps of them beside their chunks (gone with
+    the chunk, kept while it is archived), the short-term buffer when it lives in the database,
+    and the consolidation counters (seed 001's ``memory_stats``)."""
+
+    def put_experiences(self, agent_id: str, records: Sequence[ExperienceRecord]) -> None:
+        """Record experiences of existing chunks; a chunk that has a record keeps it."""
+        ...
+
+    def experience_records(self, agent_id: str, ids: Sequence[str]) -> dict[str, ExperienceRecord]: ...
+
+    def list_experiences(self, agent_id: str, where: ChunkFilter, limit: int) -> list[str]:
+        """Ids of the long-term experiences that pass ``where`` (its ``experience`` part set),
+        the latest observed first; through an index on (agent, time), not a scan of the chunks."""
+        ...
+
+    def related_experiences(self, agent_id: str, refs: dict[str, str], limit: int) -> list[str]:
+        """Ids of the long-term experiences whose context names every one of ``refs`` (keys
+        ``user``, ``room``, ``task``), the latest observed first; through an index."""
+        ...
+
+    def short_term_append(self, agent_id: str, entry: Experience, capacity: int) -> list[str]:
+        """Add to the agent's buffer in the database; the oldest beyond ``capacity`` leave it
+        (their ids are returned)."""
+        ...
+
+    def short_term_entries(self, agent_id: str) -> list[Experience]:
+        """The agent's buffer, oldest first."""
+        ...
+
+    def short_term_vectors(self, agent_id: str, ids: Sequence[str]) -> dict[str, "np.ndarray"]: ...
+
+    def set_short_term_vectors(self, agent_id: str, vectors: dict[str, "np.ndarray"]) -> None: ...
+
+    def short_term_remove(self, agent_id: str, ids: Sequence[str]) -> list[str]:
+        """Take entries out of the buffer (their text leaves the files as after a delete); the
+        ids that were there. Inside a transaction, an entry another process took is not returned."""
+        ...
+
+    def add_stats(self, agent_id: str, counts: dict[str, float]) -> None:
+        """Add to the agent's counters (``last_*`` names are set, not added)."""
+        ...
+
+    def read_stats(self, agent_id: str) -> dict[str, float]: ...
+
+
+class Store(ChunkStore, BlockStore, KeyStore, ConversationStore, ArchiveStore, LinkStore, ExperienceStore,
+            Protocol):
     """What the core needs from a database: every part, from one backend (``stores/registry.py``)."""
 

@@ -39,6 +39,15 @@ def filter_sql(where: ChunkFilter) -> tuple[str, list[Any]]:
         clause, values = _metadata_sql(condition)
         clauses.append(f"({clause})")
         params.extend(values)
+    if where.experience is not None:  # experiences only: their ids listed once from their own table
+        tests = ["true"]
+        if where.experience.types:
+            tests.append("type = ANY(%s)")
+            params.append(list(where.experience.types))
+        if where.experience.min_importance is not None:
+            tests.append("importance >= %s")
+            params.append(where.experience.min_importance)
+        clauses.append(f"c.id IN (SELECT id FROM experiences WHERE {' AND '.join(tests)})")
     if where.since is not None:
         clauses.append("COALESCE(c.observed_at, c.created_at) >= %s")
         params.append(where.since)

@@ -145,11 +145,71 @@ CREATE INDEX chunk_links_a ON chunk_links (a);  -- what the cascades look up: a 
 CREATE INDEX chunk_links_b ON chunk_links (b);
 """
 
+# Seed 001's experiences, as in SQLite (stores/sqlite/schema.py): a record beside its chunk, gone
+# with it and kept while the chunk is archived (a trigger, not a foreign key: the chunk moves
+# between two tables); the short-term buffer every server shares; the consolidation counters.
+_EXPERIENCES = """
+CREATE TABLE experiences (
+    id              text PRIMARY KEY,
+    agent_id        text NOT NULL,
+    type            text NOT NULL,
+    importance      double precision NOT NULL,
+    context         jsonb NOT NULL,
+    user_ref        text,
+    room_ref        text,
+    task_ref        text,
+    observed_at     timestamptz NOT NULL,
+    consolidated_at timestamptz NOT NULL
+);
+CREATE INDEX experiences_when ON experiences (agent_id, observed_at);
+CREATE INDEX experiences_type ON experiences (agent_id, type, observed_at);
+CREATE INDEX experiences_user ON experiences (agent_id, user_ref, observed_at) WHERE user_ref IS NOT NULL;
+CREATE INDEX experiences_room ON experiences (agent_id, room_ref, observed_at) WHERE room_ref IS NOT NULL;
+CREATE INDEX experiences_task ON experiences (agent_id, task_ref, observed_at) WHERE task_ref IS NOT NULL;
+CREATE FUNCTION hippo_experience_gone() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_TABLE_NAME = 'chunks' THEN
+        DELETE FROM experiences WHERE id = OLD.id AND NOT EXISTS (SELECT 1 FROM chunks_archive WHERE id = OLD.id);
+    ELSE
+        DELETE FROM experiences WHERE id = OLD.id AND NOT EXISTS (SELECT 1 FROM chunks WHERE id = OLD.id);
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER experiences_chunk_ad AFTER DELETE ON chunks FOR EACH ROW EXECUTE FUNCTION hippo_experience_gone();
+CREATE TRIGGER experiences_archive_ad AFTER DELETE ON chunks_archive
+    FOR EACH ROW EXECUTE FUNCTION hippo_experience_gone();
+
+CREATE TABLE short_term (
+    seq         bigserial PRIMARY KEY,
+    id          text NOT NULL UNIQUE,
+    agent_id    text NOT NULL,
+    type        text NOT NULL,
+    content     text NOT NULL,
+    importance  double precision NOT NULL,
+    context     jsonb NOT NULL,
+    tags        jsonb NOT NULL,
+    source      text,
+    session_id  text,
+    observed_at timestamptz NOT NULL,
+    created_at  timestamptz NOT NULL,
+    embedding   vector
+);
+CREATE INDEX short_term_agent ON short_term (agent_id, seq);
+
+CREATE TABLE agent_stats (
+    agent_id text NOT NULL,
+    name     text NOT NULL,
+    value    double precision NOT NULL,
+    PRIMARY KEY (agent_id, name)
+);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_chunks_blocks_model_keys", _BASE),
     ("0002_curation", _CURATION),
     ("0003_archive", _ARCHIVE),
     ("0004_links", _LINKS),
+    ("0005_experiences", _EXPERIENCES),
 ]
 
 

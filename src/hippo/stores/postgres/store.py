@@ -26,6 +26,7 @@ from hippo.stores.base import UNCHANGED, StoreCapabilities, StrengthUpdate
 from hippo.stores.postgres.connection import Connections, storage_errors
 from hippo.stores.postgres.conversation import has_messages_table, search_messages
 from hippo.stores.postgres.curation import CurationMixin
+from hippo.stores.postgres.experiences import ExperienceMixin
 from hippo.stores.postgres.schema import migrate, vector_index
 from hippo.stores.postgres.search import CHUNK_COLUMNS, SearchMixin, chunk_of
 from hippo.types import ApiKey, Block, Chunk, ConversationHit
@@ -37,10 +38,10 @@ _NOT_SCRUBBED = ("deleted: no query returns it; PostgreSQL keeps the bytes in it
 _KEY_COLUMNS = "id, secret_hash, agents, admin, label, created_at"
 
 
-class PostgresStore(SearchMixin, CurationMixin):
+class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin):
     """A :class:`hippo.stores.base.Store` over a PostgreSQL database with the pgvector extension."""
 
-    capabilities = StoreCapabilities(supports_ann=True, secure_delete=False, conversation=True)
+    capabilities = StoreCapabilities(supports_ann=True, secure_delete=False, conversation=True, shared=True)
     _chunk_of = staticmethod(chunk_of)
 
     def __init__(self, url: str, *, ann_threshold: int | None = 50_000, pool_size: int = 10) -> None:
@@ -221,10 +222,11 @@ class PostgresStore(SearchMixin, CurationMixin):
                 "SELECT count(*) FILTER (WHERE kind = 'fact' AND superseded_by IS NULL), "
                 "count(*) FILTER (WHERE kind = 'fact' AND superseded_by IS NOT NULL), "
                 "count(*) FILTER (WHERE kind = 'memory'), count(*) FILTER (WHERE embedding IS NULL), "
-                "(SELECT count(*) FROM memory_blocks WHERE agent_id = %s) FROM chunks WHERE agent_id = %s",
-                (agent_id, agent_id)).fetchone()
+                "(SELECT count(*) FROM memory_blocks WHERE agent_id = %s), (SELECT count(*) FROM experiences e "
+                "JOIN chunks x ON x.id = e.id WHERE e.agent_id = %s) FROM chunks WHERE agent_id = %s",
+                (agent_id, agent_id, agent_id)).fetchone()
         return {"facts": row[0], "superseded_facts": row[1], "memories": row[2], "pending_vectors": row[3],
-                "blocks": row[4]}
+                "blocks": row[4], "experiences": row[5]}
 
     # -- hard deletes -------------------------------------------------------
 
@@ -259,8 +261,10 @@ class PostgresStore(SearchMixin, CurationMixin):
             kinds = [r[0] for r in conn.execute("DELETE FROM chunks WHERE agent_id = %s RETURNING kind", (agent_id,))]
             blocks = conn.execute("DELETE FROM memory_blocks WHERE agent_id = %s", (agent_id,)).rowcount
             archived = conn.execute("DELETE FROM chunks_archive WHERE agent_id = %s", (agent_id,)).rowcount
-        self._deleted(agent_id, len(kinds) + blocks + archived)
-        return {"memories": kinds.count("memory") + archived, "facts": kinds.count("fact"), "blocks": blocks}
+            short_term = self._erase_experiences(conn, agent_id)
+        self._deleted(agent_id, len(kinds) + blocks + archived + short_term)
+        return {"memories": kinds.count("memory") + archived, "facts": kinds.count("fact"), "blocks": blocks,
+                "short_term": short_term}
 
     def _deleted(self, agent_id: str, count: int) -> None:
         self._counts.pop(agent_id, None)
@@ -278,7 +282,7 @@ class PostgresStore(SearchMixin, CurationMixin):
         import psycopg
 
         with self._read() as conn:
-            for table in ("chunks", "chunks_archive", "memory_blocks"):
+            for table in ("chunks", "chunks_archive", "memory_blocks", "short_term", "experiences"):
                 conn.execute(f"VACUUM (FULL) {table}")
             try:  # the rewritten files on disk, not only in shared buffers (needs pg_checkpoint or superuser)
                 conn.execute("CHECKPOINT")

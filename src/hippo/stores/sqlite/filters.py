@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from hippo.clock import to_iso
-from hippo.stores.base import ChunkFilter, MetaCondition
+from hippo.stores.base import ChunkFilter, ExperienceFilter, MetaCondition
 
 __all__ = ["filter_sql"]
 
@@ -32,6 +32,10 @@ def filter_sql(where: ChunkFilter) -> tuple[str, list[Any]]:
         clause, values = _metadata_sql(condition)
         clauses.append(f"({clause})")
         params.extend(values)
+    if where.experience is not None:
+        clause, values = _experience_sql(where.experience)
+        clauses.append(clause)
+        params.extend(values)
     if where.since is not None:
         clauses.append("COALESCE(c.observed_at, c.created_at) >= ?")
         params.append(to_iso(where.since))
@@ -39,6 +43,19 @@ def filter_sql(where: ChunkFilter) -> tuple[str, list[Any]]:
         clauses.append("COALESCE(c.observed_at, c.created_at) < ?")
         params.append(to_iso(where.until))
     return (" AND ".join(clauses) or "1"), params
+
+
+def _experience_sql(wanted: ExperienceFilter) -> tuple[str, list[Any]]:
+    """Experiences only: the ids are listed once (not per row) from their own table."""
+    tests: list[str] = ["1"]
+    params: list[Any] = []
+    if wanted.types:
+        tests.append(f"type IN ({','.join('?' * len(wanted.types))})")
+        params.extend(wanted.types)
+    if wanted.min_importance is not None:
+        tests.append("importance >= ?")
+        params.append(wanted.min_importance)
+    return f"c.id IN (SELECT id FROM experiences WHERE {' AND '.join(tests)})", params
 
 
 _COMPARE = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}

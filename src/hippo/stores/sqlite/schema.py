@@ -187,6 +187,60 @@ CREATE TRIGGER chunk_links_ad AFTER DELETE ON chunks BEGIN
 END;
 """
 
+# Seed 001's experiences. What long-term memory keeps of one beside its chunk (same id): gone with
+# the chunk, kept while the chunk is archived (archiving inserts into the archive before it deletes,
+# restoring the other way round). The context's user, room and task ids are indexed for
+# recall_related. The short-term buffer lives here only when it must be durable or shared.
+_EXPERIENCES = """
+CREATE TABLE experiences (
+    id              TEXT PRIMARY KEY,
+    agent_id        TEXT NOT NULL,
+    type            TEXT NOT NULL,
+    importance      REAL NOT NULL,
+    context         TEXT NOT NULL,
+    user_ref        TEXT,
+    room_ref        TEXT,
+    task_ref        TEXT,
+    observed_at     TEXT NOT NULL,
+    consolidated_at TEXT NOT NULL
+);
+CREATE INDEX idx_experiences_when ON experiences(agent_id, observed_at);
+CREATE INDEX idx_experiences_type ON experiences(agent_id, type, observed_at);
+CREATE INDEX idx_experiences_user ON experiences(agent_id, user_ref, observed_at) WHERE user_ref IS NOT NULL;
+CREATE INDEX idx_experiences_room ON experiences(agent_id, room_ref, observed_at) WHERE room_ref IS NOT NULL;
+CREATE INDEX idx_experiences_task ON experiences(agent_id, task_ref, observed_at) WHERE task_ref IS NOT NULL;
+CREATE TRIGGER experiences_chunk_ad AFTER DELETE ON chunks BEGIN
+    DELETE FROM experiences WHERE id = old.id AND NOT EXISTS (SELECT 1 FROM chunks_archive WHERE id = old.id);
+END;
+CREATE TRIGGER experiences_archive_ad AFTER DELETE ON chunks_archive BEGIN
+    DELETE FROM experiences WHERE id = old.id AND NOT EXISTS (SELECT 1 FROM chunks WHERE id = old.id);
+END;
+
+CREATE TABLE short_term (
+    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+    id          TEXT NOT NULL UNIQUE,
+    agent_id    TEXT NOT NULL,
+    type        TEXT NOT NULL,
+    content     TEXT NOT NULL,
+    importance  REAL NOT NULL,
+    context     TEXT NOT NULL,
+    tags        TEXT NOT NULL,
+    source      TEXT,
+    session_id  TEXT,
+    observed_at TEXT NOT NULL,
+    created_at  TEXT NOT NULL,
+    embedding   BLOB
+);
+CREATE INDEX idx_short_term_agent ON short_term(agent_id, seq);
+
+CREATE TABLE agent_stats (
+    agent_id TEXT NOT NULL,
+    name     TEXT NOT NULL,
+    value    REAL NOT NULL,
+    PRIMARY KEY (agent_id, name)
+) WITHOUT ROWID;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_chunks_blocks_embedding_model", _CHUNKS),
     ("0002_chunks_fts", _CHUNKS_FTS),
@@ -196,6 +250,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0006_curation", _CURATION),
     ("0007_archive", _ARCHIVE),
     ("0008_links", _LINKS),
+    ("0009_experiences", _EXPERIENCES),
 ]
 
 

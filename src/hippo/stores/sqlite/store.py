@@ -21,6 +21,7 @@ from hippo.stores.base import UNCHANGED, ChunkFilter, StoreCapabilities, Strengt
 from hippo.stores.neighbours import nearest_runs
 from hippo.stores.sqlite.conversation import has_messages_table, search_messages
 from hippo.stores.sqlite.curation import CurationMixin
+from hippo.stores.sqlite.experiences import ExperienceMixin
 from hippo.stores.sqlite.filters import filter_sql
 from hippo.stores.sqlite.schema import migrate
 from hippo.stores.sqlite.scrub import Scrubber
@@ -67,7 +68,7 @@ def _marks(n: int) -> str:
     return ",".join("?" * n)
 
 
-class SQLiteStore(SearchMixin, CurationMixin):
+class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin):
     """A :class:`hippo.stores.base.Store` over one SQLite file.
 
     One connection per store, guarded by a lock so a store can be shared by
@@ -390,8 +391,10 @@ class SQLiteStore(SearchMixin, CurationMixin):
                 "count(*) FILTER (WHERE kind = 'memory'), count(*) FILTER (WHERE embedding IS NULL) "
                 "FROM chunks WHERE agent_id = ?", (agent_id,)).fetchone()
             blocks = conn.execute("SELECT count(*) FROM memory_blocks WHERE agent_id = ?", (agent_id,)).fetchone()
+            lived = conn.execute("SELECT count(*) FROM experiences e JOIN chunks c ON c.id = e.id "
+                                 "WHERE e.agent_id = ?", (agent_id,)).fetchone()
         return {"facts": row[0], "superseded_facts": row[1], "memories": row[2], "pending_vectors": row[3],
-                "blocks": blocks[0]}
+                "blocks": blocks[0], "experiences": lived[0]}
 
     def delete_chunks(self, agent_id: str, ids: Sequence[str]) -> int:
         if not ids:
@@ -443,14 +446,15 @@ class SQLiteStore(SearchMixin, CurationMixin):
             rows = self._conn.execute("DELETE FROM chunks WHERE agent_id = ? RETURNING rowid, kind",
                                       (agent_id,)).fetchall()
             blocks = self._conn.execute("DELETE FROM memory_blocks WHERE agent_id = ?", (agent_id,)).rowcount
+            short_term = self._erase_experiences(agent_id)
             archived = self._conn.execute("SELECT id FROM chunks_archive WHERE agent_id = ?", (agent_id,)).fetchall()
             self._delete_archived(agent_id, [r[0] for r in archived])
             if rows:
                 self._text_removed(agent_id, [r[0] for r in rows])
-            elif blocks:
+            elif blocks or short_term:
                 self._after_commit.append(self._scrub.after_delete)
         return {"memories": sum(r[1] == "memory" for r in rows) + len(archived),
-                "facts": sum(r[1] == "fact" for r in rows), "blocks": blocks}
+                "facts": sum(r[1] == "fact" for r in rows), "blocks": blocks, "short_term": short_term}
 
     def scrub(self) -> None:
         """Try the checkpoint that removes deleted text from the WAL now (it also runs by itself)."""
