@@ -117,7 +117,7 @@ def open(  # noqa: A001 - hippo.open mirrors sqlite3.connect / io.open
     from hippo.clock import system_clock
     from hippo.config import load_settings
     from hippo.core.validation import check_agent_id
-    from hippo.stores.registry import open_store
+    from hippo.stores.registry import for_agent, open_store
 
     if "messages_table" in settings and settings["messages_table"] is None:
         settings["messages_table"] = "none"  # an explicit None turns conversation search off
@@ -128,7 +128,7 @@ def open(  # noqa: A001 - hippo.open mirrors sqlite3.connect / io.open
     check_agent_id(config.agent_id)  # before the store creates the file
     chosen = embedder if embedder is not None and not isinstance(embedder, str) else config.embedder
     chat = _llm(llm if llm is not None and not isinstance(llm, str) else config.llm, llm_options or {})
-    store = open_store(config.db, ann_threshold=config.ann_threshold)
+    store = open_store(for_agent(config.db, config.agent_id, make_folder=True), ann_threshold=config.ann_threshold)
     try:
         model = _embedder(_recorded_local(store, chosen), embedder_options or {})
         return Memory(store, agent_id=config.agent_id, embedder=model, settings=config, llm=chat,
@@ -166,31 +166,36 @@ def reembed(
         store.close()
 
 
-def database_exists(path: str | Path) -> bool:
-    """Whether the database a path or URL names is there already (a server database always is)."""
+def database_exists(path: str | Path, agent_id: str | None = None) -> bool:
+    """Whether the database a path or URL names is there already (a server database always is);
+    with a file per agent (``memories/{agent_id}.db``), that agent's."""
     from hippo.config import load_settings
-    from hippo.stores.registry import exists
+    from hippo.stores.registry import exists, for_agent
 
-    return exists(load_settings(db=str(path)).db)
+    config = load_settings(db=str(path), agent_id=agent_id)
+    return exists(for_agent(config.db, config.agent_id))
 
 
-def discard_database(path: str | Path) -> None:
+def discard_database(path: str | Path, agent_id: str | None = None) -> None:
     """Remove a database file this process created and nobody wrote to (``Memory.holds_nothing``);
     a server database is never removed. For tools that must not leave an empty file behind."""
     from hippo.config import load_settings
-    from hippo.stores.registry import discard
+    from hippo.stores.registry import discard, for_agent
 
-    discard(load_settings(db=str(path)).db)
+    config = load_settings(db=str(path), agent_id=agent_id)
+    discard(for_agent(config.db, config.agent_id))
 
 
-def open_keys(path: str | Path | None = None) -> "KeyRing":
+def open_keys(path: str | Path | None = None, agent_id: str | None = None) -> "KeyRing":
     """The API keys of a database (``hippo keys``), opened without an embedder or model check;
-    close it (or use ``with``) when done."""
+    close it (or use ``with``) when done. With a file per agent, the keys live in the file of the
+    server's own agent (``--agent``, ``HIPPO_AGENT_ID``)."""
     from hippo.config import load_settings
     from hippo.core.keys import KeyRing
-    from hippo.stores.registry import open_store
+    from hippo.stores.registry import for_agent, open_store
 
-    return KeyRing(open_store(load_settings(db=str(path) if path is not None else None).db), owns_store=True)
+    config = load_settings(db=str(path) if path is not None else None, agent_id=agent_id)
+    return KeyRing(open_store(for_agent(config.db, config.agent_id, make_folder=True)), owns_store=True)
 
 
 def create_messages_table(target: Any, name: str = "messages") -> None:

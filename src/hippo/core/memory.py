@@ -29,6 +29,7 @@ from hippo.core.writer import MemoryInput
 from hippo.errors import ConfigError, InvalidInput, NotFound
 from hippo.providers.base import LLM, Embedder
 from hippo.stores.base import UNCHANGED, ChunkFilter, SearchQuery, Store
+from hippo.stores.registry import for_agent, open_store, per_agent
 from hippo.types import (
     ArchivedHit,
     Block,
@@ -102,11 +103,22 @@ class Memory:
         """The same database, embedder and LLM, scoped to another agent.
 
         The new memory shares this one's store; closing it leaves the store open
-        (close the memory it came from to close the database).
+        (close the memory it came from to close the database). With a database per agent
+        (``memories/{agent_id}.db``) it opens the other agent's file, and closing it closes that.
         """
-        other = type(self)(self.store, agent_id=agent_id, embedder=self.embedding.embedder,
-                       settings=replace(self.settings, agent_id=agent_id), llm=self.llm, clock=self._clock)
-        other._owns_store = False
+        agent_id = v.check_agent_id(agent_id)
+        own = per_agent(self.settings.db) and agent_id != self.agent_id
+        store = open_store(for_agent(self.settings.db, agent_id, make_folder=True),
+                           ann_threshold=self.settings.ann_threshold) \
+            if own else self.store
+        try:
+            other = type(self)(store, agent_id=agent_id, embedder=self.embedding.embedder,
+                               settings=replace(self.settings, agent_id=agent_id), llm=self.llm, clock=self._clock)
+        except BaseException:
+            if own:
+                store.close()
+            raise
+        other._owns_store = own
         return other
 
     def __enter__(self) -> Self:

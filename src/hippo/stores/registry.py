@@ -8,6 +8,9 @@ A database is named by a path or a URL, wherever one is taken (``hippo.open``, `
 - ``postgresql://user:pass@host:5432/dbname`` (or ``postgres://``): PostgreSQL with pgvector
   (:mod:`hippo.stores.postgres`, the ``postgres`` extra).
 
+A SQLite path may hold ``{agent_id}`` (``memories/{agent_id}.db``): each agent then has a file of
+its own (seed 001's database per persona), made with its folder when first opened.
+
 Nothing outside ``stores/`` names a backend class or treats a database name as a file path.
 """
 
@@ -24,7 +27,10 @@ from hippo.errors import ConfigError
 if TYPE_CHECKING:
     from hippo.stores.base import Store
 
-__all__ = ["Target", "create_messages_table", "discard", "exists", "open_store", "parse", "shown"]
+__all__ = ["AGENT_FIELD", "Target", "create_messages_table", "discard", "exists", "for_agent", "open_store", "parse",
+           "per_agent", "shown"]
+
+AGENT_FIELD = "{agent_id}"
 
 _POSTGRES = ("postgresql", "postgres")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
@@ -55,9 +61,34 @@ def parse(db: str | os.PathLike[str]) -> Target:
     raise ConfigError(f"no store for {scheme}:// databases; use a file path, sqlite:///path or postgresql://...")
 
 
+def per_agent(db: str | os.PathLike[str]) -> bool:
+    """Whether a database name is a template with a file per agent."""
+    return AGENT_FIELD in os.fspath(db)
+
+
+def for_agent(db: str | os.PathLike[str], agent_id: str, *, make_folder: bool = False) -> str:
+    """The database of one agent: a template's ``{agent_id}`` filled in (agent ids are checked
+    words without a slash, so the file stays in the template's folder); other names as they are.
+    ``make_folder``: create the file's folder (before opening it)."""
+    text = os.fspath(db)
+    if not per_agent(text):
+        return text
+    if parse(text).backend != "sqlite":
+        raise ConfigError("{agent_id} in a database name makes a SQLite file per agent; a server database "
+                          "holds every agent already")
+    filled = text.replace(AGENT_FIELD, agent_id)
+    folder = os.path.dirname(parse(filled).location)
+    if folder and make_folder:
+        os.makedirs(folder, exist_ok=True)
+    return filled
+
+
 def open_store(db: str | os.PathLike[str], **options: Any) -> "Store":
     """Open (creating if needed) the store a database name means. ``options`` are the store
     settings (``ann_threshold``); each backend takes what applies to it."""
+    if per_agent(db):
+        raise ConfigError(f"{shown(db)} names one database per agent: open it for an agent (hippo.open(..., "
+                          "agent_id=...))")
     target = parse(db)
     if target.backend == "postgresql":
         from hippo.stores.postgres import PostgresStore

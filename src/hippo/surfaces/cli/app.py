@@ -94,14 +94,14 @@ def opened(ctx: typer.Context, *, create: bool = False) -> Iterator["Memory"]:
 
     options: Options = ctx.find_root().obj or Options()
     path = options.path()
-    existed = hippo.database_exists(path)
+    existed = hippo.database_exists(path, options.agent)
     if not create and not existed:
         raise NotFound(f"no database at {path} (check --db, or store something first)")
     try:
         mem = hippo.open(path, agent_id=options.agent, embedder=options.embedder, llm=options.llm)
     except BaseException:
         if not existed:  # a command that could not even open leaves no new database behind
-            hippo.discard_database(path)
+            hippo.discard_database(path, options.agent)
         raise
     try:
         yield mem
@@ -110,7 +110,7 @@ def opened(ctx: typer.Context, *, create: bool = False) -> Iterator["Memory"]:
         # database is still empty: Ctrl-C on a fresh `hippo serve` must not take what it stored with it.
         if not existed and _is_empty(mem):
             mem.close()
-            hippo.discard_database(path)
+            hippo.discard_database(path, options.agent)
         raise
     finally:
         mem.close()

@@ -150,10 +150,11 @@ def _keys(ctx: typer.Context, *, create: bool = False) -> Iterator["KeyRing"]:
     """The database's keys alone: key management needs no embedder (and must not trip on a model mismatch)."""
     import hippo
 
-    db = (ctx.find_root().obj or Options()).path()
-    if not create and not hippo.database_exists(db):
+    options = ctx.find_root().obj or Options()
+    db = options.path()
+    if not create and not hippo.database_exists(db, options.agent):
         raise NotFound(f"no database at {db} (check --db)")
-    with hippo.open_keys(db) as keys:
+    with hippo.open_keys(db, options.agent) as keys:
         yield keys
 
 
