@@ -6,14 +6,16 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any, Iterable, Iterator, Literal, Mapping, Self, Sequence
 
-from hippo import limits
 from hippo.clock import Clock, system_clock
 from hippo.config import Settings
-from hippo.core import archive, edits, experiences, feedback, importers, items, links, pairs, transfer, writer
+from hippo.core import archive, edits, items, links, pairs, transfer, writer
 from hippo.core import validation as v
+from hippo.core.block_facet import BlockFacet
 from hippo.core.blocks import BlockEditor
+from hippo.core.curation_facet import CurationFacet
 from hippo.core.embedding import EmbeddingService
 from hippo.core.episodic import Episodic
+from hippo.core.experience_facet import ExperienceFacet
 from hippo.core.filters import passes, recall_filter
 from hippo.core.fusion import Fusion
 from hippo.core.keys import KeyRing
@@ -28,25 +30,17 @@ from hippo.core.transfer import ExportRecord
 from hippo.core.writer import MemoryInput
 from hippo.errors import ConfigError, InvalidInput, NotFound
 from hippo.providers.base import LLM, Embedder
-from hippo.stores.base import UNCHANGED, ChunkFilter, SearchQuery, Store
+from hippo.stores.base import ChunkFilter, SearchQuery, Store
 from hippo.stores.registry import for_agent, open_store, per_agent
 from hippo.types import (
-    ArchivedHit,
-    Block,
-    BlockResult,
     Chunk,
-    Consolidation,
     ConversationHit,
     Erased,
-    Experience,
     FactHistory,
     ForgetResult,
     Forgotten,
     Hit,
-    ImportReport,
     ImportResult,
-    Link,
-    MaintainResult,
     Page,
     Recall,
     ReembedResult,
@@ -59,7 +53,7 @@ __all__ = ["Memory", "MemoryInput"]
 
 
 
-class Memory:
+class Memory(BlockFacet, CurationFacet, ExperienceFacet):
     """The long-term memory of one agent. Build it with :func:`hippo.open`."""
 
     def __init__(
@@ -260,73 +254,6 @@ class Memory:
                                       min_relevance=self.settings.min_relevance)
         return sorted([*hits, *extra], key=lambda h: (-h.score, h.id))[:limit]
 
-    def related(self, chunk_id: str) -> list[Link]:
-        """A memory's links: memories recalled with it (strongest first) and its supersession history."""
-        return links.related(self.store, self.agent_id, chunk_id)
-
-    def import_from(self, path: str, format: str, *, dry_run: bool = False,
-                    progress: Progress | None = None) -> ImportReport:
-        """Import another memory system's file (markdown, mcp-memory, mem0, letta); see
-        :mod:`hippo.core.importers`. Idempotent; ``dry_run`` writes nothing."""
-        return importers.import_from(self, path, format, dry_run=dry_run, progress=progress)
-
-    # -- archive (seed 003) -----------------------------------------------------
-
-    def maintain(self, *, progress: Progress | None = None) -> MaintainResult:
-        """With ``max_db_bytes`` set and the database over it, archive the bottom ``prune_percent``
-        of memories (feedback x recency) until it is under; nothing is deleted. Database-wide."""
-        return archive.maintain(self.store, self.now(), self.settings.max_db_bytes, self.settings.prune_percent,
-                                progress)
-
-    def search_archive(self, query: str, limit: int = 10) -> list[ArchivedHit]:
-        """This agent's archived memories that match the query's words, best first."""
-        query = v.check_text(query, "query", max_chars=self.settings.max_query_chars)
-        return archive.search(self.store, self.agent_id, query, v.check_limit(limit))
-
-    def restore_memory(self, chunk_id: str) -> Chunk:
-        """Bring an archived memory back into recall (embedded again); same id."""
-        return archive.restore(self.store, self.embedding, self.agent_id, chunk_id, self.now())
-
-    # -- experiences (seed 001) ---------------------------------------------------
-
-    def record_experience(self, type: str, content: str, *, context: Mapping[str, Any] | None = None,
-                          importance: float | None = None, tags: Sequence[str] = (), source: str | None = None,
-                          session_id: str | None = None, observed_at: datetime | str | None = None) -> Experience:
-        """Record something the agent lived through: ``type`` is one of chat, observation, task,
-        decision, tool-use, error, insight; ``importance`` (0-1) defaults to seed 001's
-        ``calculateImportance`` over the type and the ``context`` flags (``mentionedMe``, ...).
-
-        It enters the short-term buffer, searchable at once; an important one (0.7 or more), or a
-        buffer over 80% full, consolidates the buffer into long-term memory (see
-        :mod:`hippo.core.consolidation`). The result says where it is (``tier``) and whether a
-        crash could still lose it (``durable``)."""
-        return self._episodic.record(type, content, context=context, importance=importance, tags=tags,
-                                     source=source, session_id=session_id, observed_at=observed_at)
-
-    def short_term(self) -> list[Experience]:
-        """The short-term buffer, newest first (browsing: nothing counts as retrieved)."""
-        return self._episodic.short_term()
-
-    def recall(self, *, types: str | Sequence[str] | None = None, tags: str | Sequence[str] | None = None,
-               min_importance: float | None = None, since: datetime | str | None = None, limit: int = 10,
-               query: str | None = None) -> list[Experience]:
-        """Experiences from short-term and long-term memory together, deduplicated: by relevance
-        to ``query`` when one is given, else the latest first; filtered by type, tags, importance
-        and time. Long-term results count as retrieved (seed 000's event)."""
-        return self._episodic.recall(query=query, types=types, tags=tags, min_importance=min_importance,
-                                     since=since, limit=v.check_limit(limit))
-
-    def recall_related(self, *, user_id: str | int | None = None, room_id: str | int | None = None,
-                       task_id: str | int | None = None, limit: int = 100) -> list[Experience]:
-        """Experiences whose context names this user (``userId``/``senderId``), room or task (all
-        of those given), latest first, from both tiers; found through an index."""
-        return self._episodic.related(experiences.refs_asked(user_id, room_id, task_id), v.check_limit(limit))
-
-    def consolidate(self) -> Consolidation:
-        """Move the short-term buffer's important experiences to long-term memory now, then prune
-        it (seed 001); see :mod:`hippo.core.consolidation`."""
-        return self._episodic.consolidated()
-
     # -- forget ---------------------------------------------------------------
 
     def forget_memory(
@@ -408,18 +335,6 @@ class Memory:
         embedded and indexed again, and the old text leaves every file (as after a forget)."""
         edits.update_memory(self.store, self.embedding, self.agent_id, self.get_memory(chunk_id), self.now(),
                             content=content, metadata=metadata, max_chars=self.settings.max_content_chars)
-        return self.get_memory(chunk_id)
-
-    def reinforce_memory(self, chunk_id: str) -> Chunk:
-        """The agent found this memory useful (seed 003): its feedback rises by ``reinforce_weight``
-        and its recency clock restarts. See :mod:`hippo.core.feedback` for what that does to recall."""
-        feedback.give(self.store, self.agent_id, chunk_id, self.settings.reinforce_weight, self.now(), reinforce=True)
-        return self.get_memory(chunk_id)
-
-    def demote_memory(self, chunk_id: str) -> Chunk:
-        """The agent found this memory stale, wrong or irrelevant (seed 003): its feedback falls by
-        ``demote_weight``. Nothing is deleted."""
-        feedback.give(self.store, self.agent_id, chunk_id, -self.settings.demote_weight, self.now(), reinforce=False)
         return self.get_memory(chunk_id)
 
     def delete_all(self) -> Erased:
@@ -512,49 +427,6 @@ class Memory:
         if not isinstance(prefix, str):
             raise InvalidInput(f"prefix must be a string, got {type(prefix).__name__}")
         return self.store.agent_ids(prefix)
-
-    # -- blocks ---------------------------------------------------------------
-
-    def recall_memory_block(self, key: str) -> str | None:
-        """The block's text, or ``None`` when the block does not exist."""
-        block = self._blocks.get(v.check_block_key(key))
-        return block.value if block else None
-
-    def memory_block(self, key: str) -> Block | None:
-        return self._blocks.get(v.check_block_key(key))
-
-    def memory_blocks(self) -> list[Block]:
-        return self.store.list_blocks(self.agent_id)
-
-    def replace_memory_block(self, key: str, old: str, new: str) -> BlockResult:
-        """Replace every occurrence of ``old``; a missing block or text is a structured error."""
-        key = v.check_block_key(key)
-        old = v.check_text(old, "old", max_chars=self.settings.max_content_chars)
-        new = v.check_text(new, "new", max_chars=self.settings.max_content_chars, allow_empty=True)
-        return self._blocks.replace(key, old, new, self.now())
-
-    def append_memory_block(self, key: str, text: str) -> BlockResult:
-        """Append a line to the block, creating it when missing."""
-        key = v.check_block_key(key)
-        text = v.check_text(text, "text", max_chars=self.settings.max_content_chars)
-        return self._blocks.append(key, text, self.now())
-
-    def set_memory_block(self, key: str, value: str, *, char_limit: int | None = UNCHANGED) -> BlockResult:
-        """Write the whole block. ``char_limit`` caps this block's every later write;
-        ``None`` removes its own cap (the ``block_char_limit`` setting then applies)."""
-        key = v.check_block_key(key)
-        value = v.check_text(value, "value", max_chars=self.settings.max_content_chars, allow_empty=True)
-        if char_limit is not UNCHANGED and char_limit is not None:
-            char_limit = v.check_char_limit(char_limit)
-        return self._blocks.set(key, value, self.now(), char_limit=char_limit)
-
-    def context(self, max_tokens: int = 2000) -> str:
-        """The memory blocks as a system-prompt section within ``max_tokens`` (estimated), in a
-        stable order: paste it into the system prompt on every turn."""
-        low, high = limits.CONTEXT_TOKENS
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or not low <= max_tokens <= high:
-            raise InvalidInput(f"max_tokens must be a whole number from {low} to {high}, got {v.shown(max_tokens)}")
-        return self._blocks.context(max_tokens)
 
     # -- conversation ---------------------------------------------------------
 
