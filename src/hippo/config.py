@@ -79,6 +79,17 @@ class Settings:
     # Seed 001's LTM_MAX_MEMORIES and LTM_MIN_IMPORTANCE, off by default: kept by archiving.
     ltm_max_memories: int | None = None
     ltm_min_importance: float | None = None
+    # Seed 002's capture: windows of about capture_window_tokens with capture_overlap_tokens of
+    # overlap; capture_roles are the speakers kept (system prompts and tool outputs are left out);
+    # ``hippo serve`` processes what was observed every capture_every seconds when set.
+    capture_window_tokens: int = 500
+    capture_overlap_tokens: int = 100
+    capture_roles: str = "user,assistant"
+    capture_every: float | None = None
+    # Seed 002's surfacing: the last surface_messages messages make the query; a hit is shown when
+    # its relevance reaches surface_threshold (measured: see NOTES, "Surfacing").
+    surface_messages: int = 3
+    surface_threshold: float = 0.45
 
 
 _NONE_WORDS = {"", "none", "null", "off"}
@@ -101,9 +112,9 @@ def _coerce(name: str, raw: Any, default: Any) -> Any:
 
 
 _NULLABLE = {"messages_table", "block_char_limit", "llm", "ann_threshold", "max_db_bytes", "prune_schedule",
-             "consolidate_every", "ltm_max_memories", "ltm_min_importance"}
+             "consolidate_every", "ltm_max_memories", "ltm_min_importance", "capture_every"}
 _INTS = {"block_char_limit", "ann_threshold", "max_db_bytes", "ltm_max_memories"}
-_FLOATS = {"consolidate_every", "ltm_min_importance"}
+_FLOATS = {"consolidate_every", "ltm_min_importance", "capture_every"}
 
 
 def load_settings(config_file: str | Path | None = None, **overrides: Any) -> Settings:
@@ -143,10 +154,12 @@ _COUNTS = {"ann_threshold": (0, 2**40, True), "block_char_limit": (1, limits.BLO
            "max_content_chars": (1, 10_000_000, False), "max_query_chars": (1, 1_000_000, False),
            "reinforce_weight": (0, 100, False), "demote_weight": (0, 100, False),
            "max_db_bytes": (1, 2**62, True), "short_term_size": (*limits.SHORT_TERM_SIZE, False),
-           "ltm_max_memories": (1, 2**40, True)}
+           "ltm_max_memories": (1, 2**40, True), "capture_window_tokens": (50, 100_000, False),
+           "capture_overlap_tokens": (0, 10_000, False), "surface_messages": (1, 100, False)}
 # Settings that are numbers: (smallest allowed, largest allowed, whether None is allowed).
 _NUMBERS = {"short_term_max_age": (0.0, 10.0**9, False), "consolidation_threshold": (0.0, 1.0, False),
-            "consolidate_every": (0.1, 10.0**7, True), "ltm_min_importance": (0.0, 1.0, True)}
+            "consolidate_every": (0.1, 10.0**7, True), "ltm_min_importance": (0.0, 1.0, True),
+            "capture_every": (0.1, 10.0**7, True), "surface_threshold": (0.0, 1.0, False)}
 
 
 def _checked(settings: Settings) -> Settings:
@@ -165,6 +178,12 @@ def _checked(settings: Settings) -> Settings:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not lowest <= value <= highest:
             raise ConfigError(f"setting {name} must be a number from {lowest:g} to {highest:g}"
                               + (" or none" if nullable else "") + f", got {shown(value)}")
+    roles = set(str(settings.capture_roles).replace(" ", "").split(","))
+    if not roles or not roles <= {"user", "assistant", "system", "tool"}:
+        raise ConfigError(f"setting capture_roles must list some of user, assistant, system, tool, "
+                          f"got {shown(settings.capture_roles)}")
+    if settings.capture_overlap_tokens >= settings.capture_window_tokens:
+        raise ConfigError("setting capture_overlap_tokens must be smaller than capture_window_tokens")
     if not isinstance(settings.short_term_durable, bool):
         raise ConfigError(f"setting short_term_durable must be true or false, got {shown(settings.short_term_durable)}")
     if isinstance(settings.prune_percent, bool) or not isinstance(settings.prune_percent, (int, float)) \

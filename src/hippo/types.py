@@ -13,6 +13,7 @@ __all__ = [
     "BlockResult",
     "Chunk",
     "ConversationHit",
+    "Captured",
     "Consolidation",
     "Erased",
     "Experience",
@@ -25,6 +26,7 @@ __all__ = [
     "ImportResult",
     "LLMCall",
     "Link",
+    "Observation",
     "MaintainResult",
     "Page",
     "Recall",
@@ -33,6 +35,7 @@ __all__ = [
     "ReembedResult",
     "Stats",
     "StoreResult",
+    "Surfaced",
 ]
 
 Kind = Literal["fact", "memory"]
@@ -79,6 +82,12 @@ class Chunk(_Dictable):
     reinforced_at: datetime | None = None  # the last reinforcement; recency counts from it
     source: str | None = None  # provenance (seed 003): agent, extraction, conversation, migration, ...
     session_id: str | None = None
+
+    @property
+    def source_ids(self) -> list[str]:
+        """The ids of the conversation messages this memory was captured from (seed 002), oldest
+        first; empty for a memory that was not captured. Kept in ``metadata["_source_ids"]``."""
+        return list(self.metadata.get("_source_ids") or ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +178,9 @@ class ForgetResult(_Dictable):
     preview: bool = False
     scrubbed: bool = True
     note: str | None = None
+    # Observed conversation messages not yet (or no longer) needed by capture whose text held
+    # every word of the description: their text is removed too (seed 002's inbox).
+    messages: int = 0
 
     @property
     def count(self) -> int:
@@ -462,3 +474,44 @@ class Consolidation(_Dictable):
     pruned: int
     remaining: int
     ids: list[str] = field(default_factory=list)  # the long-term ids, in the order written
+
+
+@dataclass(frozen=True, slots=True)
+class Observation(_Dictable):
+    """What ``observe`` acknowledged (seed 002): ``accepted`` messages are durable and wait for
+    processing; ``duplicates`` (a message id the session already had) and ``skipped`` ones (system
+    prompts, tool outputs, empty messages) were not kept."""
+
+    session_id: str
+    accepted: int
+    duplicates: int
+    skipped: int
+    message_ids: list[str] = field(default_factory=list)  # the accepted ones, in order
+
+
+@dataclass(frozen=True, slots=True)
+class Captured(_Dictable):
+    """What ``process_pending`` did: messages processed, windows looked at and let through by the
+    gate, memories written (``merged``: strengthened one already held instead), facts settled
+    through ``remember_facts`` recognition, and the LLM calls made."""
+
+    sessions: int
+    messages: int
+    windows: int
+    gated_in: int
+    memories: int
+    merged: int
+    facts: int
+    ids: list[str] = field(default_factory=list)
+    llm_calls: list[LLMCall] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Surfaced(_Dictable):
+    """What ``surface`` found worth showing now (seed 002): ``text``, a compact context block with
+    ids within the token budget (empty when nothing is relevant), its ``tokens``, and the ``hits``
+    it holds, best first. None of them was shown to this session before."""
+
+    text: str
+    tokens: int
+    hits: list[Hit]

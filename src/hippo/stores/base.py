@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = ["UNCHANGED", "ArchiveStore", "BlockStore", "Candidates", "ChunkFilter", "ChunkStore", "ConversationStore",
-           "Database", "ExperienceFilter", "ExperienceRecord", "ExperienceStore",
+           "CaptureStore", "Database", "ExperienceFilter", "ExperienceRecord", "ExperienceStore", "Observed",
            "KeyStore", "MetaCondition", "MetaOp", "PruneCandidate", "SearchQuery", "Standing", "Store",
            "StoreCapabilities", "StrengthUpdate", "validate_table_name"]
 
@@ -165,6 +165,19 @@ class ExperienceRecord:
     task_ref: str | None
     observed_at: datetime
     consolidated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Observed:
+    """A message ``observe`` acknowledged (seed 002's conversation tap): its place in the agent's
+    inbox (``seq``, increasing), the caller's id (or one made up), speaker and time."""
+
+    seq: int
+    message_id: str
+    role: str
+    name: str | None
+    content: str
+    observed_at: datetime | None
 
 
 _TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
@@ -475,7 +488,52 @@ class ExperienceStore(Database, Protocol):
     def read_stats(self, agent_id: str) -> dict[str, float]: ...
 
 
+class CaptureStore(Database, Protocol):
+    """Seed 002's capture: the inbox of observed messages per session, how far each session is
+    processed (a cursor moved by compare-and-set inside the transaction that writes what was
+    captured: nothing processed twice), and what surfacing showed each session."""
+
+    def observe_messages(self, agent_id: str, session_id: str, rows: Sequence[Observed]) -> list[tuple[int, str]]:
+        """Append messages (their ``seq`` is assigned here) in one transaction; a message id the
+        session already has is skipped. ``(seq, message_id)`` of those kept, in order."""
+        ...
+
+    def pending_sessions(self, agent_id: str | None) -> list[tuple[str, str]]:
+        """``(agent_id, session_id)`` of sessions with messages past their cursor (all agents if None)."""
+        ...
+
+    def capture_cursor(self, agent_id: str, session_id: str) -> int:
+        """The last processed seq of the session (0: none)."""
+        ...
+
+    def observed(self, agent_id: str, session_id: str, *, after: int, limit: int) -> list[Observed]:
+        """The session's messages past ``after``, oldest first."""
+        ...
+
+    def observed_tail(self, agent_id: str, session_id: str, *, upto: int, limit: int) -> list[Observed]:
+        """The session's last ``limit`` messages up to ``upto`` that still have their text, oldest first."""
+        ...
+
+    def advance_cursor(self, agent_id: str, session_id: str, expected: int, new: int, keep_from: int) -> bool:
+        """Move the cursor from ``expected`` to ``new`` (False, changing nothing, when it is not at
+        ``expected``: another process got there first); the text of processed messages before
+        ``keep_from`` leaves the files (their ids stay, so a message sent again is not processed twice)."""
+        ...
+
+    def observed_matching(self, agent_id: str, terms: Sequence[str], limit: int) -> list[Observed]:
+        """Messages of any session that still have their text and hold every one of ``terms``."""
+        ...
+
+    def clear_observed(self, agent_id: str, seqs: Sequence[int]) -> int:
+        """Remove these messages' text (a forget); their ids stay."""
+        ...
+
+    def surfaced_ids(self, agent_id: str, session_id: str) -> set[str]: ...
+
+    def mark_surfaced(self, agent_id: str, session_id: str, ids: Sequence[str], now: datetime) -> None: ...
+
+
 class Store(ChunkStore, BlockStore, KeyStore, ConversationStore, ArchiveStore, LinkStore, ExperienceStore,
-            Protocol):
+            CaptureStore, Protocol):
     """What the core needs from a database: every part, from one backend (``stores/registry.py``)."""
 

@@ -14,7 +14,8 @@ from typing import Any, Callable, ContextManager, Sequence
 import numpy as np
 
 from hippo.stores.base import ChunkFilter, ExperienceRecord
-from hippo.stores.experience_rows import (
+from hippo.stores.postgres.filters import filter_sql
+from hippo.stores.rows import (
     RECORD_COLUMNS,
     SHORT_TERM_COLUMNS,
     entry_of,
@@ -22,7 +23,6 @@ from hippo.stores.experience_rows import (
     record_of,
     record_values,
 )
-from hippo.stores.postgres.filters import filter_sql
 from hippo.types import Experience
 
 __all__ = ["ExperienceMixin"]

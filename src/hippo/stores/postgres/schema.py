@@ -204,12 +204,47 @@ CREATE TABLE agent_stats (
 );
 """
 
+# Seed 002's capture, as in SQLite (stores/sqlite/schema.py).
+_CAPTURE = """
+CREATE TABLE observed_messages (
+    seq         bigserial PRIMARY KEY,
+    agent_id    text NOT NULL,
+    session_id  text NOT NULL,
+    message_id  text NOT NULL,
+    role        text NOT NULL,
+    name        text,
+    content     text NOT NULL,
+    observed_at timestamptz,
+    created_at  timestamptz NOT NULL,
+    UNIQUE (agent_id, session_id, message_id)
+);
+CREATE INDEX observed_session ON observed_messages (agent_id, session_id, seq);
+
+CREATE TABLE capture_cursors (
+    agent_id      text NOT NULL,
+    session_id    text NOT NULL,
+    processed_seq bigint NOT NULL,
+    updated_at    timestamptz NOT NULL,
+    PRIMARY KEY (agent_id, session_id)
+);
+
+CREATE TABLE surfaced (
+    agent_id    text NOT NULL,
+    session_id  text NOT NULL,
+    chunk_id    text NOT NULL REFERENCES chunks (id) ON DELETE CASCADE,
+    surfaced_at timestamptz NOT NULL,
+    PRIMARY KEY (agent_id, session_id, chunk_id)
+);
+CREATE INDEX surfaced_chunk ON surfaced (chunk_id);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_chunks_blocks_model_keys", _BASE),
     ("0002_curation", _CURATION),
     ("0003_archive", _ARCHIVE),
     ("0004_links", _LINKS),
     ("0005_experiences", _EXPERIENCES),
+    ("0006_capture", _CAPTURE),
 ]
 
 

@@ -23,6 +23,7 @@ import numpy as np
 
 from hippo.errors import EmbedderMismatch
 from hippo.stores.base import UNCHANGED, StoreCapabilities, StrengthUpdate
+from hippo.stores.postgres.capture import CaptureMixin
 from hippo.stores.postgres.connection import Connections, storage_errors
 from hippo.stores.postgres.conversation import has_messages_table, search_messages
 from hippo.stores.postgres.curation import CurationMixin
@@ -38,7 +39,7 @@ _NOT_SCRUBBED = ("deleted: no query returns it; PostgreSQL keeps the bytes in it
 _KEY_COLUMNS = "id, secret_hash, agents, admin, label, created_at"
 
 
-class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin):
+class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin):
     """A :class:`hippo.stores.base.Store` over a PostgreSQL database with the pgvector extension."""
 
     capabilities = StoreCapabilities(supports_ann=True, secure_delete=False, conversation=True, shared=True)
@@ -262,7 +263,8 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin):
             blocks = conn.execute("DELETE FROM memory_blocks WHERE agent_id = %s", (agent_id,)).rowcount
             archived = conn.execute("DELETE FROM chunks_archive WHERE agent_id = %s", (agent_id,)).rowcount
             short_term = self._erase_experiences(conn, agent_id)
-        self._deleted(agent_id, len(kinds) + blocks + archived + short_term)
+            inbox = self._erase_capture(conn, agent_id)
+        self._deleted(agent_id, len(kinds) + blocks + archived + short_term + inbox)
         return {"memories": kinds.count("memory") + archived, "facts": kinds.count("fact"), "blocks": blocks,
                 "short_term": short_term}
 
@@ -282,7 +284,8 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin):
         import psycopg
 
         with self._read() as conn:
-            for table in ("chunks", "chunks_archive", "memory_blocks", "short_term", "experiences"):
+            for table in ("chunks", "chunks_archive", "memory_blocks", "short_term", "experiences",
+                          "observed_messages"):
                 conn.execute(f"VACUUM (FULL) {table}")
             try:  # the rewritten files on disk, not only in shared buffers (needs pg_checkpoint or superuser)
                 conn.execute("CHECKPOINT")

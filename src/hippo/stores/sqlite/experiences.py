@@ -17,7 +17,7 @@ import numpy as np
 
 from hippo.index.exact import decode_vector, encode_vector
 from hippo.stores.base import ChunkFilter, ExperienceRecord
-from hippo.stores.experience_rows import (
+from hippo.stores.rows import (
     RECORD_COLUMNS,
     SHORT_TERM_COLUMNS,
     entry_of,

@@ -241,6 +241,45 @@ CREATE TABLE agent_stats (
 ) WITHOUT ROWID;
 """
 
+# Seed 002's capture: the inbox of observed messages (a processed message keeps its id, so a
+# message sent again is not processed twice, and loses its text once no window needs it), each
+# session's cursor, and what surfacing showed each session (gone with the memory).
+_CAPTURE = """
+CREATE TABLE observed_messages (
+    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+    agent_id    TEXT NOT NULL,
+    session_id  TEXT NOT NULL,
+    message_id  TEXT NOT NULL,
+    role        TEXT NOT NULL,
+    name        TEXT,
+    content     TEXT NOT NULL,
+    observed_at TEXT,
+    created_at  TEXT NOT NULL,
+    UNIQUE (agent_id, session_id, message_id)
+);
+CREATE INDEX idx_observed_session ON observed_messages(agent_id, session_id, seq);
+
+CREATE TABLE capture_cursors (
+    agent_id      TEXT NOT NULL,
+    session_id    TEXT NOT NULL,
+    processed_seq INTEGER NOT NULL,
+    updated_at    TEXT NOT NULL,
+    PRIMARY KEY (agent_id, session_id)
+) WITHOUT ROWID;
+
+CREATE TABLE surfaced (
+    agent_id    TEXT NOT NULL,
+    session_id  TEXT NOT NULL,
+    chunk_id    TEXT NOT NULL,
+    surfaced_at TEXT NOT NULL,
+    PRIMARY KEY (agent_id, session_id, chunk_id)
+) WITHOUT ROWID;
+CREATE INDEX idx_surfaced_chunk ON surfaced(chunk_id);
+CREATE TRIGGER surfaced_chunk_ad AFTER DELETE ON chunks BEGIN
+    DELETE FROM surfaced WHERE chunk_id = old.id;
+END;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_chunks_blocks_embedding_model", _CHUNKS),
     ("0002_chunks_fts", _CHUNKS_FTS),
@@ -251,6 +290,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0007_archive", _ARCHIVE),
     ("0008_links", _LINKS),
     ("0009_experiences", _EXPERIENCES),
+    ("0010_capture", _CAPTURE),
 ]
 
 

@@ -19,6 +19,7 @@ from hippo.errors import EmbedderMismatch, StorageError
 from hippo.index.exact import encode_vector
 from hippo.stores.base import UNCHANGED, ChunkFilter, StoreCapabilities, StrengthUpdate
 from hippo.stores.neighbours import nearest_runs
+from hippo.stores.sqlite.capture import CaptureMixin
 from hippo.stores.sqlite.conversation import has_messages_table, search_messages
 from hippo.stores.sqlite.curation import CurationMixin
 from hippo.stores.sqlite.experiences import ExperienceMixin
@@ -68,7 +69,7 @@ def _marks(n: int) -> str:
     return ",".join("?" * n)
 
 
-class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin):
+class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin):
     """A :class:`hippo.stores.base.Store` over one SQLite file.
 
     One connection per store, guarded by a lock so a store can be shared by
@@ -447,11 +448,12 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin):
                                       (agent_id,)).fetchall()
             blocks = self._conn.execute("DELETE FROM memory_blocks WHERE agent_id = ?", (agent_id,)).rowcount
             short_term = self._erase_experiences(agent_id)
+            inbox = self._erase_capture(agent_id)
             archived = self._conn.execute("SELECT id FROM chunks_archive WHERE agent_id = ?", (agent_id,)).fetchall()
             self._delete_archived(agent_id, [r[0] for r in archived])
             if rows:
                 self._text_removed(agent_id, [r[0] for r in rows])
-            elif blocks or short_term:
+            elif blocks or short_term or inbox:
                 self._after_commit.append(self._scrub.after_delete)
         return {"memories": sum(r[1] == "memory" for r in rows) + len(archived),
                 "facts": sum(r[1] == "fact" for r in rows), "blocks": blocks, "short_term": short_term}

@@ -1,4 +1,5 @@
-"""What both stores do with experience rows: the columns they read and write, in one order.
+"""What both stores do with the rows of seed 001's experiences and seed 002's inbox: the columns
+they read and write, in one order.
 
 A short-term entry is stored as (id, agent, type, content, importance, context, tags, source,
 session, observed, created); a long-term record as (id, agent, type, importance, context, user,
@@ -13,13 +14,15 @@ from datetime import datetime
 from typing import Any
 
 from hippo.clock import from_iso, to_utc
-from hippo.stores.base import ExperienceRecord
+from hippo.stores.base import ExperienceRecord, Observed
 from hippo.types import Experience
 
-__all__ = ["RECORD_COLUMNS", "SHORT_TERM_COLUMNS", "entry_of", "entry_values", "record_of", "record_values", "when"]
+__all__ = ["OBSERVED_COLUMNS", "RECORD_COLUMNS", "SHORT_TERM_COLUMNS", "entry_of", "entry_values", "observed_of",
+           "record_of", "record_values", "when"]
 
 SHORT_TERM_COLUMNS = ("id, agent_id, type, content, importance, context, tags, source, session_id, observed_at, "
                       "created_at")
+OBSERVED_COLUMNS = "seq, message_id, role, name, content, observed_at"
 RECORD_COLUMNS = ("id, agent_id, type, importance, context, user_ref, room_ref, task_ref, observed_at, "
                   "consolidated_at")
 
@@ -59,3 +62,8 @@ def record_of(row: tuple[Any, ...]) -> ExperienceRecord:
 
 def _json(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str) else value
+
+
+def observed_of(row: tuple[Any, ...]) -> Observed:
+    return Observed(seq=int(row[0]), message_id=row[1], role=row[2], name=row[3], content=row[4],
+                    observed_at=when(row[5]) if row[5] is not None else None)
