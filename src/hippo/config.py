@@ -89,7 +89,7 @@ class Settings:
     # Seed 002's surfacing: the last surface_messages messages make the query; a hit is shown when
     # its relevance reaches surface_threshold (measured: see NOTES, "Surfacing").
     surface_messages: int = 3
-    surface_threshold: float = 0.45
+    surface_threshold: float = 0.5
 
 
 _NONE_WORDS = {"", "none", "null", "off"}

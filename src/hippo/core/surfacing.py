@@ -4,8 +4,8 @@
 recalls, keeps hits whose relevance reaches ``surface_threshold`` and that this session was not
 shown before, and renders them as a compact block with their ids within ``max_tokens`` (counted
 with the real tokenizer of :mod:`hippo.core.tokens`). What a session was shown is kept in the
-database, so every server and every restart agrees. Small talk surfaces nothing: when none of
-the recent messages would pass the capture gate, there is no query worth asking.
+database, so every server and every restart agrees. Small talk surfaces nothing: when the newest
+user message would not pass the capture gate ("thanks!", "ok"), there is no question worth asking.
 """
 
 from __future__ import annotations
@@ -48,7 +48,8 @@ def surface(store: "Store", embedding: "EmbeddingService", agent_id: str, messag
                            f"got {v.shown(max_tokens)}")
     recent = [m for m in read_messages(messages) if m.role in ("user", "assistant") and m.text]
     recent = recent[-settings.surface_messages:]
-    if not any(worth_keeping(m.text) for m in recent):
+    newest = next((m for m in reversed(recent) if m.role == "user"), recent[-1] if recent else None)
+    if newest is None or not worth_keeping(newest.text):  # small talk asks for nothing
         return Surfaced("", 0, [])
     query = "\n".join(m.text for m in recent)[-settings.max_query_chars:]
     ranked, _ = ranked_pool(store, agent_id, query, embedding.query(query), ChunkFilter(), _CANDIDATES, now,
