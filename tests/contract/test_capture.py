@@ -165,3 +165,44 @@ def test_agents_never_see_each_others_inbox(make_mem):
     alice.observe(TALK, session_id="shared-name")
     assert bob.process_pending().messages == 0 and bob.stats().memories == 0
     assert alice.process_pending().messages == 4
+
+
+def test_a_processor_killed_mid_window_loses_nothing_and_repeats_nothing(db, make_mem, tmp_path):
+    """Must-show 3: two processes. The first is killed (SIGKILL) while its LLM is thinking about a
+    window; the second then processes everything, each acknowledged message exactly once."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+
+    talk = [{"role": "user", "content": f"Release note {n}: the widget service gained feature {n} for customers",
+             "id": f"r{n}", "name": "Kris"} for n in range(30)]
+    ready = tmp_path / "thinking"
+    code = textwrap.dedent(f"""
+        import json, pathlib, time, hippo
+        from hippo.providers.fake import FakeLLM
+        def slow(*_):
+            pathlib.Path({str(ready)!r}).write_text("x")
+            time.sleep(60)
+        mem = hippo.open({db!r}, agent_id="alice", embedder="fake", llm=FakeLLM(script=[slow]))
+        print(mem.observe({talk!r}, session_id="s-k").accepted, flush=True)
+        mem.process_pending()
+    """)
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None and child.stdout.readline().strip() == "30"  # acknowledged
+    deadline = time.monotonic() + 60
+    while not ready.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait(timeout=30)
+    keep_all = [json.dumps({"remember": True}), lambda system, messages: json.dumps({"memories": [
+        {"content": line.split(") ", 1)[1], "importance": 3, "memory_type": "project", "sources": [n]}
+        for n, line in enumerate(messages[0].content.split("<<<\n", 1)[1].splitlines(), start=1)
+        if line.startswith("[") and "earlier" not in line]})]
+    second = make_mem(llm=FakeLLM(script=keep_all * 10))
+    done = second.process_pending()
+    assert done.messages == 30
+    sources = [i for c in second.list_memories(limit=100).items for i in c.source_ids]
+    assert sorted(sources) == sorted(m["id"] for m in talk)  # every message once, none twice
+    assert second.process_pending().messages == 0
