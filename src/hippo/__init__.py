@@ -33,6 +33,7 @@ from hippo.types import (
     Block,
     BlockResult,
     Chunk,
+    Compaction,
     ConversationHit,
     FactHistory,
     FactOutcome,
@@ -50,6 +51,7 @@ from hippo.types import (
 if TYPE_CHECKING:
     from hippo.aio import AsyncMemory
     from hippo.api import Memory
+    from hippo.core.compaction_config import CompactionConfig
     from hippo.core.keys import KeyRing
     from hippo.core.memory import MemoryInput
     from hippo.core.reembed import Progress
@@ -64,7 +66,7 @@ __all__ = [
     "Hit", "ImportResult", "InvalidInput", "LLMCall", "Memory", "MemoryInput", "MissingDependency", "NotFound",
     "ProviderError", "Recall", "ReembedResult", "RememberResult", "StorageError", "StoreResult", "Tool", "Toolset",
     "create_messages_table", "database_exists", "discard_database", "open", "open_async", "open_keys", "reembed",
-    "AsyncMemory",
+    "AsyncMemory", "Compaction", "CompactionConfig", "compact",
 ]
 
 
@@ -214,6 +216,17 @@ def open_async(path: str | Path | None = None, **options: Any) -> "AsyncMemory":
     return AsyncMemory(open(path, **options))
 
 
+def compact(messages: Any, config: "CompactionConfig | dict[str, Any] | None" = None, *,
+            previous_summary: str | None = None) -> Compaction:
+    """Compact a long message history (OpenAI or Anthropic shapes) into seed 004's summary: each
+    message classified, weighed and decayed, kept in full, compressed to a line or reduced to a
+    pointer. ``config``: a :class:`CompactionConfig`, a mapping of its settings, or None for
+    hippo.toml's ``[compaction]`` section. Stores nothing: ``Memory.compact`` also keeps what fades."""
+    from hippo.core.compaction import compact as run
+
+    return run(messages, config, previous_summary=previous_summary)
+
+
 def __getattr__(name: str) -> Any:
     if name == "AsyncMemory":
         from hippo.aio import AsyncMemory
@@ -223,6 +236,10 @@ def __getattr__(name: str) -> Any:
         from hippo.api import Memory
 
         return Memory
+    if name == "CompactionConfig":
+        from hippo.core.compaction_config import CompactionConfig
+
+        return CompactionConfig
     if name == "MemoryInput":
         from hippo.core.memory import MemoryInput
 

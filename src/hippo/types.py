@@ -12,6 +12,9 @@ __all__ = [
     "Block",
     "BlockResult",
     "Chunk",
+    "Compaction",
+    "CompactionEntry",
+    "CompactionStats",
     "ConversationHit",
     "Captured",
     "Consolidation",
@@ -515,3 +518,49 @@ class Surfaced(_Dictable):
     text: str
     tokens: int
     hits: list[Hit]
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionEntry(_Dictable):
+    """What compaction made of one message (seed 004): its ``index`` in the session, ``type``,
+    ``importance`` after the modifiers, ``retention`` after decay, and ``action``: ``kept`` in full,
+    ``compressed`` to one line, a ``pointer`` in the sparse index, or ``dropped`` (a pointer the
+    full index had no room for). ``memory_ids``: where ``Memory.compact`` stored its content (more
+    than one when it was longer than a memory may be)."""
+
+    index: int
+    type: str
+    role: str
+    importance: float
+    retention: float
+    action: Literal["kept", "compressed", "pointer", "dropped"]
+    tokens: int
+    memory_ids: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionStats(_Dictable):
+    """Seed 004's statistics: entries in each section, tokens before and after (the stats comment's
+    count: pointer and compressed lines, kept entries whole), their ``ratio`` (None for an empty
+    session), and ``summary_tokens``, the summary text's own count."""
+
+    entries: int
+    sparse: int
+    compressed: int
+    kept: int
+    dropped: int
+    tokens_before: int
+    tokens_after: int
+    ratio: float | None
+    summary_tokens: int
+    sparse_index_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class Compaction(_Dictable):
+    """A compacted session (seed 004): the ``summary`` to put in place of the messages, what became
+    of each message, and the statistics."""
+
+    summary: str
+    entries: list[CompactionEntry]
+    stats: CompactionStats

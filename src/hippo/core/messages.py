@@ -5,10 +5,16 @@ OpenAI: ``{"role": "user", "content": "text"}`` or content as a list of parts
 same roles, content a string or a list of blocks (``text`` kept; ``tool_use``,
 ``tool_result``, ``image`` and ``thinking`` skipped). System prompts, the
 assistant's turns and tool messages are not the user speaking.
+
+Tool use is read too, for compaction: an assistant turn's tool calls (OpenAI ``tool_calls`` or
+``function_call``, Anthropic ``tool_use`` blocks) become ``calls``, and a tool result (OpenAI
+``tool`` message, Anthropic ``tool_result`` blocks, a ``toolResult`` turn) names its ``tool``,
+found through the call it answers when the message does not say.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Mapping, Sequence
@@ -25,15 +31,18 @@ _MAX_ID = 256
 class ChatMessage:
     """One message read from either API's shape: ``role`` is user, assistant, system or tool (a
     user turn made only of tool results is the tool speaking), ``text`` its readable text; ``id``,
-    ``name`` (the speaker) and ``timestamp`` when the message carries them."""
+    ``name`` (the speaker) and ``timestamp`` when the message carries them. ``calls`` are the
+    tools an assistant turn calls (``name(arguments)``), ``tool`` the tool a result comes from."""
 
     role: str
     text: str
     id: str | None = None
     name: str | None = None
     timestamp: datetime | None = None
+    calls: tuple[str, ...] = ()
+    tool: str | None = None
 
-_ROLES = {"user", "assistant", "system", "developer", "tool", "function"}
+_ROLES = {"user", "assistant", "system", "developer", "tool", "function", "toolResult"}
 
 
 def _role(message: Mapping[str, Any], where: str) -> str:
@@ -44,7 +53,7 @@ def _role(message: Mapping[str, Any], where: str) -> str:
     if role == "user" and isinstance(content, list) and content and all(
             isinstance(p, Mapping) and p.get("type") == "tool_result" for p in content):
         return "tool"  # Anthropic: tool results travel in a user turn
-    return {"developer": "system", "function": "tool"}.get(role, role)
+    return {"developer": "system", "function": "tool", "toolResult": "tool"}.get(role, role)
 
 
 def _tool_result_text(content: Any) -> str:
@@ -52,7 +61,9 @@ def _tool_result_text(content: Any) -> str:
     texts = []
     for part in content if isinstance(content, list) else ():
         inner = part.get("content") if isinstance(part, Mapping) else None
-        if isinstance(inner, str):
+        if isinstance(part, Mapping) and part.get("type") == "text" and isinstance(part.get("text"), str):
+            texts.append(part["text"])  # a tool message whose content is text parts (OpenAI, toolResult)
+        elif isinstance(inner, str):
             texts.append(inner)
         elif isinstance(inner, list):
             texts += [b["text"] for b in inner if isinstance(b, Mapping) and isinstance(b.get("text"), str)]
@@ -73,6 +84,7 @@ def read_messages(messages: Sequence[Any]) -> list[ChatMessage]:
     if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
         raise InvalidInput("messages must be a list of chat messages")
     read = []
+    tools: dict[str, str] = {}  # call id -> the tool's name, from the calls read so far
     for n, message in enumerate(messages):
         where = f"message {n}"
         if not isinstance(message, Mapping):
@@ -80,10 +92,60 @@ def read_messages(messages: Sequence[Any]) -> list[ChatMessage]:
         role = _role(message, where)
         content = message.get("content")
         text = _tool_result_text(content) if role == "tool" and isinstance(content, list) else _text_of(content, where)
+        calls = _calls(message) if role == "assistant" else []
+        tools.update((call_id, name) for call_id, name, _ in calls if call_id)
         read.append(ChatMessage(role, text.strip(), _optional_text(message, "id", where),
                                 _optional_text(message, "name", where),
-                                v.check_datetime(message.get("timestamp"), f"{where}: timestamp")))
+                                v.check_datetime(message.get("timestamp"), f"{where}: timestamp"),
+                                tuple(f"{name}({args})" for _, name, args in calls),
+                                _tool_of(message, tools) if role == "tool" else None))
     return read
+
+
+def _arguments(value: Any) -> str:
+    if value is None or isinstance(value, str):
+        return value or ""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+_CALL_BLOCKS = ("tool_use", "toolCall")  # Anthropic's block, the Pi agent's
+
+
+def _calls(message: Mapping[str, Any]) -> list[tuple[str | None, str, str]]:
+    """(call id, tool name, arguments) of each tool call an assistant turn makes; a malformed call
+    is passed over (the turn's text is what most readers want)."""
+    found: list[tuple[str | None, str, str]] = []
+    raw_calls = message.get("tool_calls")
+    for call in raw_calls if isinstance(raw_calls, list) else ():
+        function = call.get("function") if isinstance(call, Mapping) else None
+        if isinstance(function, Mapping) and isinstance(function.get("name"), str):
+            found.append((_id_text(call.get("id")), function["name"], _arguments(function.get("arguments"))))
+    legacy = message.get("function_call")
+    if isinstance(legacy, Mapping) and isinstance(legacy.get("name"), str):
+        found.append((None, legacy["name"], _arguments(legacy.get("arguments"))))
+    content = message.get("content")
+    for part in content if isinstance(content, list) else ():
+        if isinstance(part, Mapping) and part.get("type") in _CALL_BLOCKS and isinstance(part.get("name"), str):
+            found.append((_id_text(part.get("id")), part["name"], _arguments(part.get("input", part.get("arguments")))))
+    return found
+
+
+def _id_text(value: Any) -> str | None:
+    return str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value) else None
+
+
+def _tool_of(message: Mapping[str, Any], tools: Mapping[str, str]) -> str | None:
+    """The tool a result comes from: named by the message, else the call it answers, else that call's id."""
+    for key in ("toolName", "name"):
+        if isinstance(message.get(key), str) and message[key]:
+            return str(message[key])
+    call_id = _id_text(message.get("tool_call_id")) or _id_text(message.get("toolCallId"))
+    content = message.get("content")
+    for part in content if isinstance(content, list) and call_id is None else ():
+        if isinstance(part, Mapping) and part.get("type") == "tool_result":
+            call_id = _id_text(part.get("tool_use_id"))
+            break
+    return tools.get(call_id, call_id) if call_id else None
 
 
 def _text_of(content: Any, where: str) -> str:
