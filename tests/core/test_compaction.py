@@ -24,7 +24,7 @@ from hippo.core.compaction import (
 )
 from hippo.core.compaction_config import CompactionConfig, load_compaction_config
 from hippo.core.compaction_summary import fixed, index_line, summarize
-from hippo.core.messages import ChatMessage, read_messages
+from hippo.core.messages import read_messages
 from hippo.core.tokens import count_tokens
 from hippo.errors import ConfigError, InvalidInput
 
@@ -164,8 +164,9 @@ def test_a_short_message_is_referred_to_by_its_whole_text_and_an_empty_one_never
 # --- decay ------------------------------------------------------------------------------------
 
 def test_retention_is_importance_decayed_by_the_type_rate_over_age():
+    flat = CompactionConfig(retention_floor={})
     for type_, rate in DEFAULT.decay_rates.items():
-        assert retention(0.6, 7, type_, CompactionConfig(retention_floor={})) == pytest.approx(0.6 * math.exp(-rate * 7))
+        assert retention(0.6, 7, type_, flat) == pytest.approx(0.6 * math.exp(-rate * 7))
     assert retention(1.0, 0, "context", DEFAULT) == 1.0
     assert retention(0.0, 5, "context", DEFAULT) == 0.0
 
