@@ -105,8 +105,9 @@ class Episodic:
         """Short-term entries relevant to the query (the fusion of recall, over a scan)."""
         words = keyword_overlap(query, entries)
         cosines = self._cosines(query_vector, entries) if query_vector is not None else {}
-        scored = [replace(e, relevance=self._fusion.relevance(cosines.get(e.id), words.get(e.id))) for e in entries]
-        return [e for e in scored if (e.relevance or 0.0) >= self.settings.min_relevance]
+        relevance = {e.id: self._fusion.relevance(cosines.get(e.id), words.get(e.id)) for e in entries}
+        floor = self.settings.min_relevance
+        return [replace(e, relevance=relevance[e.id]) for e in entries if relevance[e.id] >= floor]
 
     def _cosines(self, query_vector: "np.ndarray", entries: list[Experience]) -> dict[str, float]:
         vectors = self.buffer.vectors([e.id for e in entries])

@@ -19,6 +19,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from dataclasses import replace
+from functools import lru_cache
 from typing import TYPE_CHECKING, Protocol, Sequence
 
 from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms
@@ -188,13 +189,19 @@ def local_agents(store: "Store") -> list[str]:
         return [agent for agent, buffer in _LOCAL.get(store, {}).items() if buffer.entries()]
 
 
+@lru_cache(maxsize=8192)
+def _words(text: str) -> frozenset[str]:
+    """An entry's words, read once (a buffer is searched far more often than it changes)."""
+    return frozenset(keyword_terms(text))
+
+
 def keyword_overlap(query: str, entries: Sequence[Experience]) -> dict[str, float]:
     """Each entry's share of the query's words it holds, scaled against the best (0..1), as
     recall's keyword side scales BM25; entries holding none are left out."""
     asked = set(keyword_terms(query, stopwords=ENGLISH_STOPWORDS))
     if not asked:
         return {}
-    shares = {e.id: len(asked & set(keyword_terms(e.content))) / len(asked) for e in entries}
+    shares = {e.id: len(asked & _words(e.content)) / len(asked) for e in entries}
     best = max(shares.values(), default=0.0)
     return {i: share / best for i, share in shares.items() if share > 0} if best > 0 else {}
 

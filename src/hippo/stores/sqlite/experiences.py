@@ -59,7 +59,7 @@ class ExperienceMixin:
         if not ids:
             return {}
         with self._reading() as conn:
-            rows = conn.execute(f"SELECT {RECORD_COLUMNS} FROM experiences WHERE agent_id = ? "
+            rows = conn.execute(f"SELECT {RECORD_COLUMNS} FROM experiences WHERE +agent_id = ? "
                                 f"AND id IN ({_marks(len(ids))})", (agent_id, *ids)).fetchall()
         return {row[0]: record_of(row) for row in rows}
 
@@ -75,8 +75,11 @@ class ExperienceMixin:
         chunk_clause, chunk_params = filter_sql(_without_experience(where))
         with self._reading() as conn:
             rows = conn.execute(
-                f"SELECT e.id FROM experiences e JOIN chunks c ON c.id = e.id WHERE {' AND '.join(clauses)} "
-                f"AND c.agent_id = ? AND {chunk_clause} ORDER BY e.observed_at DESC, e.id DESC LIMIT ?",
+                # Newest first along the time index, joining each row to its chunk: without statistics
+                # the planner would otherwise sort every chunk of the agent.
+                f"SELECT e.id FROM experiences e INDEXED BY idx_experiences_when CROSS JOIN chunks c ON c.id = e.id "
+                f"WHERE {' AND '.join(clauses)} AND c.agent_id = ? AND {chunk_clause} "
+                "ORDER BY e.observed_at DESC, e.rowid DESC LIMIT ?",
                 (*params, agent_id, *chunk_params, limit)).fetchall()
         return [r[0] for r in rows]
 

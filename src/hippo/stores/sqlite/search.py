@@ -22,7 +22,7 @@ import numpy as np
 
 from hippo.index.exact import decode_vector, top_positions
 from hippo.stores.base import Candidates, ChunkFilter, SearchQuery, Standing
-from hippo.stores.sqlite.filters import filter_sql
+from hippo.stores.sqlite.filters import experience_rowids_sql, filter_sql
 from hippo.stores.sqlite.vectors import read_rowids
 
 if TYPE_CHECKING:
@@ -163,7 +163,7 @@ class SearchMixin:
                 if found is not None:
                     return self._ids_for_rowids(found)
             if not where.is_empty or where.include_superseded:
-                allowed = self._allowed_rowids(conn, agent_id, clause, params)
+                allowed = self._allowed_rowids(conn, agent_id, clause, params, where=where)
             found = self._vectors.search(agent_id, query, limit, allowed)
             if where.include_superseded:
                 found = self._merge_superseded(conn, agent_id, query, limit, found, allowed)
@@ -179,14 +179,16 @@ class SearchMixin:
         return self._kept
 
     def _allowed_rowids(self, conn: sqlite3.Connection, agent_id: str, clause: str, params: list[Any],
-                        *, read: bool = True) -> np.ndarray | None:
+                        *, read: bool = True, where: ChunkFilter | None = None) -> np.ndarray | None:
         """The agent's rowids that pass a filter (``clause``), sorted, kept until the file changes
         so that recall's vector and keyword searches of one period list them once. With
-        ``read=False``: only a kept list, else None."""
+        ``read=False``: only a kept list, else None. An experience filter (``where``) is listed
+        from the experiences' index."""
         kept, key = self._kept_now(conn), ("allowed", agent_id, clause, tuple(params))
         if key not in kept and read:
-            kept[key] = np.sort(read_rowids(conn, f"SELECT c.rowid FROM chunks c WHERE c.agent_id = ? AND {clause}",
-                                            (agent_id, *params)))
+            sql, args = (experience_rowids_sql(where, agent_id) if where is not None and where.experience
+                         else (f"SELECT c.rowid FROM chunks c WHERE c.agent_id = ? AND {clause}", [agent_id, *params]))
+            kept[key] = np.sort(read_rowids(conn, sql, tuple(args)))
         return kept.get(key)
 
     def _scored(self, conn: sqlite3.Connection, match: str,
