@@ -37,7 +37,7 @@ ASYNC_OPERATIONS = (
     "put_item", "get_item", "delete_item", "list_items", "agent_ids", "holds_nothing", "scrub",
     "maintain", "search_archive", "restore_memory", "related", "import_from",
     "record_experience", "short_term", "recall", "recall_related", "consolidate",
-    "observe", "process_pending", "surface",
+    "observe", "process_pending", "surface", "compact",
 )
 
 

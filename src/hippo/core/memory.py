@@ -14,6 +14,7 @@ from hippo.core import validation as v
 from hippo.core.block_facet import BlockFacet
 from hippo.core.blocks import BlockEditor
 from hippo.core.capture_facet import CaptureFacet
+from hippo.core.compaction_facet import CompactionFacet
 from hippo.core.curation_facet import CurationFacet
 from hippo.core.embedding import EmbeddingService
 from hippo.core.episodic import Episodic
@@ -55,7 +56,7 @@ __all__ = ["Memory", "MemoryInput"]
 
 
 
-class Memory(BlockFacet, CaptureFacet, CurationFacet, ExperienceFacet):
+class Memory(BlockFacet, CaptureFacet, CompactionFacet, CurationFacet, ExperienceFacet):
     """The long-term memory of one agent. Build it with :func:`hippo.open`."""
 
     def __init__(
