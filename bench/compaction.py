@@ -104,8 +104,8 @@ def _print(out: dict[str, Any]) -> None:
           f"sections {out['sections']}")
     print(f"compression: {out['tokens_before']} -> {out['tokens_after']} tokens ({out['ratio']}x, stats comment); "
           f"summary text {out['summary_tokens']} tokens ({out['summary_ratio']}x)")
-    print(f"Memory.compact (SQLite, no embedder): first {mc['first_ms']['p50']} ms, again p50 {mc['again_ms']['p50']} ms, "
-          f"{mc['memories']} memories, same ids: {mc['same_ids']}")
+    print(f"Memory.compact (SQLite, no embedder): first {mc['first_ms']['p50']} ms, "
+          f"again p50 {mc['again_ms']['p50']} ms, {mc['memories']} memories, same ids: {mc['same_ids']}")
 
 
 def main(argv: list[str] | None = None) -> int:
