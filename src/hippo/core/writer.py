@@ -20,7 +20,7 @@ from hippo.core.hashing import content_hash
 from hippo.core.offline import non_latin_share
 from hippo.core.strength import reinforced_intensity
 from hippo.errors import InvalidInput
-from hippo.stores.base import ChunkFilter, MetaCondition, SearchQuery, StrengthUpdate
+from hippo.stores.base import ChunkFilter, SearchQuery, StrengthUpdate
 from hippo.types import Chunk, StoreResult
 
 if TYPE_CHECKING:
@@ -94,27 +94,29 @@ def write(store: "Store", embedding: "EmbeddingService", agent_id: str, inputs: 
         return [_write_one(store, agent_id, known, now, vectors.get(item.content), item, embeds) for item in inputs]
 
 
-# Raw memories a near twin may strengthen: not facts, not a key's memory (see core/items.py).
-_PLAIN_MEMORIES = ChunkFilter(kinds=("memory",), metadata=(MetaCondition(ITEM_KEY, "exists", False),))
-
-
 def _near_twins(store: "Store", embedding: "EmbeddingService", agent_id: str, inputs: list[Checked],
                 known: dict[str, Chunk], vectors: dict[str, Any]) -> dict[str, str]:
     """digest -> id of the stored memory each new input nearly repeats (seed 002's dedup, at the
-    embedder's duplicate band; a model that cannot read the script merges nothing)."""
+    embedder's duplicate band; a model that cannot read the script merges nothing). Only a plain
+    memory may be strengthened: not a fact, a key's memory or a superseded chunk. The searches are
+    unfiltered (a filtered one costs more) and the few nearest are checked afterwards."""
     thresholds = embedding.thresholds
-    twins: dict[str, str] = {}
+    nearest: dict[str, list[tuple[str, float]]] = {}
     for item in inputs:
         vector = vectors.get(item.content)
-        if item.digest in known or item.digest in twins or vector is None:
+        if item.digest in known or item.digest in nearest or vector is None:
             continue
         if thresholds.latin_only and non_latin_share(item.content) > 0.5:
             continue
-        found = store.search(agent_id, SearchQuery(vector, (), _PLAIN_MEMORIES, 1, score_all=False))
-        best = max(found.similarity.items(), key=lambda pair: pair[1], default=None)
-        if best is not None and best[1] >= thresholds.duplicate:
-            twins[item.digest] = best[0]
-    return twins
+        found = store.search(agent_id, SearchQuery(vector, (), ChunkFilter(), 3, score_all=False))
+        close = [(i, sim) for i, sim in found.similarity.items() if sim >= thresholds.duplicate]
+        if close:
+            nearest[item.digest] = sorted(close, key=lambda pair: -pair[1])
+    held = {c.id: c for c in store.get_chunks(agent_id, list({i for pairs in nearest.values() for i, _ in pairs}))}
+    plain = {i for i, c in held.items() if c.kind == "memory" and c.superseded_by is None
+             and ITEM_KEY not in c.metadata}
+    return {digest: next(i for i, _ in pairs if i in plain) for digest, pairs in nearest.items()
+            if any(i in plain for i, _ in pairs)}
 
 
 def _write_one(store: "Store", agent_id: str, known: dict[str, Chunk], now: datetime, vector: Any,
