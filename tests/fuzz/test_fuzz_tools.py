@@ -18,9 +18,9 @@ from hippo.providers.fake import FakeEmbedder
 CALLS = 2_000
 NAMES = ["remember_facts", "store_memory", "replace_memory_block", "append_memory_block", "forget_memory",
          "recall_memories", "recall_memory_block", "recall_conversation", "update_memory", "reinforce_memory",
-         "demote_memory"]
+         "demote_memory", "record_experience"]
 FIELDS = ["text", "content", "tags", "intensity", "key", "old_text", "new_text", "description", "preview",
-          "query", "limit", "kind", "max_tokens", "observed_at", "id"]
+          "query", "limit", "kind", "max_tokens", "observed_at", "id", "type", "context", "importance"]
 
 names = st.one_of(st.sampled_from(NAMES), texts, nasty)
 plausible = st.dictionaries(st.sampled_from(FIELDS), st.one_of(texts, values), max_size=4)

@@ -149,3 +149,30 @@ def test_three_servers_eight_clients_lose_no_write(servers, database):
         for n in (agent, agent + 4):  # each client's lines, all there, in its own order
             assert [line for line in lines if line.startswith(f"client {n} ")] == \
                 [f"client {n} line {i}" for i in range(1, WRITES, 4)]
+
+
+def test_servers_on_one_database_see_the_same_short_term_memory(servers):
+    """Issue 19's must-show 3: the short-term buffer is in the database, so an experience recorded
+    through one server is listed by the others at once, and consolidated through any of them once."""
+    urls, auth = servers
+    recorded = []
+    for i in range(6):
+        body = {"type": "observation", "content": f"Queue depth reading {i} on the blue cluster",
+                "context": {"roomId": "ops"}}
+        made = httpx.post(f"{urls[i % 3]}/v1/agents/alice/experiences", headers=auth, json=body)
+        assert made.status_code == 201 and made.json()["tier"] == "short_term" and made.json()["durable"] is True
+        recorded.append(made.json()["id"])
+        for url in urls:  # every server lists it at once, newest first
+            listed = httpx.get(f"{url}/v1/agents/alice/experiences/short-term", headers=auth).json()["items"]
+            assert [e["id"] for e in listed] == recorded[::-1]
+    related = httpx.get(f"{urls[1]}/v1/agents/alice/experiences/related", headers=auth, params={"room_id": "ops"})
+    assert len(related.json()["items"]) == 6
+    chat = httpx.post(f"{urls[0]}/v1/agents/alice/experiences", headers=auth,
+                      json={"type": "chat", "content": "The user asked why the blue cluster is slow"}).json()
+    done = httpx.post(f"{urls[2]}/v1/agents/alice/consolidate", headers=auth).json()
+    assert (done["considered"], done["consolidated"], done["remaining"]) == (7, 1, 6)
+    for url in urls:
+        listed = httpx.get(f"{url}/v1/agents/alice/experiences/short-term", headers=auth).json()["items"]
+        assert [e["id"] for e in listed] == recorded[::-1] and chat["id"] not in {e["id"] for e in listed}
+        recalled = httpx.get(f"{url}/v1/agents/alice/experiences", headers=auth, params={"type": "chat"}).json()
+        assert [(e["tier"], e["content"]) for e in recalled["items"]] == [("long_term", chat["content"])]

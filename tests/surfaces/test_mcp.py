@@ -35,7 +35,8 @@ def env() -> dict[str, str]:
 
 async def store_and_recall(client: Client) -> None:
     listed = await client.list_tools()
-    assert [t.name for t in listed.tools] == [*SEED_TOOLS, "update_memory", "reinforce_memory", "demote_memory"]
+    assert [t.name for t in listed.tools] == [*SEED_TOOLS, "update_memory", "reinforce_memory", "demote_memory",
+                                              "record_experience"]
     schemas = {t.name: t.input_schema for t in listed.tools}
     assert schemas["recall_memories"]["required"] == ["query"]
 
@@ -45,6 +46,12 @@ async def store_and_recall(client: Client) -> None:
     memories = json.loads(recalled.content[0].text)["memories"]
     assert memories[0]["id"] == stored.structured_content["id"]
     assert memories[0]["content"] == "We chose SQLite with WAL for the embedded store"
+
+    decided = await client.call_tool("record_experience", {"type": "decision", "content": "We moved CI to arm64",
+                                                           "context": {"taskId": "ci-7"}})
+    assert decided.is_error is False and decided.structured_content["importance"] == 0.8
+    unknown = await client.call_tool("record_experience", {"type": "dream", "content": "x"})
+    assert unknown.is_error is True and unknown.structured_content["error"]["code"] == "invalid_input"
 
     missing = await client.call_tool("replace_memory_block", {"key": "human", "old_text": "a", "new_text": "b"})
     assert missing.is_error is True and missing.structured_content["error"]["code"] == "block_not_found"
@@ -84,7 +91,8 @@ def test_stdio_lists_conversation_when_the_table_exists(tmp_path):
         async with Client(params, read_timeout_seconds=60) as client:
             return [t.name for t in (await client.list_tools()).tools]
 
-    assert anyio.run(main) == [*SEED_TOOLS, "recall_conversation", "update_memory", "reinforce_memory", "demote_memory"]
+    assert anyio.run(main) == [*SEED_TOOLS, "recall_conversation", "update_memory", "reinforce_memory",
+                                "demote_memory", "record_experience"]
 
 
 def free_port() -> int:

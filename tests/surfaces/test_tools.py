@@ -18,7 +18,8 @@ SEED_NAMES = [
     "remember_facts", "store_memory", "replace_memory_block", "append_memory_block",
     "forget_memory", "recall_memories", "recall_memory_block", "recall_conversation",
 ]
-NAMES = [*SEED_NAMES, "update_memory", "reinforce_memory", "demote_memory"]  # seed 000's eight, then seed 003's
+NAMES = [*SEED_NAMES, "update_memory", "reinforce_memory", "demote_memory",  # seed 000's eight, then seed 003's
+         "record_experience"]  # and seed 001's
 
 
 @pytest.fixture
@@ -98,6 +99,24 @@ def test_results_are_json_and_show_ids(tools, mem):
     remembered = tools.call("remember_facts", {"text": "I live in Berlin."})
     assert remembered["ok"] and remembered["summary"].startswith("Learned 1 fact")
     assert mem.get_memory(remembered["facts"][0]["id"]).content == remembered["facts"][0]["fact"]
+
+
+def test_record_experience_rates_records_and_never_raises(tools, mem):
+    decided = tools.call("record_experience", {"type": "decision", "content": "We rolled back release 4.2",
+                                               "context": {"taskId": "rel-42", "actionTaken": True}, "tags": ["ops"]})
+    assert decided == {"ok": True, "id": decided["id"], "type": "decision", "importance": 0.9, "tier": "long_term"}
+    noted = tools.call("record_experience", {"type": "observation", "content": "The queue drained by noon"})
+    assert noted["ok"] and noted["importance"] == 0.4 and noted["tier"] == "short_term"
+    assert [e.content for e in mem.short_term()] == ["The queue drained by noon"]
+    assert [e.id for e in mem.recall_related(task_id="rel-42")] == [decided["id"]]
+    assert mem.recall(tags="ops")[0].tags == ["ops"]
+    for bad in ({"type": "dream", "content": "x"}, {"type": "chat"}, {"type": "chat", "content": "x", "importance": 2},
+                {"type": "chat", "content": "x", "context": {"userId": ["not", "an", "id"]}}, "not json"):
+        answer = tools.call("record_experience", bad)
+        assert answer["ok"] is False and answer["error"]["code"] == "invalid_input", answer
+    schema = tools["record_experience"].parameters
+    assert schema["required"] == ["type", "content"] and "insight" in schema["properties"]["type"]["enum"]
+    assert len(mem.short_term()) == 1  # the rejected calls kept nothing
 
 
 def test_max_tokens_trims_recall(tools, mem):

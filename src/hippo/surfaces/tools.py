@@ -1,4 +1,4 @@
-"""The eight agent tools of seed 000 over one :class:`~hippo.core.memory.Memory`.
+"""The agent tools (seed 000's eight, then hippo's own) over one :class:`~hippo.core.memory.Memory`.
 
 Each tool has a name, a description written for a model, a JSON Schema made
 from a typed argument model, and a call that validates its arguments and
@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from hippo.core.tokens import estimate_tokens
 from hippo.core.validation import check_json_value, parse_json, shown
 from hippo.errors import HippoError, InvalidInput
+from hippo.surfaces import experience_tool
 
 if TYPE_CHECKING:
     from hippo.core.memory import Memory
@@ -31,7 +32,7 @@ __all__ = ["Tool", "Toolset", "TOOL_NAMES", "estimate_tokens"]
 TOOL_NAMES = (
     "remember_facts", "store_memory", "replace_memory_block", "append_memory_block",
     "forget_memory", "recall_memories", "recall_memory_block", "recall_conversation", "update_memory",
-    "reinforce_memory", "demote_memory",
+    "reinforce_memory", "demote_memory", "record_experience",
 )
 _KEY = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$",
              description="Block name, such as 'persona' or 'human'.")
@@ -275,10 +276,12 @@ class Toolset(Sequence[Tool]):
             "update_memory": (UpdateMemoryArgs, self._update_memory),
             "reinforce_memory": (FeedbackArgs, self._reinforce),
             "demote_memory": (FeedbackArgs, self._demote),
+            "record_experience": (experience_tool.RecordExperienceArgs, self._record_experience),
         }
         if not mem.has_conversation():
             del handlers["recall_conversation"]  # seed 000: omitted without a messages table
-        self._tools = [Tool(name, DESCRIPTIONS[name], model, run) for name, (model, run) in handlers.items()]
+        described = {**DESCRIPTIONS, "record_experience": experience_tool.DESCRIPTION}
+        self._tools = [Tool(name, described[name], model, run) for name, (model, run) in handlers.items()]
         self._by_name = {t.name: t for t in self._tools}
 
     # -- the sequence --------------------------------------------------------------------------
@@ -417,6 +420,9 @@ class Toolset(Sequence[Tool]):
     def _demote(self, a: FeedbackArgs) -> dict[str, Any]:
         chunk = self.memory.demote_memory(a.id)
         return {"id": chunk.id, "feedback": chunk.feedback}
+
+    def _record_experience(self, a: experience_tool.RecordExperienceArgs) -> dict[str, Any]:
+        return experience_tool.record_experience(self.memory, a)
 
     def _recall_block(self, a: RecallBlockArgs) -> dict[str, Any]:
         return {"key": a.key, "value": self.memory.recall_memory_block(a.key)}

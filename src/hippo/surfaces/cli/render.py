@@ -17,11 +17,22 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from hippo.types import ArchivedHit, Chunk, ConversationHit, FactHistory, Forgotten, Link, Recall, RememberResult, Stats
+from hippo.types import (
+    ArchivedHit,
+    Chunk,
+    ConversationHit,
+    Experience,
+    FactHistory,
+    Forgotten,
+    Link,
+    Recall,
+    RememberResult,
+    Stats,
+)
 
 __all__ = [
     "PROGRESS_ABOVE", "ProgressBar", "age", "archive_table", "chunk_details", "chunks_table", "conversation_table",
-    "emit_json", "links_table",
+    "emit_json", "experiences_table", "links_table",
     "facts_table", "forgotten_table", "history_table", "hits_table", "note", "plural", "print_table",
     "stats_table",
 ]
@@ -138,6 +149,16 @@ def chunk_details(chunk: Chunk) -> Table:
     ]
     for name, value in rows:
         table.add_row(name, Text(value))
+    return table
+
+
+def experiences_table(found: Sequence[Experience], *, scored: bool = False) -> Table:
+    """Experiences (seed 001) of both tiers (short- or long-term); ``scored``: with their relevance."""
+    table = _table(*(["score"] if scored else []), "age", "type", "imp", "tier", "content", "id",
+                   title=plural(len(found), "experience"))
+    for e in found:
+        table.add_row(*([_num(e.relevance)] if scored else []), age(e.observed_at), e.type, _num(e.importance),
+                      e.tier.removesuffix("_term"), Text(e.content), e.id)
     return table
 
 

@@ -11,7 +11,7 @@ import threading
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from datetime import datetime
-from typing import Annotated, Any, AsyncIterator, Literal
+from typing import Annotated, Any, AsyncIterator, Callable, Literal
 
 from fastapi import APIRouter, Body, Depends, FastAPI, Path, Query, Request, Response, Security
 from fastapi.middleware.cors import CORSMiddleware
@@ -74,6 +74,7 @@ class Service:
         # Once keys are required they stay required for this server's life: deleting the last
         # key must not open a server that was started with keys (or reachable beyond loopback).
         self._keyed = require_keys
+        self.on_close: list[Callable[[], None]] = []  # background work to stop before the database closes
 
     def memory(self, agent_id: str) -> Memory:
         agent_id = check_agent_id(agent_id)
@@ -81,6 +82,11 @@ class Service:
             if agent_id not in self._agents:
                 self._agents[agent_id] = self.base.for_agent(agent_id)
             return self._agents[agent_id]
+
+    def seen(self) -> list[str]:
+        """The agents this server has served since it started."""
+        with self._lock:
+            return list(self._agents)
 
     def auth_required(self) -> bool:
         if not self._keyed and self.base.keys.any():
@@ -101,6 +107,8 @@ class Service:
         return key
 
     def close(self) -> None:
+        for stop in self.on_close:
+            stop()
         self.base.close()
 
 
@@ -350,7 +358,7 @@ def create_app(base: Memory, *, max_body_bytes: int = 1_000_000, cors_origins: t
     app = FastAPI(
         lifespan=lifespan,
         title="hippo", version=__version__,
-        description="Long-term memory for LLM agents: facts, memories, blocks and conversation search.",
+        description="Long-term memory for LLM agents: facts, memories, blocks, experiences and conversation search.",
         responses={code: {"model": ErrorBody} for code in (400, 401, 403, 404, 409, 413, 421, 422, 503)},
         docs_url=None, redoc_url=None,  # served offline by install_docs
     )
@@ -364,6 +372,9 @@ def create_app(base: Memory, *, max_body_bytes: int = 1_000_000, cors_origins: t
     if allowed_hosts is not None:
         app.add_middleware(HostCheck, allowed=allowed_hosts)
 
+    from hippo.surfaces.http.experiences import router as experiences  # it imports this module's Mem
+
     app.include_router(router)
+    app.include_router(experiences)
     install_docs(app)
     return app

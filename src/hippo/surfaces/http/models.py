@@ -7,11 +7,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from hippo.types import ArchivedHit, Block, Chunk, Link
+from hippo.types import ArchivedHit, Block, Chunk, Experience, Link
 
 __all__ = [
-    "AppendBody", "ArchiveHits", "BlockContext", "BlockList", "ErrorBody", "ForgetBody", "Health", "MemoryPage",
-    "PatchMemoryBody", "RelatedList", "RememberBody", "ReplaceBody", "SetBlockBody", "StoreBody",
+    "AppendBody", "ArchiveHits", "BlockContext", "BlockList", "ErrorBody", "ExperienceBody", "ExperienceList",
+    "ForgetBody", "Health", "MemoryPage", "PatchMemoryBody", "RelatedList", "RememberBody", "ReplaceBody",
+    "SetBlockBody", "StoreBody",
 ]
 
 _TEXT = 32_000
@@ -72,6 +73,20 @@ class ReplaceBody(_Body):
     new: str = Field(max_length=_TEXT)
 
 
+class ExperienceBody(_Body):
+    type: str = Field(min_length=1, max_length=32, description=(
+        "chat, observation, task, decision, tool-use, error or insight."))
+    content: str = Field(min_length=1, max_length=_TEXT, description="What happened.")
+    context: dict[str, Any] | None = Field(None, description=(
+        "JSON object: userId, roomId, taskId (or senderId, snake_case too), flags such as mentionedMe, anything else."))
+    importance: float | None = Field(None, ge=0, le=1, description=(
+        "0 to 1; omit to rate it by type and the context's flags (seed 001's calculateImportance)."))
+    tags: list[str] = Field(default_factory=list, max_length=100, description="Labels to filter by.")
+    source: str | None = Field(None, description="Provenance: agent (default), conversation, ...")
+    session_id: str | None = Field(None, description="The session it came from.")
+    observed_at: datetime | None = Field(None, description="When it happened (ISO 8601); default now.")
+
+
 class ErrorDetail(BaseModel):
     code: str
     message: str
@@ -106,3 +121,7 @@ class BlockList(BaseModel):
 
 class BlockContext(BaseModel):
     context: str = Field(description="The blocks as a system-prompt section.")
+
+
+class ExperienceList(BaseModel):
+    items: list[Experience]

@@ -3,6 +3,12 @@
 ``prune_schedule`` (seed 003: ``"0 4 * * *"``, 4 am daily) is a cron expression read by ``cronsim``
 in UTC; unset, nothing is scheduled. At each time the server runs ``maintain()``, which archives
 only when the database is over ``max_db_bytes``, and reports one line.
+
+``consolidate_every`` (seed 001, seconds; unset, nothing is scheduled): at each interval the server
+runs ``consolidate()`` for every agent with short-term entries, and reports one line. The agents
+looked at are those the database holds memories of and those this server has served: a buffer in
+the process fills only through this server, and one in the database (PostgreSQL, or
+``short_term_durable``) is read from the database, whichever server recorded its entries.
 """
 
 from __future__ import annotations
@@ -15,8 +21,9 @@ from hippo.errors import ConfigError, HippoError
 
 if TYPE_CHECKING:
     from hippo.core.memory import Memory
+    from hippo.surfaces.http.app import Service
 
-__all__ = ["MaintenanceSchedule", "next_run"]
+__all__ = ["ConsolidationSchedule", "MaintenanceSchedule", "next_run"]
 
 
 def next_run(expression: str, after: datetime) -> datetime:
@@ -61,3 +68,52 @@ class MaintenanceSchedule:
             return "maintenance: no size cap (max_db_bytes), nothing to do"
         return (f"maintenance: {result.bytes_before:,} bytes, cap {result.cap:,}; archived {result.archived}, "
                 f"now {result.bytes_after:,}" + (f" ({result.note})" if result.note else ""))
+
+
+class ConsolidationSchedule:
+    """A daemon thread that consolidates every agent with short-term entries each ``every`` seconds."""
+
+    def __init__(self, service: "Service", every: float, say: Callable[[str], None]) -> None:
+        self.service, self.every, self.say = service, every, say
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="hippo-consolidate", daemon=True)
+
+    def start(self) -> "ConsolidationSchedule":
+        self.say(f"consolidation (consolidate_every {self.every:g} s): every agent with short-term entries")
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            self.say(self.run_once())
+
+    def agents(self) -> list[str]:
+        """The agents to look at: those the database holds memories of, and those served here."""
+        return sorted(set(self.service.base.agent_ids()) | set(self.service.seen()))
+
+    def run_once(self) -> str:
+        try:
+            agents = self.agents()
+        except HippoError as exc:
+            return f"consolidation failed: {exc}"
+        totals, failed, looked = {"consolidated": 0, "merged": 0, "pruned": 0, "remaining": 0}, [], 0
+        for agent in agents:
+            try:
+                mem = self.service.memory(agent)
+                if not mem.short_term():
+                    continue
+                done = mem.consolidate()
+            except HippoError as exc:
+                failed.append(f"{agent}: {exc}")
+                continue
+            looked += 1
+            for name in totals:
+                totals[name] += getattr(done, name)
+        line = (f"consolidation: {looked} agent{'' if looked == 1 else 's'} with short-term entries; "
+                f"consolidated {totals['consolidated']} (merged {totals['merged']}), pruned {totals['pruned']}, "
+                f"{totals['remaining']} remain short-term")
+        return line + (f"; failed for {len(failed)}: {failed[0]}" if failed else "")

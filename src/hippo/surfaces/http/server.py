@@ -52,16 +52,27 @@ def serve(mem: "Memory", *, host: str = "127.0.0.1", port: int = 8000, max_body_
     say(f"hippo {_version()} serving {mem.database} at http://{shown}:{port}  (API docs: /docs)")
     say("API keys required (Authorization: Bearer ...)" if keyed else
         "no API keys configured: open to this machine only (loopback); hippo keys create --agent ID adds one")
-    schedule = None
-    if mem.settings.prune_schedule:
-        from hippo.surfaces.http.schedule import MaintenanceSchedule
-
-        schedule = MaintenanceSchedule(mem, mem.settings.prune_schedule, say).start()
+    config = _config(mem, host, port, max_body_bytes=max_body_bytes, cors_origins=cors_origins)
+    schedules = _schedules(mem, config.app.state.service, say)
     try:
-        uvicorn.Server(_config(mem, host, port, max_body_bytes=max_body_bytes, cors_origins=cors_origins)).run()
+        uvicorn.Server(config).run()
     finally:
-        if schedule is not None:
+        for schedule in schedules:
             schedule.stop()
+
+
+def _schedules(mem: "Memory", service: Any, say: Any) -> list[Any]:
+    """The background work ``hippo serve`` was configured for, started: maintenance on
+    ``prune_schedule``, consolidation every ``consolidate_every`` seconds; none by default."""
+    from hippo.surfaces.http.schedule import ConsolidationSchedule, MaintenanceSchedule
+
+    started: list[Any] = []
+    if mem.settings.prune_schedule:
+        started.append(MaintenanceSchedule(mem, mem.settings.prune_schedule, say).start())
+    if mem.settings.consolidate_every is not None:
+        started.append(ConsolidationSchedule(service, mem.settings.consolidate_every, say).start())
+    service.on_close.extend(schedule.stop for schedule in started)  # stopped before the database closes
+    return started
 
 
 def _version() -> str:

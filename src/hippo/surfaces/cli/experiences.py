@@ -1,0 +1,119 @@
+"""Commands of seed 001's experiences: ``hippo experience record | recall | short-term | related``,
+and ``hippo consolidate``.
+
+Browsing the short-term buffer never counts as retrieval; ``recall`` does for long-term results.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Optional, Sequence
+
+import typer
+
+from hippo.core.validation import parse_json
+from hippo.surfaces.cli import render
+from hippo.surfaces.cli.app import JSON, app, opened, read_text, when
+
+if TYPE_CHECKING:
+    from hippo.types import Experience
+
+experience_app = typer.Typer(
+    help="Experiences (seed 001): record, recall, short-term, related; `hippo consolidate` moves the important ones "
+         "to long-term memory.", no_args_is_help=True)
+app.add_typer(experience_app, name="experience")
+
+TYPE_HELP = "chat, observation, task, decision, tool-use, error or insight."
+LIMIT = typer.Option("--limit", "-n", help="At most this many.")
+
+
+@experience_app.command()
+def record(
+    ctx: typer.Context,
+    kind: Annotated[str, typer.Argument(metavar="TYPE", help=TYPE_HELP)],
+    content: Annotated[str, typer.Argument(help="What happened; - reads standard input.")],
+    context: Annotated[Optional[str], typer.Option(
+        "--context", "-c", metavar="JSON",
+        help='A JSON object: {"userId": "u1", "roomId": "r1", "taskId": "t1", "mentionedMe": true, ...}.')] = None,
+    importance: Annotated[Optional[float], typer.Option(
+        help="0 to 1; default: rated by type and the context's flags.")] = None,
+    tag: Annotated[Optional[list[str]], typer.Option("--tag", "-t", metavar="TAG", help="A tag (repeatable).")]
+    = None,
+    source: Annotated[Optional[str], typer.Option(help="Where it came from: agent (default), ...")] = None,
+    session: Annotated[Optional[str], typer.Option(help="The session it came from.")] = None,
+    observed_at: Annotated[Optional[str], typer.Option(
+        "--observed-at", metavar="WHEN", help="When it happened: ISO-8601 or an age like 3d, 12h.")] = None,
+    json: JSON = False,
+) -> None:
+    """Record an experience: short-term at once; an important one is consolidated at once."""
+    text = read_text(content, "content")
+    fields = parse_json(context, "--context") if context is not None else None
+    with opened(ctx, create=True) as mem:
+        found = mem.record_experience(kind, text, context=fields, importance=importance, tags=tag or (),
+                                      source=source, session_id=session, observed_at=when(observed_at))
+    if json:
+        return render.emit_json(found.to_dict())
+    kept = "" if found.durable else " (in this process: kept if consolidated as the command ends; " \
+                                     "short_term_durable keeps the buffer in the database)"
+    render.print_table(f"recorded {found.id}: {found.type}, importance {found.importance:g}, "
+                       f"{found.tier.replace('_', '-')}{kept}")
+
+
+@experience_app.command()
+def recall(
+    ctx: typer.Context,
+    query: Annotated[Optional[str], typer.Option(
+        "--query", "-q", help="Search text: by relevance; without it the latest first.")] = None,
+    kind: Annotated[Optional[list[str]], typer.Option(
+        "--type", metavar="TYPE", help=f"Only this type (repeatable: any of them): {TYPE_HELP}")] = None,
+    tag: Annotated[Optional[list[str]], typer.Option(
+        "--tag", "-t", metavar="TAG", help="Only with this tag (repeatable: all of them).")] = None,
+    min_importance: Annotated[Optional[float], typer.Option(help="Only at least this important (0 to 1).")] = None,
+    since: Annotated[Optional[str], typer.Option(metavar="WHEN", help="Not before: ISO-8601 or an age (7d).")] = None,
+    limit: Annotated[int, LIMIT] = 10,
+    json: JSON = False,
+) -> None:
+    """Recall experiences from short-term and long-term memory together."""
+    with opened(ctx) as mem:
+        found = mem.recall(types=kind, tags=tag, min_importance=min_importance, since=when(since), limit=limit,
+                           query=query)
+    _show(found, json, scored=query is not None)
+
+
+@experience_app.command("short-term")
+def short_term(ctx: typer.Context, json: JSON = False) -> None:
+    """The short-term buffer, newest first (not yet consolidated)."""
+    with opened(ctx) as mem:
+        found = mem.short_term()
+    _show(found, json)
+
+
+@experience_app.command()
+def related(
+    ctx: typer.Context,
+    user: Annotated[Optional[str], typer.Option("--user", help="Whose experiences (userId or senderId).")] = None,
+    room: Annotated[Optional[str], typer.Option("--room", help="In this room (roomId).")] = None,
+    task: Annotated[Optional[str], typer.Option("--task", help="About this task (taskId).")] = None,
+    limit: Annotated[int, LIMIT] = 100,
+    json: JSON = False,
+) -> None:
+    """Experiences whose context names this user, room or task (all of those given), latest first."""
+    with opened(ctx) as mem:
+        found = mem.recall_related(user_id=user, room_id=room, task_id=task, limit=limit)
+    _show(found, json)
+
+
+@app.command()
+def consolidate(ctx: typer.Context, json: JSON = False) -> None:
+    """Move the short-term buffer's important experiences to long-term memory now, then prune it (seed 001)."""
+    with opened(ctx) as mem:
+        done = mem.consolidate()
+    if json:
+        return render.emit_json(done.to_dict())
+    render.note(f"considered {done.considered}: consolidated {done.consolidated} (merged {done.merged} into "
+                f"memories already held), pruned {done.pruned}, {done.remaining} remain short-term")
+
+
+def _show(found: Sequence["Experience"], json: bool, *, scored: bool = False) -> None:
+    if json:
+        return render.emit_json({"items": [e.to_dict() for e in found]})
+    render.print_table(render.experiences_table(found, scored=scored))
