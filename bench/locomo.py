@@ -39,13 +39,17 @@ def session_date(text: str) -> datetime:
 
 
 def load(path: Path) -> list[dict]:
-    """Conversations as {id, turns: [(dia_id, text, observed_at)], questions: [(q, evidence, category)]}."""
+    """Conversations as {id, turns: [(dia_id, text, observed_at)], questions: [(q, evidence, category)],
+    sessions: [(session_key, observed_at, [(dia_id, speaker, text)])]} (``sessions``: the same turns
+    as said, for ``bench/capture.py``)."""
     out = []
     for conv in json.loads(path.read_text()):
         c = conv["conversation"]
         turns = []
+        sessions = []
         for key in sorted((k for k in c if re.fullmatch(r"session_\d+", k)), key=lambda k: int(k.split("_")[1])):
             when = session_date(c[f"{key}_date_time"])
+            sessions.append((key, when, [(turn["dia_id"], turn["speaker"], turn["text"]) for turn in c[key]]))
             for turn in c[key]:
                 turns.append((turn["dia_id"], f"{turn['speaker']}: {turn['text']}", when))
         known = {t[0] for t in turns}
@@ -54,7 +58,7 @@ def load(path: Path) -> list[dict]:
             evidence = {f"D{a}:{b}" for e in qa.get("evidence", []) for a, b in _DIA.findall(e)} & known
             if evidence:
                 questions.append((qa["question"], evidence, qa["category"]))
-        out.append({"id": conv["sample_id"], "turns": turns, "questions": questions})
+        out.append({"id": conv["sample_id"], "turns": turns, "questions": questions, "sessions": sessions})
     return out
 
 
@@ -87,7 +91,13 @@ def hippo_recall(mem: "hippo.Memory", query: str, k: int) -> list[str]:
     return [h.id for h in mem.recall_memories(query, limit=k, touch=False)]
 
 
+def _turns_of(source: "str | tuple[str, ...] | None") -> tuple:
+    """The dia_ids one hit stands for: a raw turn's own, or every source turn of a captured memory."""
+    return (source,) if source is None or isinstance(source, str) else tuple(source)
+
+
 def evaluate(db: Path, conversations: list[dict], ids: dict, retriever: Retriever, **settings) -> dict:
+    """``ids``: per conversation, chunk id -> its dia_id (or a tuple of them: a memory from several turns)."""
     per_cat: dict[int, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     per_question: list[tuple[int, float]] = []  # (category, R@10) of every question, in a fixed order
     latencies = []
@@ -96,10 +106,10 @@ def evaluate(db: Path, conversations: list[dict], ids: dict, retriever: Retrieve
         with hippo.open(db, agent_id=conv["id"], embedder=embedder, **settings) as mem:
             for question, evidence, category in conv["questions"]:
                 start = time.perf_counter()
-                found = [ids[conv["id"]].get(i) for i in retriever(mem, question, max(KS))]
+                found = [_turns_of(ids[conv["id"]].get(i)) for i in retriever(mem, question, max(KS))]
                 latencies.append(time.perf_counter() - start)
                 for k in KS:
-                    per_cat[category][k].append(len(evidence & set(found[:k])) / len(evidence))
+                    per_cat[category][k].append(len(evidence & set().union(*found[:k])) / len(evidence))
                 per_question.append((category, per_cat[category][10][-1]))
     main = [c for c in per_cat if c != 5]
     result = {f"R@{k}": statistics.mean(x for c in main for x in per_cat[c][k]) for k in KS}
