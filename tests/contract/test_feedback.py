@@ -83,6 +83,7 @@ def test_no_feedback_count_moves_a_memory_without_relevance_into_the_results(mem
 def test_feedback_survives_an_update_in_place_and_weights_are_settings(make_mem, db):
     mem = make_mem("alice", reinforce_weight=5, demote_weight=2)
     chunk_id = mem.store_memory(f"The staging password hint is {SECRET}").id
+    assert total(occurrences(db)) > 0  # the premise: the text is in the files before the update
     mem.reinforce_memory(chunk_id)
     mem.demote_memory(chunk_id)
     before = mem.get_memory(chunk_id)
@@ -92,6 +93,7 @@ def test_feedback_survives_an_update_in_place_and_weights_are_settings(make_mem,
     assert [h.id for h in mem.recall_memories("staging server db-3", limit=1)] == [chunk_id]
     scrub(mem)
     assert total(occurrences(db)) == 0  # the old text is in no file
+    assert all(SECRET not in h.content for h in mem.recall_memories(SECRET))
 
 
 def test_feedback_on_a_missing_or_foreign_memory_changes_nothing(make_mem):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from support import sql
 from test_forget import scrub
 
@@ -35,14 +37,17 @@ def test_a_single_joint_recall_is_not_yet_a_strong_link(mem):
     assert b not in [h.id for h in mem.recall_memories("db-2", limit=1, expand=True, touch=False)][1:]
 
 
-def test_forget_removes_the_links_with_either_end(mem, db):
+@pytest.mark.parametrize("end", ["a", "b"])
+def test_forget_removes_the_links_with_either_end(mem, db, end):
     a = mem.store_memory("Project Zeppelin ships in March").id
     b = mem.store_memory("Project Zeppelin needs a new logo").id
     mem.recall_memories("Project Zeppelin", limit=2)
     assert sql(db, "SELECT count(*) FROM chunk_links") == [(1,)]
-    mem.delete_memory(a)
+    gone, kept = (a, b) if end == "a" else (b, a)
+    description = mem.get_memory(gone).content
+    assert [f.id for f in mem.forget_memory(description, min_similarity=0.99).deleted] == [gone]
     scrub(mem)
-    assert sql(db, "SELECT count(*) FROM chunk_links") == [(0,)] and mem.related(b) == []
+    assert sql(db, "SELECT count(*) FROM chunk_links") == [(0,)] and mem.related(kept) == []
 
 
 def test_related_of_an_unknown_memory_is_not_found(mem):

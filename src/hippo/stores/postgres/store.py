@@ -16,6 +16,7 @@ recycling is PostgreSQL's. ``pending_scrub`` says so after every delete, until a
 from __future__ import annotations
 
 import json
+import time
 from datetime import datetime
 from typing import Any, Iterable, Sequence
 
@@ -37,6 +38,7 @@ __all__ = ["PostgresStore"]
 _NOT_SCRUBBED = ("deleted: no query returns it; PostgreSQL keeps the bytes in its files until `hippo scrub` "
                  "(VACUUM FULL) rewrites the tables, and in its write-ahead log until the log is recycled")
 _KEY_COLUMNS = "id, secret_hash, agents, admin, label, created_at"
+SCRUB_WAIT = 30.0  # seconds scrub waits for older transactions before it reports that it could not
 
 
 class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin):
@@ -56,6 +58,7 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin):
             migrate(conn)
         self._db = Connections(url, max_size=pool_size)
         self._unscrubbed = False
+        self._scrub_blocked: str | None = None
         self._counts: dict[str, tuple[float, int, int]] = {}
         self._words: dict[tuple[str, str], tuple[float, int]] = {}
         self._table_rows: tuple[float, float] | None = None
@@ -276,14 +279,22 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin):
             self._unscrubbed = True
 
     def pending_scrub(self) -> str | None:
-        return _NOT_SCRUBBED if self._unscrubbed else None
+        return (self._scrub_blocked or _NOT_SCRUBBED) if self._unscrubbed else None
 
     def scrub(self) -> None:
         """Rewrite the tables that hold text (``VACUUM FULL``: an exclusive lock while it runs), so
-        that their files no longer hold deleted rows' bytes. An operator's command, not a per-delete step."""
+        that their files no longer hold deleted rows' bytes. An operator's command, not a per-delete step.
+
+        A rewrite keeps every row an open transaction may still see, so it first waits (up to
+        ``SCRUB_WAIT`` seconds) for the transactions older than this call to end; if one stays open,
+        nothing is rewritten and ``pending_scrub`` says why."""
         import psycopg
 
         with self._read() as conn:
+            blocker = self._older_transactions(conn)
+            if blocker is not None:
+                self._scrub_blocked = blocker
+                return
             for table in ("chunks", "chunks_archive", "memory_blocks", "short_term", "experiences",
                           "observed_messages"):
                 conn.execute(f"VACUUM (FULL) {table}")
@@ -291,7 +302,26 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin):
                 conn.execute("CHECKPOINT")
             except psycopg.errors.InsufficientPrivilege:
                 pass  # PostgreSQL writes them at its next checkpoint
-        self._unscrubbed = False
+        self._unscrubbed, self._scrub_blocked = False, None
+
+    @staticmethod
+    def _older_transactions(conn: Any) -> str | None:
+        """Wait until no transaction that began before now is open (in any database: they hold back
+        what VACUUM may remove) and no other session of this database holds an older snapshot;
+        None then, else what still holds them after ``SCRUB_WAIT`` seconds."""
+        target = conn.execute("SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint").fetchone()[0]
+        deadline = time.monotonic() + SCRUB_WAIT
+        while True:
+            row = conn.execute(
+                "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint < %s, EXISTS (SELECT 1 FROM "
+                "pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xmin "
+                "IS NOT NULL AND age(backend_xmin) > age((%s %% 4294967296)::text::xid))", (target, target)).fetchone()
+            if not (row[0] or row[1]):
+                return None
+            if time.monotonic() > deadline:
+                return (f"not scrubbed: a transaction older than the delete is still open on the server after "
+                        f"{SCRUB_WAIT:g} s (PostgreSQL keeps what it may see); run `hippo scrub` again when it ends")
+            time.sleep(0.05)
 
     # -- pending vectors ----------------------------------------------------
 
