@@ -2,8 +2,9 @@
 
 Each pair (existing fact, new fact, label) goes through the decision hippo makes
 in ``remember_facts`` without an LLM: the embedder's recognition bands
-(``hippo.core.recognition.decide``) and, in the ambiguous band, the offline
-rule (``resolve_offline`` with ``hippo.core.offline.relation``). The existing
+(``hippo.core.recognition.decide``, through ``offline_bands``) and, past them,
+the offline classifier (``resolve_offline`` with ``--offline-pairs``: the pair
+model of ``hippo.core.pairs`` or the rule ``hippo.core.offline.relation``). The existing
 fact is the only candidate. The outcome maps to the label: duplicate
 (strengthen), supersedes (replace) or distinct (keep both; "new" counts as
 distinct). Reports accuracy, per-label recall and the confusion matrix.
@@ -12,7 +13,7 @@ distinct). Reports accuracy, per-label recall and the confusion matrix.
 threshold or a rule (``fact_pairs.jsonl`` is the tuning set).
 
     .venv/bin/python calibration/measure_offline.py [--pairs calibration/fact_pairs_test.jsonl]
-        [--embedder local] [--json]
+        [--embedder local] [--offline-pairs auto|rules|model] [--json]
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ import numpy as np
 
 from hippo.core.embedding import EmbeddingService
 from hippo.core.offline import ExtractedFact
-from hippo.core.pairs import offline_rule
-from hippo.core.recognition import Candidate, Plan, decide, resolve_offline
+from hippo.core.pairs import offline_kind, offline_rule
+from hippo.core.recognition import Candidate, Plan, decide, offline_bands, resolve_offline
 from hippo.providers.registry import create_embedder
 from hippo.types import Chunk
 
@@ -53,7 +54,7 @@ def classify(existing: str, new: str, similarity: float, thresholds: Any, rule: 
     chunk = Chunk(id="0", agent_id="calibration", content=existing, kind="fact", metadata={},
                   running_intensity=0.5, encounter_count=1, access_count=0, last_accessed_at=now, created_at=now)
     plan = Plan(ExtractedFact(new, 0.5, ()), [Candidate(chunk, similarity)])
-    decide(plan, thresholds)
+    decide(plan, offline_bands(thresholds, rule))
     if plan.band == "ambiguous":
         resolve_offline([plan], rule)
     return "distinct" if plan.action == "new" else plan.action
@@ -62,6 +63,7 @@ def classify(existing: str, new: str, similarity: float, thresholds: Any, rule: 
 def measure(pairs: Path, embedder_spec: str, offline_pairs: str = "rules") -> dict[str, Any]:
     rows = [json.loads(line) for line in pairs.read_text(encoding="utf-8").splitlines() if line.strip()]
     embedder = create_embedder(embedder_spec)
+    offline_pairs = offline_kind(offline_pairs, embedder.model_id)
     rule = offline_rule(offline_pairs, EmbeddingService(embedder, _NoStore(), verify=False).words)
     old = embedder.embed_documents([r["existing"] for r in rows])
     new = embedder.embed_documents([r["new"] for r in rows])
@@ -86,8 +88,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pairs", type=Path, default=HERE / "fact_pairs_test.jsonl")
     parser.add_argument("--embedder", default="local")
-    parser.add_argument("--offline-pairs", choices=("rules", "model"), default="rules",
-                        help="the offline classifier remember_facts is configured with (Settings.offline_pairs)")
+    parser.add_argument("--offline-pairs", choices=("auto", "rules", "model"), default="rules",
+                        help="the offline classifier remember_facts is configured with (Settings.offline_pairs; "
+                             "auto: model with all-MiniLM-L6-v2, else rules)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args(argv)
     report = measure(args.pairs.resolve(), args.embedder, args.offline_pairs)

@@ -11,8 +11,9 @@ fold) and repeated over fixed seeds. The decision thresholds (``duplicate_min``,
 ``supersedes_min``) are chosen on out-of-fold probabilities (grouped 4-fold inside
 the data at hand): the pair of thresholds with the best accuracy among those that
 keep wrong merges at or below ``--max-wrong-merge-rate`` (1%) of the non-duplicate
-pairs. Duplicates are also vetoed outright when a number, a name or a person differs
-or when two different texts share one vector.
+pairs. Duplicates are also vetoed outright when a number, a name or a person differs,
+when two relations ("lives" / "works") or two members of a closed class ("Monday" /
+"Friday") differ, or when two different texts share one vector.
 The reported CV scores use thresholds chosen inside each training split
 (nested), so they are not tuned on the fold they score.
 
@@ -35,7 +36,7 @@ from hippo.providers.registry import create_embedder
 
 HERE = Path(__file__).resolve().parent
 TUNING = (HERE / "fact_pairs.jsonl", HERE / "fact_pairs_train.jsonl")
-VETOES = ("num_diff", "name_diff", "person_diff", "degenerate")
+VETOES = ("num_diff", "name_diff", "person_diff", "degenerate", "lex_clash", "class_clash")
 DUP_GRID = np.round(np.arange(0.40, 0.96, 0.025), 3)
 SUP_GRID = np.round(np.arange(0.30, 0.71, 0.05), 3)
 

@@ -51,9 +51,10 @@ class Settings:
     # An agent with this many vectors is searched through an HNSW index (the ``ann`` extra)
     # instead of exactly; None or 0 keeps every agent exact. Measured in bench/ann_choice.py.
     ann_threshold: int | None = DEFAULT_ANN_THRESHOLD
-    # Without an LLM, how remember_facts tells a new fact from a stored one in the ambiguous band:
-    # "rules" (hippo.core.offline.relation: never merges, keeps most paraphrases twice) or "model"
-    # (hippo.core.pairs: recognises most paraphrases, trained on all-MiniLM-L6-v2's cosines; see NOTES).
+    # Without an LLM, how remember_facts tells a new fact from a stored one: "rules"
+    # (hippo.core.offline.relation: never merges, keeps most paraphrases twice), "model" (hippo.core.pairs:
+    # recognises most paraphrases, trained on all-MiniLM-L6-v2's cosines; short of issue 15's bar, see
+    # NOTES), or "auto": the model with the embedder it was trained on, the rules with any other.
     offline_pairs: str = "rules"
     # Seed 003's asymmetric feedback: a reinforcement adds this much to a memory's feedback count,
     # a demotion takes this much away (one confirmation outweighs three demotions).
@@ -190,6 +191,7 @@ def _checked(settings: Settings) -> Settings:
             or not 0 < settings.prune_percent <= 100:
         raise ConfigError(f"setting prune_percent must be a number above 0 and at most 100, "
                           f"got {shown(settings.prune_percent)}")
-    if settings.offline_pairs not in ("rules", "model"):
-        raise ConfigError(f"setting offline_pairs must be 'rules' or 'model', got {shown(settings.offline_pairs)}")
+    if settings.offline_pairs not in ("auto", "rules", "model"):
+        raise ConfigError(f"setting offline_pairs must be 'auto', 'rules' or 'model', "
+                          f"got {shown(settings.offline_pairs)}")
     return settings

@@ -15,8 +15,8 @@ from hippo.core.pairs import FEATURES, LABELS, classify_pair, load_model
 
 pytest.importorskip("onnxruntime")
 ROOT = Path(__file__).resolve().parents[2]
-# One repeat of the training script's CV measured 0.860 accuracy, 0.779 duplicate recall, 6 wrong merges of 514.
-ACCURACY, DUPLICATE_RECALL, WRONG_MERGES = 0.85, 0.76, 8
+# One repeat of the training script's CV measured 0.868 accuracy, 0.776 duplicate recall, 5 wrong merges of 567.
+ACCURACY, DUPLICATE_RECALL, WRONG_MERGES = 0.85, 0.76, 7
 
 
 @pytest.fixture(scope="module")
@@ -105,11 +105,17 @@ def test_cross_validated_scores_do_not_regress():
     assert scores["merged_wrongly"] <= WRONG_MERGES
 
 
-def test_remember_facts_uses_the_model_only_when_configured(tmp_path, local_embedder):
+def test_remember_facts_uses_the_model_when_configured(tmp_path, local_embedder):
     import hippo
     from hippo.errors import ConfigError
 
-    with hippo.open(tmp_path / "rules.db", embedder=local_embedder) as rules:
+    with hippo.open(tmp_path / "auto.db", embedder=local_embedder, offline_pairs="auto") as default:
+        default.remember_facts("My daughter is named Mia.")
+        assert default.remember_facts("I have a daughter called Mia.").facts[0].action == "duplicate"
+    with hippo.open(tmp_path / "fake.db", embedder="fake", offline_pairs="auto") as fake:  # auto: rules here
+        fake.remember_facts("My daughter is named Mia.")
+        assert fake.remember_facts("I have a daughter called Mia.").facts[0].action != "duplicate"
+    with hippo.open(tmp_path / "rules.db", embedder=local_embedder) as rules:  # the default
         rules.remember_facts("My daughter is named Mia.")
         assert rules.remember_facts("I have a daughter called Mia.").facts[0].action == "distinct"  # rules keep both
     with hippo.open(tmp_path / "model.db", embedder=local_embedder, offline_pairs="model") as model:
@@ -121,3 +127,24 @@ def test_remember_facts_uses_the_model_only_when_configured(tmp_path, local_embe
         hippo.open(tmp_path / "other.db", embedder="fake", offline_pairs="model")
     with pytest.raises(ConfigError, match="offline_pairs"):
         hippo.open(tmp_path / "bad.db", offline_pairs="sometimes")
+
+
+@pytest.mark.parametrize(("existing", "new"), [
+    ("User has 1,200 GitHub followers", "User has 1,500 GitHub followers"),
+    ("User's son is afraid of the dark", "User's son is no longer afraid of the dark"),
+])
+def test_model_reads_pairs_above_the_duplicate_band(tmp_path, local_embedder, existing, new):
+    """A cosine of 0.97 or more does not merge on its own: a changed number or a negation still counts."""
+    import hippo
+
+    with hippo.open(tmp_path / "band.db", embedder=local_embedder, offline_pairs="model") as mem:
+        mem.remember_facts(existing)
+        outcome = mem.remember_facts(new).facts[0]
+        assert outcome.similarity is not None and outcome.similarity >= local_embedder.thresholds.duplicate
+        assert outcome.action != "duplicate"
+
+
+def test_role_phrasing_and_spouse_names(embed):
+    assert label(embed, "La usuaria trabaja como enfermera", "La usuaria es enfermera de profesión") == "duplicate"
+    assert label(embed, "User is a product manager", "User's manager is a product manager") != "duplicate"
+    assert label(embed, "User's birthday is March 3", "User's anniversary is March 3") != "duplicate"

@@ -81,8 +81,9 @@ class Memory(BlockFacet, CaptureFacet, CompactionFacet, CurationFacet, Experienc
         self._owns_store = True
         self._episodic = Episodic(store, self.embedding, self.agent_id, settings, self.now, fusion=self._fusion,
                                   weights=self._weights)
-        self._offline_rule = pairs.offline_rule(settings.offline_pairs, self.embedding.words)
-        if settings.offline_pairs == "model" and (embedder is None or embedder.model_id != pairs.TRAINED_ON):
+        kind = pairs.offline_kind(settings.offline_pairs, None if embedder is None else embedder.model_id)
+        self._offline_rule = pairs.offline_rule(kind, self.embedding.words)
+        if kind == "model" and (embedder is None or embedder.model_id != pairs.TRAINED_ON):
             raise ConfigError(f"offline_pairs='model' needs the embedder it was trained with ({pairs.TRAINED_ON}); "
                               "use offline_pairs='rules' with another embedder")
 

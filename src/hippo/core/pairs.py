@@ -22,9 +22,10 @@ from typing import Any, Literal
 import numpy as np
 
 from hippo.core import offline as _off
+from hippo.core import pair_lexicon as lex
 
-__all__ = ["FEATURES", "LABELS", "TRAINED_ON", "Embed", "classify_pair", "features", "load_model", "offline_rule",
-           "pair_probabilities"]
+__all__ = ["FEATURES", "LABELS", "TRAINED_ON", "Embed", "ModelRule", "classify_pair", "features", "load_model",
+           "offline_kind", "offline_rule", "pair_probabilities"]
 
 Label = Literal["duplicate", "supersedes", "distinct"]
 Embed = Callable[[list[str]], np.ndarray]
@@ -37,99 +38,14 @@ FEATURES = (
     "span_cos", "clean_cos", "min_partner", "mean_partner", "weak_old", "weak_new", "num_diff", "num_same",
     "name_diff", "name_same", "neg_diff", "hedge_diff", "person_diff", "lex_same", "lex_clash", "class_clash",
     "change_new", "addition_new", "past_event", "rel_duplicate", "rel_supersedes", "rel_distinct", "rel_none",
-    "subject_same", "slot_changed", "slot_same", "len_ratio", "prefix_dup", "refines", "copula_changed",
+    "subject_same", "slot_changed", "slot_same", "len_ratio", "prefix_dup", "refines", "copula_changed", "head_diff",
 )
-
-_FOREIGN_STOP = frozenset("""nutzer nutzerin nutzers benutzer der die das den dem des ein eine einen einem ist sind hat
-    haben bei in im am um auf zu mit von für und oder nicht jetzt sehr gern usuario usuaria el la los las un una es en
-    de del al a y que se ha muy ahora l'utilisateur l'utilisatrice utilisateur le les une est à au aux du et chez été
-    maintenant très""".split())
-_NON_LATIN_SUBJECTS = ("用户", "ユーザー", "ผู้ใช้")
-_NEGATIONS = frozenset("not no never without nothing none nobody nicht kein keine keinen nie nunca jamais pas plus "
-                       "ni".split())
-_HEDGES = frozenset("""want wants wanted plan plans planned planning hope hopes hoping consider considering might maybe
-    may would could should will soon someday intends intend thinking""".split())
-_NUMBER_WORDS = {**_off._NUMBERS, **dict(w.split("=") for w in """thirteen=13 fifteen=15 twenty=20 thirty=30 forty=40
-    fifty=50 sixty=60 hundred=100 pair=2 twice=2 dozen=12 zwei=2 drei=3 vier=4 fünf=5 dos=2 tres=3 cuatro=4 cinco=5
-    deux=2 trois=3 quatre=4 cinq=5""".split())}
-_HAN_DIGITS = {ch: str(i) for i, ch in enumerate("〇一二三四五六七八九十")} | {"两": "2"}
-_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
-_NUMBER = re.compile(r"(?<![A-Za-z0-9.])\d+(?:[.,:]\d+)*(?:\s*[kK]\b|(?:st|nd|rd|th)\b)?")
-# Human relations: a fact about "User's wife" is not a fact about User.
-_PEOPLE = frozenset(_off._stem(_off._light(w)) for w in """wife husband partner girlfriend boyfriend fiance fiancee son
-    daughter kid child children baby mother father parent brother sister sibling friend manager colleague coworker
-    roommate grandmother grandfather uncle aunt cousin niece nephew""".split())
-_PERSON_SYNONYMS = {"boss": "manager", "kid": "child", "children": "child", "dad": "father", "mom": "mother"}
-_ABBREVIATIONS = {k: v.replace("_", " ") for k, v in (w.split("=") for w in """k8s=kubernetes phd=doctorate msc=master
-    mba=master bsc=bachelor js=javascript ts=typescript gcp=google_cloud nvim=neovim postgres=postgresql barça=barcelona
-    uk=united_kingdom us=united_states usa=united_states nyc=new_york_city sf=san_francisco la=los_angeles""".split())}
-# Closed classes: two facts that differ by two members of one class ("brothers" / "sisters", "Monday" / "Friday",
-# "cat" / "dog") state two facts or a change, never the same fact.
-_CLASSES = tuple(frozenset(c.split()) for c in """
-brother brothers sister sisters son sons daughter daughters mother mom father dad wife husband uncle aunt cousin niece
-    nephew grandmother grandfather friend boyfriend girlfriend bruder schwester sohn tochter hermano hermana hijo hija
-    frère sœur fils fille
-monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays thursdays fridays saturdays
-    sundays montag dienstag mittwoch donnerstag freitag samstag sonntag lunes martes miércoles jueves viernes sábado
-    domingo lundi mardi mercredi jeudi vendredi samedi dimanche
-january february march april may june july august september october november december
-cat cats dog dogs kitten puppy rabbit hamster goldfish snake bird parrot katze hund gato perro chat chien
-morning evening afternoon night mornings evenings afternoons nights
-english german french spanish italian portuguese japanese chinese korean russian dutch arabic inglés francés alemán
-    anglais allemand espagnol englisch französisch spanisch
-red blue green yellow black white purple orange pink grey gray brown
-first second third fourth fifth sixth seventh eighth ninth tenth
-older younger elder oldest youngest|early late earlier later|long short longer shorter|junior senior
-basic fluent beginner intermediate advanced native|staging production|spring summer autumn fall winter
-breakfast lunch dinner|coffee tea water beer wine juice|bike bicycle car train bus motorcycle scooter
-football soccer basketball tennis volleyball baseball golf hockey swimming running cycling
-guitar piano violin drums cello bass flute saxophone trumpet gitarre klavier geige guitarra violín guitare violon
-fußball basketball fútbol baloncesto tenis golf""".replace("\n    ", " ").replace("|", "\n").strip().splitlines())
-# The same classes in scripts without spaces, matched anywhere in the text.
-_CJK_CLASSES = tuple(frozenset(c.split()) for c in (
-    "妈妈 爸爸 母亲 父亲 儿子 女儿 哥哥 姐姐 弟弟 妹妹 丈夫 妻子 母 父 息子 娘 兄 姉 弟 妹 夫 妻 ลูกสาว ลูกชาย แม่ พ่อ",
-    "猫 狗 犬 แมว สุนัข หมา", "英语 日语 法语 德语 中文 汉语 英語 日本語 フランス語 ドイツ語 中国語",
-    "紅茶 緑茶 咖啡 茶 コーヒー กาแฟ ชา", "月曜 火曜 水曜 木曜 金曜 土曜 日曜 星期一 星期二 星期三 星期四 星期五"))
-# "Now", "moved", "no longer" in the other languages users write in (English: offline._CHANGE).
-_CHANGE_WORDS = re.compile(
-    r"(?<!\w)(?:jetzt|nun|inzwischen|umgezogen|verschoben|verlegt|gewechselt|nicht mehr|neue[rnms]?|aufgehört|"
-    r"geändert|ahora|se mudó|mudó|cambió|cambiado|ya no|nuev[oa]s?|dejó|volvió|se pasó|subió|bajó|maintenant|"
-    r"désormais|déménagé|déplacée?|changé|rejoint|nouve(?:au|lle)|arrêté|passée? à|plus de)(?!\w)|"
-    r"现在|搬到|改成|改为|换了|不再|了$|今は|引っ越|変更|変わ|やめ|転職|になった|ตอนนี้|ย้าย|เปลี่ยน|เลิก|แล้ว",
-    re.IGNORECASE)
-_SAME_MEMBER = {"dad": "father", "mom": "mother", "mum": "mother", "bicycle": "bike", "soccer": "football",
-                "fall": "autumn", "kitten": "cat", "puppy": "dog", "elder": "older", "grey": "gray"}
-_CURRENCY = {"€": " eur ", "$": " usd ", "£": " gbp ", "dollars": "usd", "euros": "eur"}
-# Words of one relation or attitude ("lives" / "resides" restate; "lives" / "works" are two facts). Latin entries
-# match word starts ("=": whole words), others (Chinese, Japanese, Thai) match anywhere.
-_GROUPS: dict[str, tuple[str, ...]] = {line.split(":")[0]: tuple(line.split(":")[1].split()) for line in """
-live: live living reside residing based home dwell wohn lebt vive habite vit= 住 居住 在住 อาศัย พัก
-work: work employ job arbeit angestellt trabaj emplead travail 工作 働 ทำงาน
-born: born birth geboren nació né= 出生 生まれ
-study: stud learn school lern estudi étudi 学 เรียน
-teach: teach lehr enseñ enseign
-visit: visit travel trip went= been=
-like: like enjoy fond fan= love ador favo prefer rather= mag= gern gust aime 喜欢 爱 好き ชอบ
-dislike: dislik hate detest loath stand= odia horreur hass 嫌
-read: read liest lee= leer
-write: writ wrote schreib escrib écri
-buy: buy bought purchas kauf compr achet
-sell: sell sold verkauf vend
-speak: speak spoke fluent sprich habla parl
-play: play spiel jueg jou
-watch: watch mira regard
-feed: feed fed=
-donate: donat spend spent
-avoid: avoid abstain verzicht evit évit
-veg: vegetarian vegan végétarien vegetarier vegetarisch 素食 ベジタリアン""".strip().splitlines()}
-_MEAT = re.compile(r"\b(?:meat|fleisch|carne|viande)\b|肉", re.IGNORECASE)
-
 
 def _words(text: str) -> list[str]:
     """Content words without stop words or the subject; Thai, Chinese and Japanese: character bigrams."""
     if _off.non_latin_share(text) <= 0.5:  # Thai, Chinese, Japanese write no spaces
-        return list(dict.fromkeys(w for w in _off._content(text) if w not in _FOREIGN_STOP and w != "user's"))
-    for subject in _NON_LATIN_SUBJECTS:
+        return list(dict.fromkeys(w for w in _off._content(text) if w not in lex.FOREIGN_STOP and w != "user's"))
+    for subject in lex.NON_LATIN_SUBJECTS:
         text = text.replace(subject, " ")
     runs = re.findall(r"[^\W\d_]+|\d+", text)
     return list(dict.fromkeys(r[i:i + 2] for r in runs for i in range(max(1, len(r) - 1))))
@@ -138,17 +54,17 @@ def _words(text: str) -> list[str]:
 def _numbers(text: str) -> set[str]:
     """Numbers a fact states, normalised: "1,500" → "1500", "120k" → "120000", "4th" → "4", "thirty-four" → "34"."""
     found: set[str] = set()
-    for raw in _NUMBER.findall(text):
+    for raw in lex.NUMBER.findall(text):
         value = re.sub(r":00$", "", re.sub(r"(?:st|nd|rd|th)$", "", raw.strip().lower()).replace(",", ""))
         value = value[:-1].strip() + "000" if value.endswith("k") else value
         found.add(value.lstrip("0") or "0")
-    found |= {_HAN_DIGITS[h] for h in re.findall(r"([一二两三四五六七八九十])(?=[个岁只位次年天本人匹つ歳])", text)}
+    found |= {lex.HAN_DIGITS[h] for h in re.findall(r"([一二两三四五六七八九十])(?=[个岁只位次年天本人匹つ歳])", text)}
     low = re.sub(r"\bone (?:day|of)\b", " ", text.lower())
-    for tens, unit in re.findall(r"\b(" + "|".join(_TENS) + r")[- ](one|two|three|four|five|six|seven|eight|nine)\b",
+    for tens, unit in re.findall(r"\b(" + "|".join(lex.TENS) + r")[- ](one|two|three|four|five|six|seven|eight|nine)\b",
                                  low):
-        found.add(str(_TENS[tens] + int(_off._NUMBERS[unit])))
+        found.add(str(lex.TENS[tens] + int(_off._NUMBERS[unit])))
         low = low.replace(f"{tens}-{unit}", " ").replace(f"{tens} {unit}", " ")
-    return found | {_NUMBER_WORDS[t] for t in re.findall(r"[^\W\d_]+", low) if t in _NUMBER_WORDS}
+    return found | {lex.NUMBER_WORDS[t] for t in re.findall(r"[^\W\d_]+", low) if t in lex.NUMBER_WORDS}
 
 
 def _names(text: str) -> list[list[str]]:
@@ -157,7 +73,7 @@ def _names(text: str) -> list[list[str]]:
     for i, tok in enumerate(_off._TOKEN.findall(text)):
         word = tok.lower().removesuffix("'s").removesuffix("’s")
         if i and tok[:1].isupper() and word not in ("user", "the", "i"):
-            phrases[-1].append(_ABBREVIATIONS.get(word, word))
+            phrases[-1].append(lex.ABBREVIATIONS.get(word, word))
         elif phrases[-1]:
             phrases.append([])
     return [p for p in phrases if p]
@@ -169,14 +85,14 @@ def _phrase_covered(phrase: list[str], other_text: str) -> bool:
     initials = "".join(w[0] for w in phrase)
     if len(phrase) > 1 and any(len(t) >= 2 and initials.startswith(t) for t in tokens):
         return True
-    expanded = " ".join(_ABBREVIATIONS.get(w, w) for w in tokens) + " " + other_text
+    expanded = " ".join(lex.ABBREVIATIONS.get(w, w) for w in tokens) + " " + other_text
     return 2 * sum(_covers(w, expanded) for w in phrase) >= len(phrase)
 
 
 def _covers(name: str, other_text: str) -> bool:
     """The other text says the name or an abbreviation of it ("NYC", "nvim" / "Neovim", "Postgres" / "PostgreSQL")."""
     low = other_text.lower()
-    for symbol, code in _CURRENCY.items():
+    for symbol, code in lex.CURRENCY.items():
         low = low.replace(symbol, code)
     initials = "".join(w[0] for w in re.findall(r"[A-Z][\w]*", other_text) if w != "User").lower()
     if re.search(r"(?<!\w)" + re.escape(name) + r"(?!\w)", low) or (len(name) >= 2 and name.isalpha()
@@ -197,16 +113,16 @@ def _groups(text: str) -> dict[str, set[str]]:
     latin = _off.non_latin_share(text) <= 0.5
     words = [t.lower() for t in _off._TOKEN.findall(text)] if latin else []
     found: dict[str, set[str]] = {}
-    for group, entries in _GROUPS.items():
+    for group, entries in lex.GROUPS.items():
         for key, exact in ((e.rstrip("="), e.endswith("=")) for e in entries):
             if any(w == key if exact else w.startswith(key) for w in words) if latin else key in text:
                 found.setdefault(group, set()).add(key)
-    negated = bool(set(re.findall(r"[\w']+", text.lower().replace("n't", " not"))) & _NEGATIONS)
+    negated = bool(set(re.findall(r"[\w']+", text.lower().replace("n't", " not"))) & lex.NEGATIONS)
     if negated and "like" in found and "dislike" not in found:
         found["dislike"] = {"not " + k for k in found.pop("like")}  # "doesn't like" says "dislikes"
     elif negated or "不" in text or "ない" in text:
         found.setdefault("avoid", set()).add("not")  # "doesn't eat pork" says "avoids pork"
-        if _MEAT.search(text):
+        if lex.MEAT.search(text):
             found.setdefault("veg", set()).add("no meat")  # "doesn't eat meat" says "vegetarian"
     return found
 
@@ -214,12 +130,14 @@ def _groups(text: str) -> dict[str, set[str]]:
 def _lexicon(old: str, new: str) -> dict[str, float]:
     """Same relation in other words (``lex_same``), two relations (``lex_clash``), two members of a class."""
     g_old, g_new = _groups(old), _groups(new)
-    words_old = {_SAME_MEMBER.get(w, w) for w in re.findall(r"[^\W\d_]+", old.lower())}
-    words_new = {_SAME_MEMBER.get(w, w) for w in re.findall(r"[^\W\d_]+", new.lower())}
+    words_old = {lex.SAME_MEMBER.get(w, w) for w in re.findall(r"[^\W\d_]+", old.lower())}
+    words_new = {lex.SAME_MEMBER.get(w, w) for w in re.findall(r"[^\W\d_]+", new.lower())}
+    words_old |= {_off._light(w) for w in words_old}  # "cats" / "cat": one member
+    words_new |= {_off._light(w) for w in words_new}
     w_old, w_new = words_old - words_new, words_new - words_old
-    clash = any(w_old & c and w_new & c for c in _CLASSES) or any(
+    clash = any(w_old & c and w_new & c for c in lex.CLASSES) or any(
         {m for m in c if m in old and m not in new} and {m for m in c if m in new and m not in old}
-        for c in _CJK_CLASSES)
+        for c in lex.CJK_CLASSES)
     return {"class_clash": float(clash), "lex_same": float(any(g_old[g] != g_new[g] for g in g_old.keys() & g_new)),
             "lex_clash": float(bool(g_old.keys() - g_new.keys()) and bool(g_new.keys() - g_old.keys()))}
 
@@ -228,11 +146,15 @@ def _person_diff(old: str, new: str) -> float:
     """1 when the facts are about different people: "User" vs "User's wife", "User's son" vs "User's daughter"."""
     def person(text: str) -> str | None:  # "User's wife" → "wife"; None for User or a thing
         owner, head = _off._subject(text)
-        head = _PERSON_SYNONYMS.get(head or "", head)
-        return head if owner == "user" and head in _PEOPLE else None
+        head = lex.PERSON_SYNONYMS.get(head or "", head)
+        return head if owner == "user" and head in lex.PEOPLE else None
 
     def has(text: str, who: str | None) -> bool:  # "User has a daughter called Mia" names the daughter
-        return who is None or re.search(r"\b(?:a|an|one|two|their|his|her)\s+" + who, text.lower()) is not None
+        low = text.lower()
+        if who in lex.SPOUSES and re.search(r"\b(?:married to|spouse)\b", low):
+            return True  # "User is married to Anna" names the wife
+        article = r"\b(?:a|an|one|two|their|his|her)\s+(?:\w*[\d-][\w-]*\s+)?"  # "a seven-year-old son"
+        return who is None or re.search(article + who, low) is not None
     p_old, p_new = person(old), person(new)
     return float(p_old != p_new and not (has(new, p_old) and has(old, p_new)))
 
@@ -248,7 +170,7 @@ def _partners(only: list[str], other: list[str], embed: Embed | None) -> np.ndar
 def _alignment(old_w: list[str], new_w: list[str], embed: Embed | None) -> dict[str, float]:
     """Which content words differ, and how close the differing words are to the other side."""
     def key(word: str) -> str:
-        return _off._stem(_NUMBER_WORDS.get(word, word))
+        return _off._stem(lex.NUMBER_WORDS.get(word, word))
     old_k, new_k = {key(w) for w in old_w}, {key(w) for w in new_w}
     only_old, only_new = [w for w in old_w if key(w) not in new_k], [w for w in new_w if key(w) not in old_k]
     p_old, p_new = _partners(only_old, new_w, embed), _partners(only_new, old_w, embed)
@@ -272,7 +194,7 @@ def _changes(text: str) -> set[str]:
     """Change markers ("now", "moved", "jetzt", "现在"); capitalised words are names ("New York"), not markers."""
     toks = text.split()
     lower = " ".join(toks[:1] + [t for t in toks[1:] if not t[:1].isupper()])
-    return {m.lower() for m in _off._CHANGE.findall(lower)} | {m.lower() + "*" for m in _CHANGE_WORDS.findall(text)}
+    return {m.lower() for m in _off._CHANGE.findall(lower)} | {m.lower() + "*" for m in lex.CHANGE_WORDS.findall(text)}
 
 
 def _marks(old: str, new: str) -> dict[str, float]:
@@ -286,8 +208,8 @@ def _marks(old: str, new: str) -> dict[str, float]:
         "num_diff": float(bool(n_old or n_new) and n_old != n_new), "num_same": float(bool(n_old) and n_old == n_new),
         "name_diff": float(bool(lost)),
         "name_same": float(bool({w for n in names_old for w in n} & {w for n in names_new for w in n})),
-        "neg_diff": float(bool(lw_old & _NEGATIONS) != bool(lw_new & _NEGATIONS)),
-        "hedge_diff": float(bool(lw_old & _HEDGES) != bool(lw_new & _HEDGES)),
+        "neg_diff": float(bool(lw_old & lex.NEGATIONS) != bool(lw_new & lex.NEGATIONS)),
+        "hedge_diff": float(bool(lw_old & lex.HEDGES) != bool(lw_new & lex.HEDGES)),
         "person_diff": _person_diff(old, new), "change_new": float(bool(_changes(new) - _changes(old))),
         "addition_new": float(bool(_off._ADDITION.search(new))),
         "past_event": float(bool(_off._PAST_EVENT.search(old)) and bool(_off._PAST_EVENT.search(new))),
@@ -308,6 +230,18 @@ def _copula(old: str, new: str) -> float:
     return float(set(_off._content(m_old["value"], stem=True)) != set(_off._content(m_new["value"], stem=True)))
 
 
+def _head_diff(old: str, new: str) -> float:
+    """1 when the facts are about two different things, neither named by the other side: "User's birthday is
+    March 3" / "User's anniversary is March 3", "User's office ..." / "User's apartment ..."."""
+    if max(_off.non_latin_share(old), _off.non_latin_share(new)) > 0.5:
+        return 0.0
+    (_, h_old), (_, h_new) = _off._subject(old), _off._subject(new)
+    h_old, h_new = lex.PERSON_SYNONYMS.get(h_old or "", h_old), lex.PERSON_SYNONYMS.get(h_new or "", h_new)
+    if h_old is None or h_new is None or h_old == h_new:
+        return 0.0
+    return float(h_old not in _off._content(new, stem=True) and h_new not in _off._content(old, stem=True))
+
+
 def _rule(old: str, new: str) -> dict[str, float]:
     """The offline rule's verdict and the subject and slot helpers behind it."""
     verdict = _off.relation(old, new)
@@ -317,7 +251,7 @@ def _rule(old: str, new: str) -> dict[str, float]:
     slots_old, slots_new = _off._slots(old), _off._slots(new)
     shared = slots_old.keys() & slots_new.keys()
     return feats | {
-        "subject_same": float(_off._subject(old) == _off._subject(new)),
+        "subject_same": float(_off._subject(old) == _off._subject(new)), "head_diff": _head_diff(old, new),
         "slot_changed": float(any(slots_old[k][1] != slots_new[k][1] for k in shared)),
         "slot_same": float(any(slots_old[k][1] == slots_new[k][1] for k in shared)),
         "copula_changed": _copula(old, new), "prefix_dup": float(bool(new_w) and old_w[:len(new_w)] == new_w),
@@ -325,13 +259,17 @@ def _rule(old: str, new: str) -> dict[str, float]:
 
 
 def _normalize(text: str) -> str:
-    """Spell out unambiguous abbreviations ("NYC" → "New York City", "k8s" → "Kubernetes"; not "us", "la")."""
+    """Spell out unambiguous abbreviations ("NYC" → "New York City", "k8s" → "Kubernetes"; not "us", "La"), and
+    occupations one way."""
     def expand(m: re.Match[str]) -> str:
-        tok, full = m.group(0), _ABBREVIATIONS.get(m.group(0).lower())
-        if full is None or (tok.islower() and len(tok) <= 3 and not any(ch.isdigit() for ch in tok)):
+        tok, full = m.group(0), lex.ABBREVIATIONS.get(m.group(0).lower())
+        if full is None or (tok[1:].islower() and len(tok) <= 3 and not any(ch.isdigit() for ch in tok)):
             return tok
         return " ".join(w.capitalize() for w in full.split())
-    return re.sub(r"[^\W_]+", expand, text)
+    text = re.sub(r"[^\W_]+", expand, text)
+    for pattern, repl in lex.ROLE_PHRASES:
+        text = pattern.sub(repl, text)
+    return text
 
 
 def features(existing: str, new: str, similarity: float, embed: Embed | None = None) -> np.ndarray:
@@ -405,17 +343,34 @@ def classify_pair(existing: str, new: str, similarity: float, embed: Embed | Non
 Rule = Callable[[str, str, "float | None"], "Label | None"]
 
 
-def offline_rule(kind: str, embed: Embed | None) -> Rule:
-    """The offline classifier ``remember_facts`` uses for ambiguous pairs (``Settings.offline_pairs``):
-    ``rules`` is :func:`hippo.core.offline.relation`; ``model`` is :func:`classify_pair` with the
-    embedder's word vectors, and the rules for a pair whose cosine is unknown (vector pending)."""
-    if kind == "rules":
-        return lambda existing, new, _similarity: _off.relation(existing, new)
+class ModelRule:
+    """:func:`classify_pair` with the embedder's word vectors; the rules for a pair whose cosine is unknown
+    (vector pending). It also decides the pairs above the duplicate band: the cosine alone merges a changed
+    number or a flipped negation ("1,200" / "1,500 followers" at 0.98), the model's vetoes do not."""
 
-    def model(existing: str, new: str, similarity: float | None) -> Label | None:
+    decides_duplicates = True
+
+    def __init__(self, embed: Embed | None) -> None:
+        self.embed = embed
+
+    def __call__(self, existing: str, new: str, similarity: float | None) -> Label | None:
         if similarity is None:
             return _off.relation(existing, new)
-        return classify_pair(existing, new, similarity, embed)
+        return classify_pair(existing, new, similarity, self.embed)
 
-    return model
 
+def offline_kind(setting: str, model_id: str | None) -> str:
+    """``Settings.offline_pairs`` for an embedder: ``auto`` is ``model`` with the embedder the weights were
+    trained on (:data:`TRAINED_ON`, the default) and ``rules`` with any other."""
+    if setting == "auto":
+        return "model" if model_id == TRAINED_ON else "rules"
+    return setting
+
+
+def offline_rule(kind: str, embed: Embed | None) -> Rule:
+    """The offline classifier ``remember_facts`` uses for ambiguous pairs (``Settings.offline_pairs``
+    resolved by :func:`offline_kind`): ``rules`` is :func:`hippo.core.offline.relation`; ``model`` is a
+    :class:`ModelRule`."""
+    if kind == "rules":
+        return lambda existing, new, _similarity: _off.relation(existing, new)
+    return ModelRule(embed)

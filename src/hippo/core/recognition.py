@@ -9,7 +9,7 @@ by one LLM call or, offline, by the rule in :func:`hippo.core.offline.relation`
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, Literal
 
 from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms
@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 
     from hippo.stores.base import Store
 
-__all__ = ["Candidate", "Plan", "decide", "find_candidates", "pending_pairs", "resolve", "resolve_offline",
-           "same_words"]
+__all__ = ["Candidate", "Plan", "decide", "find_candidates", "offline_bands", "pending_pairs", "resolve",
+           "resolve_offline", "same_words"]
 
 Label = Literal["duplicate", "supersedes", "distinct"]
 TOP_K = 5
@@ -113,6 +113,12 @@ def decide(plan: Plan, thresholds: Thresholds) -> None:
         f"no stored fact reaches similarity {thresholds.ambiguous:.2f}"
         + (f" (best {best.similarity:.2f})" if best is not None else "")
     )
+
+
+def offline_bands(thresholds: Thresholds, rule: object) -> Thresholds:
+    """The bands without an LLM: a rule that ``decides_duplicates`` (the pair model) also reads the pairs
+    above the duplicate band, so no cosine merges on its own."""
+    return replace(thresholds, duplicate=1.01) if getattr(rule, "decides_duplicates", False) else thresholds
 
 
 def pending_pairs(plans: list[Plan]) -> list[tuple[Plan, Candidate]]:

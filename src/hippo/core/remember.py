@@ -19,7 +19,7 @@ from ulid import ULID
 from hippo.core import offline
 from hippo.core.extraction import classify_pairs, extract_with_llm
 from hippo.core.hashing import content_hash
-from hippo.core.recognition import Plan, decide, find_candidates, pending_pairs, resolve, resolve_offline
+from hippo.core.recognition import Plan, decide, find_candidates, offline_bands, pending_pairs, resolve, resolve_offline
 from hippo.core.strength import reinforced_intensity
 from hippo.stores.base import StrengthUpdate
 from hippo.types import Chunk, FactOutcome, LLMCall, RememberResult
@@ -82,8 +82,9 @@ def plan_facts(store: "Store", embedding: "EmbeddingService", llm: "LLM | None",
     facts = _dedupe(facts)
     vectors = embedding.documents([f.fact for f in facts])
     plans = [Plan(fact, cands) for fact, cands in zip(facts, find_candidates(store, agent_id, facts, vectors))]
+    thresholds = embedding.thresholds if llm is not None else offline_bands(embedding.thresholds, offline_rule)
     for plan in plans:
-        decide(plan, embedding.thresholds)
+        decide(plan, thresholds)
     pairs = pending_pairs(plans)
     if pairs and llm is not None:
         labels = classify_pairs(llm, [(cand.chunk.content, plan.fact.fact) for plan, cand in pairs], calls)
