@@ -111,10 +111,10 @@ def test_the_schedule_consolidates_agents_with_short_term_entries(base, clock):
     alice, bob = service.memory("alice"), service.memory("bob")
     alice.record_experience("chat", "Alice asked for the release notes")
     bob.record_experience("observation", "Bob's build was slow")
-    service.memory("carol")  # seen, nothing short-term: not consolidated (its counters stay untouched)
+    service.memory("carol")  # served, nothing short-term: not consolidated (its counters stay untouched)
     lines: list[str] = []
     schedule = ConsolidationSchedule(service, 0.1, lines.append)
-    assert schedule.agents() == ["alice", "bob", "carol"]
+    assert schedule.agents() == ["alice", "bob"]
     assert schedule.run_once() == \
         "consolidation: 2 agents with short-term entries; consolidated 1 (merged 0), pruned 0, 1 remain short-term"
     assert alice.short_term() == [] and alice.stats().experiences == 1 and len(bob.short_term()) == 1

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from hippo.core import experiences
 from hippo.core import validation as v
+from hippo.core.short_term import agents_with_entries
 from hippo.types import Consolidation, Experience
 
 if TYPE_CHECKING:
@@ -51,6 +52,11 @@ class ExperienceFacet:
         """Experiences whose context names this user (``userId``/``senderId``), room or task (all
         of those given), latest first, from both tiers; found through an index."""
         return self._episodic.related(experiences.refs_asked(user_id, room_id, task_id), v.check_limit(limit))
+
+    def short_term_agents(self) -> list[str]:
+        """The agents of this database (and this process) with short-term entries, sorted:
+        what a consolidation schedule walks. Database-wide, like :meth:`for_agent`."""
+        return agents_with_entries(self._episodic.store)
 
     def consolidate(self) -> Consolidation:
         """Move the short-term buffer's important experiences to long-term memory now, then prune

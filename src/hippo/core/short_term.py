@@ -189,6 +189,11 @@ def local_agents(store: "Store") -> list[str]:
         return [agent for agent, buffer in _LOCAL.get(store, {}).items() if buffer.entries()]
 
 
+def agents_with_entries(store: "Store") -> list[str]:
+    """Every agent with short-term entries: in this process's buffers, and in the database's."""
+    return sorted(set(local_agents(store)) | set(store.short_term_agents()))
+
+
 @lru_cache(maxsize=8192)
 def _words(text: str) -> frozenset[str]:
     """An entry's words, read once (a buffer is searched far more often than it changes)."""

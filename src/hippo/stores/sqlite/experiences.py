@@ -112,6 +112,10 @@ class ExperienceMixin:
                                 (agent_id,)).fetchall()
         return [entry_of(row) for row in rows]
 
+    def short_term_agents(self) -> list[str]:
+        with self._reading() as conn:
+            return [r[0] for r in conn.execute("SELECT DISTINCT agent_id FROM short_term ORDER BY agent_id")]
+
     def short_term_vectors(self, agent_id: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         if not ids:
             return {}

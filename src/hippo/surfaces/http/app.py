@@ -83,11 +83,6 @@ class Service:
                 self._agents[agent_id] = self.base.for_agent(agent_id)
             return self._agents[agent_id]
 
-    def seen(self) -> list[str]:
-        """The agents this server has served since it started."""
-        with self._lock:
-            return list(self._agents)
-
     def auth_required(self) -> bool:
         if not self._keyed and self.base.keys.any():
             self._keyed = True

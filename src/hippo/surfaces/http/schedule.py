@@ -92,8 +92,8 @@ class ConsolidationSchedule:
             self.say(self.run_once())
 
     def agents(self) -> list[str]:
-        """The agents to look at: those the database holds memories of, and those served here."""
-        return sorted(set(self.service.base.agent_ids()) | set(self.service.seen()))
+        """The agents with short-term entries, in the database or in this server's buffers."""
+        return self.service.base.short_term_agents()
 
     def run_once(self) -> str:
         try:
