@@ -16,7 +16,7 @@ from typing import Any, Callable, ContextManager, Sequence
 import numpy as np
 
 from hippo.index.exact import decode_vector, encode_vector
-from hippo.stores.base import ChunkFilter, ExperienceRecord
+from hippo.stores.base import ChunkFilter, ExperienceFilter, ExperienceRecord
 from hippo.stores.rows import (
     RECORD_COLUMNS,
     SHORT_TERM_COLUMNS,
@@ -25,7 +25,7 @@ from hippo.stores.rows import (
     record_of,
     record_values,
 )
-from hippo.stores.sqlite.filters import filter_sql
+from hippo.stores.sqlite.filters import experience_tests, filter_sql
 from hippo.types import Experience
 
 __all__ = ["ExperienceMixin"]
@@ -64,14 +64,9 @@ class ExperienceMixin:
         return {row[0]: record_of(row) for row in rows}
 
     def list_experiences(self, agent_id: str, where: ChunkFilter, limit: int) -> list[str]:
-        wanted = where.experience
-        clauses, params = ["e.agent_id = ?"], [agent_id]  # type: list[str], list[Any]
-        if wanted is not None and wanted.types:
-            clauses.append(f"e.type IN ({_marks(len(wanted.types))})")
-            params += wanted.types
-        if wanted is not None and wanted.min_importance is not None:
-            clauses.append("e.importance >= ?")
-            params.append(wanted.min_importance)
+        tests, params = experience_tests(where.experience or ExperienceFilter(), "e")
+        clauses = ["e.agent_id = ?", *tests]
+        params = [agent_id, *params]
         chunk_clause, chunk_params = filter_sql(_without_experience(where))
         with self._reading() as conn:
             rows = conn.execute(

@@ -8,7 +8,7 @@ from typing import Any
 from hippo.clock import to_iso
 from hippo.stores.base import ChunkFilter, ExperienceFilter, MetaCondition
 
-__all__ = ["experience_rowids_sql", "filter_sql"]
+__all__ = ["experience_rowids_sql", "experience_tests", "filter_sql"]
 
 
 def filter_sql(where: ChunkFilter) -> tuple[str, list[Any]]:
@@ -46,35 +46,35 @@ def filter_sql(where: ChunkFilter) -> tuple[str, list[Any]]:
     return (" AND ".join(clauses) or "1"), params
 
 
+def experience_tests(wanted: ExperienceFilter, alias: str) -> tuple[list[str], list[Any]]:
+    """The type and importance tests of an experience filter on ``experiences`` as ``alias``."""
+    tests: list[str] = []
+    params: list[Any] = []
+    if wanted.types:
+        tests.append(f"{alias}.type IN ({','.join('?' * len(wanted.types))})")
+        params.extend(wanted.types)
+    if wanted.min_importance is not None:
+        tests.append(f"{alias}.importance >= ?")
+        params.append(wanted.min_importance)
+    return tests, params
+
+
 def _experience_sql(wanted: ExperienceFilter) -> tuple[str, list[Any]]:
     """Experiences only: one primary-key lookup per row tested (an ``IN (SELECT ...)`` list would be
     built again at every use, and recall uses a filter many times)."""
-    tests: list[str] = ["x.id = c.id"]
-    params: list[Any] = []
-    if wanted.types:
-        tests.append(f"x.type IN ({','.join('?' * len(wanted.types))})")
-        params.extend(wanted.types)
-    if wanted.min_importance is not None:
-        tests.append("x.importance >= ?")
-        params.append(wanted.min_importance)
-    return f"EXISTS (SELECT 1 FROM experiences x WHERE {' AND '.join(tests)})", params
+    tests, params = experience_tests(wanted, "x")
+    return f"EXISTS (SELECT 1 FROM experiences x WHERE {' AND '.join(['x.id = c.id', *tests])})", params
 
 
 def experience_rowids_sql(where: ChunkFilter, agent_id: str) -> tuple[str, list[Any]]:
     """The rowids of the agent's chunks that pass ``where`` (its ``experience`` part set), listed
     from the experiences' own index and joined to their chunks: a pass over the experiences asked
     for, not over every chunk of the agent."""
-    wanted = where.experience or ExperienceFilter()
-    tests, params = ["x.agent_id = ?"], [agent_id]  # type: list[str], list[Any]
-    if wanted.types:
-        tests.append(f"x.type IN ({','.join('?' * len(wanted.types))})")
-        params.extend(wanted.types)
-    if wanted.min_importance is not None:
-        tests.append("x.importance >= ?")
-        params.append(wanted.min_importance)
+    tests, params = experience_tests(where.experience or ExperienceFilter(), "x")
     rest, rest_params = filter_sql(replace(where, experience=None))
     return (f"SELECT c.rowid FROM experiences x INDEXED BY idx_experiences_type CROSS JOIN chunks c ON c.id = x.id "
-            f"WHERE {' AND '.join(tests)} AND c.agent_id = ? AND {rest}", [*params, agent_id, *rest_params])
+            f"WHERE {' AND '.join(['x.agent_id = ?', *tests])} AND c.agent_id = ? AND {rest}",
+            [agent_id, *params, agent_id, *rest_params])
 
 
 _COMPARE = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}

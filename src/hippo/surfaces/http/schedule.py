@@ -5,17 +5,16 @@ in UTC; unset, nothing is scheduled. At each time the server runs ``maintain()``
 only when the database is over ``max_db_bytes``, and reports one line.
 
 ``consolidate_every`` (seed 001, seconds; unset, nothing is scheduled): at each interval the server
-runs ``consolidate()`` for every agent with short-term entries, and reports one line. The agents
-looked at are those the database holds memories of and those this server has served: a buffer in
-the process fills only through this server, and one in the database (PostgreSQL, or
-``short_term_durable``) is read from the database, whichever server recorded its entries.
+runs ``consolidate()`` for every agent with short-term entries (``Memory.short_term_agents``: this
+server's in-process buffers, and the database's buffer whichever server recorded its entries), and
+reports one line.
 """
 
 from __future__ import annotations
 
 import threading
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Self
 
 from hippo.errors import ConfigError, HippoError
 
@@ -36,17 +35,19 @@ def next_run(expression: str, after: datetime) -> datetime:
         raise ConfigError(f"setting prune_schedule is not a cron expression ({expression!r}): {exc}") from None
 
 
-class MaintenanceSchedule:
-    """A daemon thread that runs ``mem.maintain()`` at each time of ``expression``; ``stop()`` ends it."""
+class _Periodic:
+    """A daemon thread that runs :meth:`run_once` whenever :meth:`_wait` has passed and says its
+    line; ``stop()`` ends it. Subclasses name the thread, the first line and the wait."""
 
-    def __init__(self, mem: "Memory", expression: str, say: Callable[[str], None]) -> None:
-        self.mem, self.expression, self.say = mem, expression, say
-        self.next = next_run(expression, mem.now())  # a bad expression fails at start, not at 4 am
+    name = "hippo-periodic"
+
+    def __init__(self, say: Callable[[str], None]) -> None:
+        self.say = say
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="hippo-maintain", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
 
-    def start(self) -> "MaintenanceSchedule":
-        self.say(f"maintenance (prune_schedule {self.expression!r}): next at {self.next.isoformat()}")
+    def start(self) -> Self:
+        self.say(self.first_line())
         self._thread.start()
         return self
 
@@ -55,9 +56,41 @@ class MaintenanceSchedule:
         self._thread.join(timeout=5)
 
     def _run(self) -> None:
-        while not self._stop.wait(max(0.0, (self.next - self.mem.now()).total_seconds())):
+        while not self._stop.wait(self._wait()):
             self.say(self.run_once())
-            self.next = next_run(self.expression, max(self.mem.now(), self.next))
+            self._ran()
+
+    def first_line(self) -> str:
+        raise NotImplementedError
+
+    def _wait(self) -> float:
+        raise NotImplementedError
+
+    def _ran(self) -> None:
+        """After each run (the next cron time is worked out here)."""
+
+    def run_once(self) -> str:
+        raise NotImplementedError
+
+
+class MaintenanceSchedule(_Periodic):
+    """Runs ``mem.maintain()`` at each time of the cron ``expression``."""
+
+    name = "hippo-maintain"
+
+    def __init__(self, mem: "Memory", expression: str, say: Callable[[str], None]) -> None:
+        self.mem, self.expression = mem, expression
+        self.next = next_run(expression, mem.now())  # a bad expression fails at start, not at 4 am
+        super().__init__(say)
+
+    def first_line(self) -> str:
+        return f"maintenance (prune_schedule {self.expression!r}): next at {self.next.isoformat()}"
+
+    def _wait(self) -> float:
+        return max(0.0, (self.next - self.mem.now()).total_seconds())
+
+    def _ran(self) -> None:
+        self.next = next_run(self.expression, max(self.mem.now(), self.next))
 
     def run_once(self) -> str:
         try:
@@ -70,26 +103,20 @@ class MaintenanceSchedule:
                 f"now {result.bytes_after:,}" + (f" ({result.note})" if result.note else ""))
 
 
-class ConsolidationSchedule:
-    """A daemon thread that consolidates every agent with short-term entries each ``every`` seconds."""
+class ConsolidationSchedule(_Periodic):
+    """Consolidates every agent with short-term entries each ``every`` seconds."""
+
+    name = "hippo-consolidate"
 
     def __init__(self, service: "Service", every: float, say: Callable[[str], None]) -> None:
-        self.service, self.every, self.say = service, every, say
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="hippo-consolidate", daemon=True)
+        self.service, self.every = service, every
+        super().__init__(say)
 
-    def start(self) -> "ConsolidationSchedule":
-        self.say(f"consolidation (consolidate_every {self.every:g} s): every agent with short-term entries")
-        self._thread.start()
-        return self
+    def first_line(self) -> str:
+        return f"consolidation (consolidate_every {self.every:g} s): every agent with short-term entries"
 
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.every):
-            self.say(self.run_once())
+    def _wait(self) -> float:
+        return self.every
 
     def agents(self) -> list[str]:
         """The agents with short-term entries, in the database or in this server's buffers."""
