@@ -47,6 +47,11 @@ class CaptureFacet:
         return capture.process_pending(self.store, self.embedding, self.llm, self.agent_id, self.settings,
                                        self.now(), self._offline_rule)
 
+    def pending_agents(self) -> list[str]:
+        """Every agent of this database with observed messages not processed yet (all agents, not
+        only this one: what a server's background worker walks through), in the order they wait."""
+        return list(dict.fromkeys(agent for agent, _ in self.store.pending_sessions(None)))
+
     def surface(self, messages: Sequence[Mapping[str, Any]], *, session_id: str, max_tokens: int = 500) -> Surfaced:
         """Memories relevant to the last few messages that this session has not been shown yet,
         as a context block within ``max_tokens`` (seed 002); empty when nothing is relevant."""

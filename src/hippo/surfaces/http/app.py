@@ -367,9 +367,11 @@ def create_app(base: Memory, *, max_body_bytes: int = 1_000_000, cors_origins: t
     if allowed_hosts is not None:
         app.add_middleware(HostCheck, allowed=allowed_hosts)
 
-    from hippo.surfaces.http.experiences import router as experiences  # it imports this module's Mem
+    from hippo.surfaces.http.capture import router as capture  # they import this module's Mem
+    from hippo.surfaces.http.experiences import router as experiences
 
     app.include_router(router)
     app.include_router(experiences)
+    app.include_router(capture)
     install_docs(app)
     return app

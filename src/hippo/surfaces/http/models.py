@@ -10,9 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from hippo.types import ArchivedHit, Block, Chunk, Experience, Link
 
 __all__ = [
-    "AppendBody", "ArchiveHits", "BlockContext", "BlockList", "ErrorBody", "ExperienceBody", "ExperienceList",
-    "ForgetBody", "Health", "MemoryPage", "PatchMemoryBody", "RelatedList", "RememberBody", "ReplaceBody",
-    "SetBlockBody", "StoreBody",
+    "AppendBody", "ArchiveHits", "BlockContext", "BlockList", "CompactBody", "ErrorBody", "ExperienceBody",
+    "ExperienceList", "ForgetBody", "Health", "MemoryPage", "ObserveBody", "PatchMemoryBody", "RelatedList",
+    "RememberBody", "ReplaceBody", "SetBlockBody", "StoreBody", "SurfaceBody",
 ]
 
 _TEXT = 32_000
@@ -85,6 +85,30 @@ class ExperienceBody(_Body):
     source: str | None = Field(None, description="Provenance: agent (default), conversation, ...")
     session_id: str | None = Field(None, description="The session it came from.")
     observed_at: datetime | None = Field(None, description="When it happened (ISO 8601); default now.")
+
+
+_MESSAGES = Field(min_length=1, max_length=10_000, description=(
+    "Chat messages in OpenAI or Anthropic shape; each may also carry `id`, `name` (the speaker) and `timestamp`."))
+
+
+class ObserveBody(_Body):
+    messages: list[dict[str, Any]] = _MESSAGES
+
+
+class SurfaceBody(_Body):
+    messages: list[dict[str, Any]] = Field(min_length=1, max_length=1_000, description=(
+        "The conversation so far (its last few messages make the query), OpenAI or Anthropic shape."))
+    max_tokens: int = Field(500, ge=1, le=100_000, description="The context block's budget in tokens.")
+
+
+class CompactBody(_Body):
+    messages: list[dict[str, Any]] = Field(max_length=100_000, description=(
+        "The session to compact, OpenAI or Anthropic shape, tool calls and results included."))
+    session_id: str | None = Field(None, description=(
+        "Store what fades as memories of this session (their ids in the summary); omit to store nothing."))
+    previous_summary: str | None = Field(None, max_length=1_000_000, description="An earlier compaction's summary.")
+    config: dict[str, Any] | None = Field(None, description=(
+        "Compaction settings (seed 004's names or hippo.toml's); omit for the server's [compaction]."))
 
 
 class ErrorDetail(BaseModel):

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from hippo.core.memory import Memory
     from hippo.surfaces.http.app import Service
 
-__all__ = ["ConsolidationSchedule", "MaintenanceSchedule", "next_run"]
+__all__ = ["CaptureSchedule", "ConsolidationSchedule", "MaintenanceSchedule", "next_run"]
 
 
 def next_run(expression: str, after: datetime) -> datetime:
@@ -143,4 +143,50 @@ class ConsolidationSchedule(_Periodic):
         line = (f"consolidation: {looked} agent{'' if looked == 1 else 's'} with short-term entries; "
                 f"consolidated {totals['consolidated']} (merged {totals['merged']}), pruned {totals['pruned']}, "
                 f"{totals['remaining']} remain short-term")
+        return line + (f"; failed for {len(failed)}: {failed[0]}" if failed else "")
+
+
+class CaptureSchedule:
+    """A daemon thread that processes what every agent observed each ``every`` seconds."""
+
+    def __init__(self, service: "Service", every: float, say: Callable[[str], None]) -> None:
+        self.service, self.every, self.say = service, every, say
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="hippo-capture", daemon=True)
+
+    def start(self) -> "CaptureSchedule":
+        self.say(f"capture (capture_every {self.every:g} s): every agent with observed messages")
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            line = self.run_once()
+            if line:
+                self.say(line)
+
+    def run_once(self) -> str:
+        """Process every agent with pending messages; the line to report ("" when none had any)."""
+        try:
+            agents = self.service.base.pending_agents()
+        except HippoError as exc:
+            return f"capture failed: {exc}"
+        totals, failed = {"messages": 0, "windows": 0, "memories": 0, "merged": 0, "facts": 0}, []
+        for agent in agents:
+            try:
+                done = self.service.memory(agent).process_pending()
+            except HippoError as exc:
+                failed.append(f"{agent}: {exc}")
+                continue
+            for name in totals:
+                totals[name] += getattr(done, name)
+        if not agents:
+            return ""
+        line = (f"capture: {len(agents)} agent{'' if len(agents) == 1 else 's'} with observed messages; processed "
+                f"{totals['messages']} in {totals['windows']} windows: {totals['memories']} memories (merged "
+                f"{totals['merged']}), {totals['facts']} facts")
         return line + (f"; failed for {len(failed)}: {failed[0]}" if failed else "")

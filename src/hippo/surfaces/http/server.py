@@ -63,14 +63,17 @@ def serve(mem: "Memory", *, host: str = "127.0.0.1", port: int = 8000, max_body_
 
 def _schedules(mem: "Memory", service: Any, say: Any) -> list[Any]:
     """The background work ``hippo serve`` was configured for, started: maintenance on
-    ``prune_schedule``, consolidation every ``consolidate_every`` seconds; none by default."""
-    from hippo.surfaces.http.schedule import ConsolidationSchedule, MaintenanceSchedule
+    ``prune_schedule``, consolidation every ``consolidate_every`` seconds, capture processing every
+    ``capture_every`` seconds; none by default."""
+    from hippo.surfaces.http.schedule import CaptureSchedule, ConsolidationSchedule, MaintenanceSchedule
 
     started: list[Any] = []
     if mem.settings.prune_schedule:
         started.append(MaintenanceSchedule(mem, mem.settings.prune_schedule, say).start())
     if mem.settings.consolidate_every is not None:
         started.append(ConsolidationSchedule(service, mem.settings.consolidate_every, say).start())
+    if mem.settings.capture_every is not None:
+        started.append(CaptureSchedule(service, mem.settings.capture_every, say).start())
     service.on_close.extend(schedule.stop for schedule in started)  # stopped before the database closes
     return started
 
