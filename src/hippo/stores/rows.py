@@ -13,7 +13,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from hippo.clock import from_iso, to_utc
+from hippo.clock import from_iso, to_iso, to_utc
 from hippo.stores.base import ExperienceRecord, Observed
 from hippo.types import Experience
 
@@ -32,7 +32,8 @@ def when(value: Any) -> datetime:
 
 
 def _time(value: datetime, iso: bool) -> Any:
-    return to_utc(value).isoformat() if iso else to_utc(value)
+    """ISO text of fixed width (string order is time order in SQL), or the UTC datetime."""
+    return to_iso(value) if iso else to_utc(value)
 
 
 def entry_values(agent_id: str, entry: Experience, *, iso: bool) -> tuple[Any, ...]:

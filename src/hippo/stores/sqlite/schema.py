@@ -206,6 +206,7 @@ CREATE TABLE experiences (
 );
 CREATE INDEX idx_experiences_when ON experiences(agent_id, observed_at);
 CREATE INDEX idx_experiences_type ON experiences(agent_id, type, observed_at);
+CREATE INDEX idx_experiences_importance ON experiences(agent_id, importance);
 CREATE INDEX idx_experiences_user ON experiences(agent_id, user_ref, observed_at) WHERE user_ref IS NOT NULL;
 CREATE INDEX idx_experiences_room ON experiences(agent_id, room_ref, observed_at) WHERE room_ref IS NOT NULL;
 CREATE INDEX idx_experiences_task ON experiences(agent_id, task_ref, observed_at) WHERE task_ref IS NOT NULL;
