@@ -19,6 +19,7 @@ from mcp import Client, StdioServerParameters  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 
 import hippo  # noqa: E402
+from hippo.surfaces.capture_tools import CAPTURE_TOOL_NAMES  # noqa: E402
 
 HIPPO = str(Path(sys.executable).with_name("hippo"))
 SEED_TOOLS = ["remember_facts", "store_memory", "replace_memory_block", "append_memory_block",
@@ -36,7 +37,7 @@ def env() -> dict[str, str]:
 async def store_and_recall(client: Client) -> None:
     listed = await client.list_tools()
     assert [t.name for t in listed.tools] == [*SEED_TOOLS, "update_memory", "reinforce_memory", "demote_memory",
-                                              "record_experience"]
+                                              "record_experience", *CAPTURE_TOOL_NAMES]
     schemas = {t.name: t.input_schema for t in listed.tools}
     assert schemas["recall_memories"]["required"] == ["query"]
 
@@ -47,6 +48,11 @@ async def store_and_recall(client: Client) -> None:
     assert memories[0]["id"] == stored.structured_content["id"]
     assert memories[0]["content"] == "We chose SQLite with WAL for the embedded store"
 
+    seen = await client.call_tool("observe_messages", {"session_id": "s-1", "messages": [
+        {"role": "user", "id": "m1", "content": "We moved the staging cluster to Frankfurt"}]})
+    assert seen.is_error is False and seen.structured_content["accepted"] == 1
+    compacted = await client.call_tool("compact_session", {"messages": [{"role": "user", "content": "Fix the build"}]})
+    assert compacted.structured_content["summary"].startswith("# hippocampus.md Compaction")
     decided = await client.call_tool("record_experience", {"type": "decision", "content": "We moved CI to arm64",
                                                            "context": {"taskId": "ci-7"}})
     assert decided.is_error is False and decided.structured_content["importance"] == 0.8
@@ -92,7 +98,7 @@ def test_stdio_lists_conversation_when_the_table_exists(tmp_path):
             return [t.name for t in (await client.list_tools()).tools]
 
     assert anyio.run(main) == [*SEED_TOOLS, "recall_conversation", "update_memory", "reinforce_memory",
-                                "demote_memory", "record_experience"]
+                                "demote_memory", "record_experience", *CAPTURE_TOOL_NAMES]
 
 
 def free_port() -> int:

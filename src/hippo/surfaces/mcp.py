@@ -1,7 +1,9 @@
 """hippo as an MCP server (official ``mcp`` SDK 2.x, low-level ``Server``).
 
 Exposes exactly the agent tools of :mod:`hippo.surfaces.tools` (same names,
-descriptions, schemas and results) and the agent's memory blocks as resources
+descriptions, schemas and results), then the capture tools of
+:mod:`hippo.surfaces.capture_tools` (for the client that drives a session, not for
+the agent), and the agent's memory blocks as resources
 ``hippo://blocks/{key}``. Two transports: stdio (``hippo mcp``, for Claude
 Desktop, Claude Code and IDEs) and streamable HTTP (``hippo mcp --http``).
 
@@ -43,19 +45,26 @@ def build_server(mem: "Memory", *, recall_max_tokens: int = 1500) -> Any:
     from mcp.server.lowlevel import Server
 
     from hippo import __version__
+    from hippo.surfaces.capture_tools import capture_tools
     from hippo.surfaces.tools import Toolset
+
+    captures = {t.name: t for t in capture_tools(mem)}
 
     def toolset() -> Any:
         return Toolset(mem, recall_max_tokens=recall_max_tokens)  # re-read: a messages table may appear later
 
+    def call(name: Any, arguments: Any) -> dict[str, Any]:
+        tool = captures.get(name) if isinstance(name, str) else None
+        return tool.call(arguments) if tool is not None else toolset().call(name, arguments)
+
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        tools = await anyio.to_thread.run_sync(toolset)
+        tools = [*await anyio.to_thread.run_sync(toolset), *captures.values()]
         return types.ListToolsResult(tools=[
             types.Tool(name=t.name, description=t.description, input_schema=t.parameters) for t in tools
         ])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        result = await anyio.to_thread.run_sync(lambda: toolset().call(params.name, params.arguments))
+        result = await anyio.to_thread.run_sync(lambda: call(params.name, params.arguments))
         text = json.dumps(result, ensure_ascii=False)
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
                                     structured_content=result, is_error=not result["ok"])

@@ -13,7 +13,16 @@ import sys
 
 # The command modules: importing one registers its commands on ``app``. Other
 # surfaces' commands (service: serve, keys) join this list the same way.
-from hippo.surfaces.cli import blocks, curation, experiences, memories, service, transfer  # noqa: F401
+from hippo.surfaces.cli import (  # noqa: F401
+    blocks,
+    capture,
+    curation,
+    experiences,
+    hooks,
+    memories,
+    service,
+    transfer,
+)
 from hippo.surfaces.cli.app import app
 
 __all__ = ["app", "main"]

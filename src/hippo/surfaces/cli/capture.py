@@ -1,0 +1,112 @@
+"""Commands of capture, surfacing (seed 002) and compaction (seed 004): ``hippo observe``,
+``hippo process``, ``hippo surface`` and ``hippo compact``.
+
+A FILE is a JSON list of chat messages, or JSON Lines: a chat message a line, or a Claude Code
+transcript (read by :mod:`hippo.integrations.claude_code`); ``-`` reads standard input.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from hippo.errors import InvalidInput
+from hippo.integrations.claude_code import load_messages
+from hippo.surfaces.cli import render
+from hippo.surfaces.cli.app import JSON, app, opened
+
+FILE_HELP = ("A JSON list of chat messages, or JSON Lines (a message a line, or a Claude Code transcript); "
+             "- reads standard input.")
+SESSION = typer.Option("--session", "-s", metavar="ID", help="The conversation's session id.")
+
+
+def read_messages_file(name: str) -> list[dict[str, Any]]:
+    """The messages of FILE (``-``: standard input)."""
+    text = sys.stdin.read() if name == "-" else Path(name).read_text(encoding="utf-8")
+    return load_messages(text)
+
+
+@app.command()
+def observe(
+    ctx: typer.Context,
+    file: Annotated[str, typer.Argument(metavar="FILE", help=FILE_HELP)],
+    session: Annotated[str, SESSION],
+    json: JSON = False,
+) -> None:
+    """Hand hippo a conversation to remember: kept at once, turned into memories by `hippo process`
+    (or `hippo serve` every capture_every seconds). Messages it already has are skipped."""
+    messages = read_messages_file(file)
+    with opened(ctx, create=True) as mem:
+        seen = mem.observe(messages, session_id=session)
+    if json:
+        return render.emit_json(seen.to_dict())
+    render.note(f"observed {seen.accepted} message{'' if seen.accepted == 1 else 's'} in session "
+                f"{seen.session_id} ({seen.duplicates} already held, {seen.skipped} left out: system prompts, "
+                f"tool outputs, empty); `hippo process` turns them into memories")
+
+
+@app.command()
+def process(ctx: typer.Context, json: JSON = False) -> None:
+    """Turn what was observed into memories now (windows, gate, extraction, dedup)."""
+    with opened(ctx) as mem:
+        done = mem.process_pending()
+    if json:
+        return render.emit_json(done.to_dict())
+    render.note(f"processed {done.messages} messages of {done.sessions} session{'' if done.sessions == 1 else 's'} "
+                f"in {done.windows} windows ({done.gated_in} worth remembering): {done.memories} memories "
+                f"({done.merged} merged into ones already held), {done.facts} facts")
+
+
+@app.command()
+def surface(
+    ctx: typer.Context,
+    session: Annotated[str, SESSION],
+    file: Annotated[Optional[str], typer.Argument(metavar="[FILE]", help=FILE_HELP)] = None,
+    prompt: Annotated[Optional[str], typer.Option("--prompt", "-p", metavar="TEXT",
+                                                  help="The user's message, instead of FILE.")] = None,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="The context block's budget.")] = 500,
+    json: JSON = False,
+) -> None:
+    """What memory has to offer for the last messages, not shown to this session yet: prints the
+    context block (nothing when nothing is relevant)."""
+    if (file is None) == (prompt is None):
+        raise InvalidInput("give either FILE or --prompt TEXT")
+    messages = read_messages_file(file) if file is not None else [{"role": "user", "content": prompt}]
+    with opened(ctx) as mem:
+        found = mem.surface(messages, session_id=session, max_tokens=max_tokens)
+    if json:
+        return render.emit_json(found.to_dict())
+    if found.text:
+        typer.echo(found.text)
+    else:
+        render.note("nothing relevant to surface")
+
+
+@app.command()
+def compact(
+    ctx: typer.Context,
+    file: Annotated[str, typer.Argument(metavar="FILE", help=FILE_HELP)],
+    session: Annotated[Optional[str], typer.Option(
+        "--session", "-s", metavar="ID",
+        help="Store what fades as memories of this session (Memory.compact); without it nothing is stored.")] = None,
+    previous: Annotated[Optional[str], typer.Option(
+        "--previous-summary", metavar="FILE", help="The summary of an earlier compaction (Prior Context).")] = None,
+    json: JSON = False,
+) -> None:
+    """Compact a long session into seed 004's summary (printed); with --session what fades is kept
+    as memories and each pointer line carries its id."""
+    messages = read_messages_file(file)
+    before = Path(previous).read_text(encoding="utf-8") if previous is not None else None
+    if session is None:
+        import hippo
+
+        done = hippo.compact(messages, previous_summary=before)
+    else:
+        with opened(ctx, create=True) as mem:
+            done = mem.compact(messages, session_id=session, previous_summary=before)
+    if json:
+        return render.emit_json(done.to_dict())
+    typer.echo(done.summary)

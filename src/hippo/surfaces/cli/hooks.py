@@ -1,0 +1,113 @@
+"""Claude Code hooks (seed 002): ``hippo hooks install`` and ``hippo hook EVENT``, the command each
+installed hook runs (see :mod:`hippo.integrations.claude_code_hooks`).
+
+``hippo hook`` is not a user's command but Claude Code's: it must never get in the session's way.
+Whatever goes wrong (hippo broken, the database unreadable, the server down), it prints nothing,
+not even on stderr, and exits 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from hippo.errors import InvalidInput
+from hippo.surfaces.cli import render
+from hippo.surfaces.cli.app import Options, app, opened
+
+hooks_app = typer.Typer(help="Claude Code hooks: `hippo hooks install` captures sessions and surfaces memories.",
+                        no_args_is_help=True)
+app.add_typer(hooks_app, name="hooks")
+
+URL = typer.Option("--url", metavar="URL", help="A running `hippo serve` to use (default: HIPPO_URL, else the "
+                                                "database directly).")
+
+
+def _executable() -> str:
+    beside = Path(sys.executable).with_name("hippo")
+    return str(beside) if beside.exists() else shutil.which("hippo") or "hippo"
+
+
+def _global_options(options: Options) -> list[str]:
+    """The global options the hook commands carry: the database as an absolute path (a server URL
+    is left to HIPPO_DB: it may hold a password), and the agent, embedder and LLM when given."""
+    found: list[str] = []
+    path = options.path()
+    if "://" not in path:
+        found += ["--db", str(Path(path).expanduser().resolve())]
+    for name in ("agent", "embedder", "llm"):
+        if getattr(options, name):
+            found += [f"--{name}", getattr(options, name)]
+    return found
+
+
+@hooks_app.command("install")
+def install(
+    ctx: typer.Context,
+    project: Annotated[Optional[Path], typer.Option(
+        "--project", metavar="DIR", help="Into DIR/.claude/settings.json (default: the current directory).")] = None,
+    user: Annotated[bool, typer.Option("--user", help="Into ~/.claude/settings.json, for every project.")] = False,
+    url: Annotated[Optional[str], URL] = None,
+) -> None:
+    """Add hippo's hooks to Claude Code's settings (UserPromptSubmit surfaces memories; Stop,
+    PreCompact and SessionEnd observe the transcript), keeping every other hook; safe to run twice."""
+    from hippo.integrations.claude_code_hooks import EVENTS, hook_command, settings_path
+    from hippo.integrations.claude_code_hooks import install as merge
+
+    if project is not None and user:
+        raise InvalidInput("give --project DIR or --user, not both")
+    options: Options = ctx.find_root().obj or Options()
+    carried = _global_options(options)
+    path = settings_path(str(project) if project else None, user)
+    changed, kept = merge(path, {e: hook_command(e, _executable(), carried, url) for e in EVENTS})
+    render.note(f"hippo hooks in {path}: " + ", ".join(
+        [*(f"{e} (added)" for e in changed), *(f"{e} (already there)" for e in kept)]))
+    if url is None and os.environ.get("HIPPO_URL") is None:
+        render.note("the hooks open the database directly; with `hippo serve` running, --url or HIPPO_URL makes "
+                    "them faster (and capture_every processes what they observe)")
+
+
+@app.command(hidden=False)
+def hook(
+    ctx: typer.Context,
+    event: Annotated[str, typer.Argument(metavar="EVENT", help="UserPromptSubmit, Stop, PreCompact or SessionEnd.")],
+    url: Annotated[Optional[str], URL] = None,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Budget of what UserPromptSubmit surfaces.")] = 500,
+) -> None:
+    """Run one Claude Code hook on its JSON input (standard input); what `hippo hooks install`
+    writes. Never fails: a problem means no output and exit 0."""
+    try:
+        _hook(ctx, event, url or os.environ.get("HIPPO_URL") or None, max_tokens)
+    except BaseException:  # noqa: BLE001 - the session must go on whatever happened here
+        pass
+    sys.stdout.flush()
+    raise typer.Exit(0)
+
+
+def _hook(ctx: typer.Context, event: str, url: str | None, max_tokens: int) -> None:
+    import logging
+    import warnings
+
+    from hippo.integrations.claude_code_hooks import Target, event_name, run
+
+    logging.disable(logging.CRITICAL)
+    warnings.simplefilter("ignore")
+    name = event_name(event)
+    payload = json.loads(sys.stdin.read() or "{}")
+    if not isinstance(payload, dict):
+        return
+    options: Options = ctx.find_root().obj or Options()
+    background = [sys.executable, "-c", "from hippo.surfaces.cli import main; main()",
+                  *_global_options(options), "process"]
+    target = Target(agent=options.agent or "default", url=url, api_key=os.environ.get("HIPPO_API_KEY") or None,
+                    open_memory=lambda create: opened(ctx, create=create), background=background,
+                    where=options.path())
+    printed = run(name, payload, target, max_tokens=max_tokens)
+    if printed:
+        sys.stdout.write(printed + "\n")

@@ -1,0 +1,163 @@
+"""Claude Code hooks (issue 20, must-show 5): `hippo hooks install` writes the commands; each is run
+here as Claude Code runs it (a shell command, its documented JSON on standard input, a transcript
+in its JSON Lines format), against the database directly and through a `hippo serve`; and when
+hippo is broken (a database that cannot be opened, a server that is down, hippo missing) the
+hook exits 0 with no output in under 1 s."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import hippo
+from hippo.surfaces.cli import app
+
+pytest.importorskip("fastapi")
+from hippo.surfaces.http.server import BackgroundServer  # noqa: E402
+
+SESSION = "9b2c1a4e-0000-4000-8000-000000000001"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def line(kind: str, uuid: str, content, parent: str | None = None) -> str:
+    return json.dumps({"parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": "/repo",
+                       "sessionId": SESSION, "version": "1.0.0", "type": kind, "uuid": uuid,
+                       "timestamp": "2026-11-01T10:00:00.000Z",
+                       "message": {"role": kind, "content": content}}) + "\n"
+
+
+def install(tmp_path: Path, *extra: str, db: Path | None = None) -> dict:
+    project = tmp_path / "project"
+    (project / ".claude").mkdir(parents=True, exist_ok=True)
+    argv = ["--db", str(db or tmp_path / "hooks.db"), "--agent", "alice", "--embedder", "fake",
+            "hooks", "install", "--project", str(project), *extra]
+    result = CliRunner().invoke(app, argv)
+    assert result.exit_code == 0, result.stderr
+    return json.loads((project / ".claude" / "settings.json").read_text())
+
+
+def command(settings: dict, event: str) -> str:
+    found = [h["command"] for g in settings["hooks"][event] for h in g["hooks"] if " hook " in h["command"]]
+    assert len(found) == 1
+    return found[0]
+
+
+def run(cmd: str, payload: dict, tmp_path: Path, **env: str) -> tuple[subprocess.CompletedProcess, float]:
+    environment = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "HOME": str(tmp_path),
+                   "HIPPO_CONFIG": str(tmp_path / "none.toml"), **env}
+    environment.pop("HIPPO_URL", None) if "HIPPO_URL" not in env else None
+    started = time.monotonic()
+    done = subprocess.run(["sh", "-c", cmd], input=json.dumps(payload), capture_output=True, text=True,
+                          env=environment, cwd=tmp_path, timeout=60)
+    return done, time.monotonic() - started
+
+
+def payload(event: str, transcript: Path, **more) -> dict:
+    return {"session_id": SESSION, "transcript_path": str(transcript), "cwd": "/repo", "hook_event_name": event,
+            **more}
+
+
+def test_install_merges_and_twice_adds_nothing(tmp_path):
+    settings_file = tmp_path / "project" / ".claude" / "settings.json"
+    settings_file.parent.mkdir(parents=True)
+    theirs = {"model": "opus", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}}
+    settings_file.write_text(json.dumps(theirs))
+    first = install(tmp_path)
+    assert install(tmp_path) == first
+    assert first["model"] == "opus" and first["hooks"]["Stop"][0] == theirs["hooks"]["Stop"][0]
+    assert set(first["hooks"]) == {"UserPromptSubmit", "Stop", "PreCompact", "SessionEnd"}
+    for event in first["hooks"]:
+        assert f" hook {event}" in command(first, event) and command(first, event).endswith("|| true")
+    moved = install(tmp_path, "--url", "http://127.0.0.1:9")  # another server: the entry is replaced
+    assert "--url http://127.0.0.1:9" in command(moved, "Stop") and len(moved["hooks"]["Stop"]) == 2
+
+
+def test_the_installed_hooks_capture_surface_and_compact(tmp_path):
+    settings = install(tmp_path)
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text(line("user", "u-1", "We decided to deploy billing on Fridays only.")
+                          + line("assistant", "a-1", [{"type": "text", "text": "Noted: Fridays."}], "u-1"))
+    done, _ = run(command(settings, "Stop"), payload("Stop", transcript, stop_hook_active=False), tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    with transcript.open("a") as f:
+        f.write(line("user", "u-2", [{"type": "tool_result", "tool_use_id": "t", "content": "ok"}], "a-1"))
+        f.write(line("user", "u-3", "Also: the staging cluster lives in Frankfurt.", "u-2"))
+    done, _ = run(command(settings, "SessionEnd"), payload("SessionEnd", transcript, reason="exit"), tmp_path)
+    assert (done.returncode, done.stdout) == (0, "")
+    with hippo.open(tmp_path / "hooks.db", agent_id="alice", embedder="fake") as mem:
+        seen = mem.observe([{"role": "user", "id": i, "content": "x"} for i in ("u-1", "a-1", "u-3")],
+                           session_id=SESSION)
+        assert seen.duplicates == 3  # each observed once, by its uuid
+        mem.process_pending()
+
+    prompt = payload("UserPromptSubmit", transcript, prompt="We decided to deploy billing on Fridays only.")
+    done, _ = run(command(settings, "UserPromptSubmit"), {**prompt, "session_id": "other"}, tmp_path)
+    out = json.loads(done.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "UserPromptSubmit" and "Fridays" in out["additionalContext"]
+    done, _ = run(command(settings, "UserPromptSubmit"), {**prompt, "prompt": "thanks!"}, tmp_path)
+    assert (done.returncode, done.stdout) == (0, "")  # small talk surfaces nothing
+
+    done, _ = run(command(settings, "PreCompact"), payload("PreCompact", transcript, trigger="auto"), tmp_path)
+    assert done.returncode == 0 and done.stdout == ""
+    with hippo.open(tmp_path / "hooks.db", agent_id="alice", embedder="fake") as mem:
+        compacted = [c for c in mem.list_memories(limit=100).items if c.source == "compaction"]
+        assert compacted and all(c.session_id == SESSION for c in compacted)
+
+
+def test_the_hooks_use_a_running_server(tmp_path, db, clock):
+    base = hippo.open(db, agent_id="default", embedder="fake", clock=clock)
+    with BackgroundServer(base) as url:
+        settings = install(tmp_path, "--url", url)
+        transcript = tmp_path / "session.jsonl"
+        transcript.write_text(line("user", "u-1", "The release train leaves every second Tuesday."))
+        done, _ = run(command(settings, "Stop"), payload("Stop", transcript), tmp_path)
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+        alice = base.for_agent("alice")
+        assert alice.pending_agents() == ["alice"]
+        alice.process_pending()
+        ask = payload("UserPromptSubmit", transcript, prompt="The release train leaves every second Tuesday.",
+                      session_id="other")
+        done, _ = run(command(settings, "UserPromptSubmit"), ask, tmp_path)
+        assert "second Tuesday" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def quiet_and_fast(done: subprocess.CompletedProcess, took: float) -> None:
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    assert took < 1.0, took
+
+
+def test_a_broken_hippo_is_quiet_and_fast(tmp_path):
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text(line("user", "u-1", "We decided to deploy billing on Fridays only."))
+    unopenable = tmp_path / "a-directory.db"
+    unopenable.mkdir()
+    settings = install(tmp_path, db=unopenable)
+    for event in ("Stop", "SessionEnd", "PreCompact", "UserPromptSubmit"):
+        quiet_and_fast(*run(command(settings, event), payload(event, transcript, prompt="deploy billing?"), tmp_path))
+
+    down = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    settings = install(tmp_path)
+    for event in ("Stop", "UserPromptSubmit", "PreCompact"):
+        quiet_and_fast(*run(command(settings, event), payload(event, transcript, prompt="deploy billing?"), tmp_path,
+                            HIPPO_URL=down))
+    assert not (tmp_path / "hooks.db").exists()  # with a server named, the hook never opens the database
+
+    missing = command(settings, "Stop").replace(str(Path(sys.executable).with_name("hippo")), "/nowhere/hippo")
+    quiet_and_fast(*run(missing, payload("Stop", transcript), tmp_path))
+    quiet_and_fast(*run(command(settings, "Stop"), {"garbage": True}, tmp_path))
+    done = subprocess.run(["sh", "-c", command(settings, "UserPromptSubmit")], input="not json", capture_output=True,
+                          text=True, timeout=30)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
