@@ -78,6 +78,10 @@ class KeyRing:
     def verify(self, token: str) -> ApiKey | None:
         return verify_key(self._store, token)
 
+    def get(self, key_id: str) -> ApiKey | None:
+        """The stored key with this public id (its hash, never a token), or None."""
+        return self._store.get_api_key(key_id) if isinstance(key_id, str) else None
+
     def delete(self, key_id: str) -> None:
         delete_key(self._store, key_id)
 

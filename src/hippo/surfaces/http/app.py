@@ -374,4 +374,7 @@ def create_app(base: Memory, *, max_body_bytes: int = 1_000_000, cors_origins: t
     app.include_router(experiences)
     app.include_router(capture)
     install_docs(app)
+    from hippo.surfaces.dashboard import install_dashboard  # the pages at /, over the same service
+
+    install_dashboard(app)
     return app

@@ -1,0 +1,133 @@
+"""The dashboard's pages: login, the agents, browsing, search and one memory's page.
+
+Each route is a few lines: check who is looking, call the core, render. Browsing and search never
+count as a retrieval (``list_memories``, ``get_memory``, ``recall_memories(touch=False)``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Depends, Form, Path, Query, Request, Response
+from fastapi.responses import RedirectResponse
+
+from hippo.core.memory import Memory
+from hippo.core.strength import effective_strength
+from hippo.core.validation import AGENT_ID, ULID
+from hippo.surfaces.dashboard.render import PageRoute, cookie_options, page
+from hippo.surfaces.dashboard.sessions import (
+    CSRF_COOKIE,
+    SESSION_COOKIE,
+    SESSION_SECONDS,
+    Viewer,
+    check_csrf,
+    new_session,
+    viewer_of,
+)
+from hippo.surfaces.http.app import Service
+from hippo.types import Chunk
+
+__all__ = ["router", "agent_view", "AgentView"]
+
+router = APIRouter(route_class=PageRoute, include_in_schema=False)
+AGENT = Path(pattern=AGENT_ID.pattern)
+MEMORY_ID = Path(pattern=ULID.pattern)
+PAGE_SIZE = 25
+
+
+class AgentView:
+    """One agent's memory as a viewer may see it (their key allows the agent)."""
+
+    def __init__(self, viewer: Viewer, mem: Memory) -> None:
+        self.viewer, self.mem = viewer, mem
+
+
+def agent_view(request: Request, agent_id: Annotated[str, AGENT]) -> AgentView:
+    viewer = viewer_of(request)
+    viewer.check_agent(agent_id)
+    service: Service = request.app.state.service
+    return AgentView(viewer, service.memory(agent_id))
+
+
+Agent = Annotated[AgentView, Depends(agent_view)]
+Seen = Annotated[Viewer, Depends(viewer_of)]
+
+
+def strength_of(mem: Memory, chunk: Chunk) -> float:
+    """The strength a recall would use now (decayed since the last access)."""
+    return effective_strength(chunk.running_intensity, chunk.access_count, chunk.last_accessed_at, mem.now(),
+                              decay_lambda=mem.settings.decay_lambda)
+
+
+# -- login ------------------------------------------------------------------------------
+
+
+@router.get("/login")
+def login_page(request: Request) -> Response:
+    service: Service = request.app.state.service
+    if not service.auth_required():
+        return RedirectResponse("/", status_code=303)
+    return page(request, None, "login.html")
+
+
+@router.post("/login")
+def login(request: Request, key: Annotated[str, Form(max_length=200)],
+          csrf: Annotated[str, Form(max_length=200)] = "") -> Response:
+    check_csrf(request, None, csrf)
+    service: Service = request.app.state.service
+    found = service.base.keys.verify(key.strip())
+    if found is None:
+        return page(request, None, "login.html", 401, failed=True)
+    response = RedirectResponse("/", status_code=303)
+    response.set_cookie(SESSION_COOKIE, new_session(found), max_age=SESSION_SECONDS, **cookie_options(request))
+    response.delete_cookie(CSRF_COOKIE, path="/")
+    return response
+
+
+@router.post("/logout")
+def logout(request: Request, viewer: Seen, csrf: Annotated[str, Form(max_length=200)] = "") -> Response:
+    check_csrf(request, viewer, csrf)
+    response = RedirectResponse("/login", status_code=303)
+    response.delete_cookie(SESSION_COOKIE, path="/")
+    return response
+
+
+# -- agents, browsing, search -------------------------------------------------------------
+
+
+@router.get("/")
+def agents(request: Request, viewer: Seen) -> Response:
+    service: Service = request.app.state.service
+    known = set(service.base.agent_ids())
+    if viewer.key is not None and not viewer.key.admin:
+        known = {a for a in known if viewer.allows(a)} | set(viewer.key.agents)
+    return page(request, viewer, "agents.html", agents=sorted(known))
+
+
+@router.get("/agents/{agent_id}")
+def browse(request: Request, view: Agent, kind: Literal["fact", "memory", ""] = "",
+           cursor: Annotated[str | None, Query(pattern=ULID.pattern)] = None) -> Response:
+    """Every fact and memory, newest first, a page at a time; superseded facts marked."""
+    found = view.mem.list_memories(limit=PAGE_SIZE, cursor=cursor, kind=kind or None)
+    rows = [(c, strength_of(view.mem, c)) for c in found.items]
+    return page(request, view.viewer, "browse.html", agent=view.mem.agent_id, rows=rows, kind=kind,
+                next_cursor=found.next_cursor, first=cursor is None)
+
+
+@router.get("/agents/{agent_id}/search")
+def search(request: Request, view: Agent, q: Annotated[str, Query(max_length=4_000)] = "",
+           kind: Literal["fact", "memory", ""] = "") -> Response:
+    """Hybrid recall with each hit's score parts; a look, so not a retrieval (``touch=False``)."""
+    found = view.mem.recall_memories(q, 20, kind=kind or None, touch=False) if q.strip() else None
+    return page(request, view.viewer, "search.html", agent=view.mem.agent_id, q=q, kind=kind, found=found)
+
+
+@router.get("/agents/{agent_id}/memories/{memory_id}")
+def memory(request: Request, view: Agent, memory_id: Annotated[str, MEMORY_ID]) -> Response:
+    """A memory's page: content, metadata, strength, feedback, provenance, history and links."""
+    chunk = view.mem.get_memory(memory_id)
+    history = view.mem.fact_history(memory_id) if chunk.kind == "fact" else None
+    return page(request, view.viewer, "memory.html", agent=view.mem.agent_id, chunk=chunk,
+                strength=strength_of(view.mem, chunk), history=history, links=view.mem.related(memory_id),
+                tags=", ".join(str(t) for t in chunk.metadata.get("tags") or ()),
+                saved=request.query_params.get("saved"))

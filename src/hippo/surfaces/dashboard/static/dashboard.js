@@ -1,0 +1,19 @@
+// Draws the stats page's charts with the vendored Chart.js from the data the server put in the page.
+(function () {
+  "use strict";
+  var source = document.getElementById("chart-data");
+  if (!source || typeof Chart === "undefined") { return; }
+  var data = JSON.parse(source.textContent);
+  function bars(id, series, label, color) {
+    var canvas = document.getElementById(id);
+    if (!canvas) { return; }
+    new Chart(canvas, {
+      type: "bar",
+      data: { labels: series.labels, datasets: [{ label: label, data: series.values, backgroundColor: color }] },
+      options: { animation: false, plugins: { legend: { display: false } },
+                 scales: { y: { beginAtZero: true, ticks: { precision: 0 } } } }
+    });
+  }
+  bars("chart-kinds", data.kinds, "count", "#4f7cac");
+  bars("chart-strength", data.strength, "memories", "#6aa66f");
+}());

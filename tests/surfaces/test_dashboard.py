@@ -1,0 +1,314 @@
+"""The dashboard (issue 22) in a real Chromium on a loopback server: log in with a key, browse,
+search, edit, forget with a preview, a fact's history, blocks, stats; after each step the database
+is read through a Memory on the same file. Then the refusals: another agent's pages, no CSRF token."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from urllib.parse import urlparse
+
+import httpx
+import pytest
+
+import hippo
+from hippo.providers.fake import FakeEmbedder, FakeLLM
+
+pytest.importorskip("fastapi")
+pytest.importorskip("jinja2")
+from hippo.surfaces.http.server import BackgroundServer  # noqa: E402
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+chromium_only = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (scripts/test.sh)")
+SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "dashboard"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if CHROMIUM is None:
+        pytest.skip("Debian's chromium is not installed (scripts/test.sh installs it)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
+def fact(text: str) -> str:
+    return json.dumps({"facts": [{"fact": text, "intensity": 0.5}]})
+
+
+class Site:
+    """The seeded database, its server and its keys."""
+
+    def __init__(self, db_path: Path, clock) -> None:
+        self.db_path, self.clock = db_path, clock
+        llm = FakeLLM(script=[fact("User lives in Berlin"), fact("User lives in Lisbon"),
+                              json.dumps({"decisions": [{"pair": 1, "label": "SUPERSEDES"}]})])
+        seed = hippo.open(db_path, agent_id="alice", embedder=FakeEmbedder(), llm=llm, clock=clock)
+        self.berlin = seed.remember_facts("I live in Berlin.").facts[0].id
+        clock.advance(days=3)
+        self.lisbon = seed.remember_facts("I moved to Lisbon.").facts[0].id
+        assert seed.get_memory(self.berlin).superseded_by == self.lisbon
+        self.memories = []
+        for i in range(30):
+            clock.advance(minutes=5)
+            self.memories.append(seed.store_memory(f"Note {i:02d} about the heron by the pond", {"tags": ["birds"]}).id)
+        clock.advance(minutes=5)
+        self.garden = seed.store_memory("We planted tomatoes in the garden").id
+        seed.set_memory_block("persona", "A careful assistant", char_limit=200)
+        self.bob_secret = seed.for_agent("bob").store_memory("Bob's secret: the vault code is 4711").id
+        self.key_a, _ = seed.keys.create(["alice"], label="alice")
+        self.admin, _ = seed.keys.create([], admin=True)
+        seed.close()
+
+    def memory(self, agent: str = "alice") -> hippo.Memory:
+        return hippo.open(self.db_path, agent_id=agent, embedder=FakeEmbedder(), clock=self.clock)
+
+
+@pytest.fixture
+def site(db_path, clock):
+    made = Site(db_path, clock)
+    with BackgroundServer(made.memory()) as url:
+        made.url = url
+        yield made
+
+
+def only_loopback(route):
+    if urlparse(route.request.url).hostname in ("127.0.0.1", "localhost"):
+        return route.continue_()
+    return route.abort()
+
+
+def tab_for(browser, site, key: str):
+    context = browser.new_context()
+    tab = context.new_page()
+    tab.route("**/*", only_loopback)
+    tab.goto(f"{site.url}/")
+    assert tab.url.endswith("/login")
+    tab.fill("input[name=key]", key)
+    tab.click("button[type=submit]")
+    tab.wait_for_url(f"{site.url}/")
+    return tab
+
+
+def shot(tab, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    tab.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def cookies_of(tab) -> dict[str, str]:
+    return {c["name"]: c["value"] for c in tab.context.cookies()}
+
+
+# -- login, browse, search ------------------------------------------------------------------------
+
+
+def test_login_browse_and_search(browser, site):
+    tab = tab_for(browser, site, site.key_a)
+    session = next(c for c in tab.context.cookies() if c["name"] == "hippo_session")
+    assert session["httpOnly"] and session["sameSite"] == "Strict" and site.key_a not in session["value"]
+    assert tab.locator("ul.agents li").all_inner_texts() == ["alice"]  # not bob
+    shot(tab, "agents")
+
+    tab.click("text=alice")
+    rows = tab.locator("#memories tbody tr")
+    assert rows.count() == 25
+    assert rows.first.get_attribute("data-id") == site.garden  # newest first
+    shot(tab, "browse")
+    tab.click("#next")
+    older = tab.locator("#memories tbody tr")
+    assert older.count() == 8 and older.last.get_attribute("data-id") == site.berlin
+    assert "superseded" in (older.last.get_attribute("class") or "")
+    tab.goto(f"{site.url}/agents/alice?kind=fact")
+    assert [r.get_attribute("data-id") for r in tab.locator("#memories tbody tr").all()] == [site.lisbon, site.berlin]
+
+    with site.memory() as mem:
+        accesses = {c.id: c.access_count for c in mem.list_memories(limit=100).items}
+    tab.goto(f"{site.url}/agents/alice/search")
+    tab.fill("input[name=q]", "tomatoes garden")
+    tab.click("form.filters button")
+    tab.wait_for_selector("#hits")
+    first = tab.locator("#hits tbody tr").first
+    assert first.get_attribute("data-id") == site.garden
+    parts = first.locator("td.num").all_inner_texts()
+    assert len(parts) == 5 and float(parts[0]) > 0 and parts[4].startswith("×")
+    shot(tab, "search")
+    with site.memory() as mem:  # a look, not a retrieval
+        assert {c.id: c.access_count for c in mem.list_memories(limit=100).items} == accesses
+
+
+def test_a_facts_page_shows_its_history_and_provenance(browser, site):
+    tab = tab_for(browser, site, site.key_a)
+    tab.goto(f"{site.url}/agents/alice/memories/{site.berlin}")
+    assert "Superseded by" in tab.inner_text("main")
+    history = tab.locator("#history li")
+    assert history.count() == 2 and "Lisbon" in history.nth(1).inner_text()
+    history.nth(1).locator("a").click()
+    tab.wait_for_url(f"**/memories/{site.lisbon}")
+    assert "supersedes" in tab.inner_text("#links")
+    shot(tab, "memory")
+    with site.memory() as mem:
+        assert [v.id for v in mem.fact_history(site.berlin).versions] == [site.berlin, site.lisbon]
+
+
+# -- changes ----------------------------------------------------------------------------------
+
+
+def test_edit_a_memory_in_place(browser, site):
+    tab = tab_for(browser, site, site.key_a)
+    tab.goto(f"{site.url}/agents/alice/memories/{site.garden}")
+    tab.fill("#edit textarea[name=content]", "We planted tomatoes and basil in the garden")
+    tab.fill("#edit input[name=tags]", "garden, plants")
+    tab.click("#edit button[type=submit]")
+    tab.wait_for_selector("#saved")
+    assert tab.inner_text("#content") == "We planted tomatoes and basil in the garden"
+    shot(tab, "memory-edited")
+    with site.memory() as mem:
+        chunk = mem.get_memory(site.garden)
+        assert chunk.content == "We planted tomatoes and basil in the garden"
+        assert chunk.metadata["tags"] == ["garden", "plants"]
+    assert b"We planted tomatoes in the garden" not in site.db_path.read_bytes()
+
+
+def test_forget_with_a_preview_and_a_confirmation(browser, site):
+    tab = tab_for(browser, site, site.key_a)
+    tab.goto(f"{site.url}/agents/alice/forget")
+    tab.fill("input[name=description]", "tomatoes garden")
+    tab.click("form.filters button")
+    tab.wait_for_selector("#preview")
+    assert [li.get_attribute("data-id") for li in tab.locator("#preview li").all()] == [site.garden]
+    shot(tab, "forget-preview")
+    with site.memory() as mem:  # the preview deleted nothing
+        assert mem.get_memory(site.garden).content == "We planted tomatoes in the garden"
+    tab.click("#confirm button[type=submit]")
+    tab.wait_for_selector("#forgotten")
+    assert tab.locator("#forgotten li").first.get_attribute("data-id") == site.garden
+    with site.memory() as mem:
+        with pytest.raises(hippo.NotFound):
+            mem.get_memory(site.garden)
+    assert b"We planted tomatoes" not in site.db_path.read_bytes()
+
+    tab.goto(f"{site.url}/agents/alice/memories/{site.memories[0]}")
+    tab.check("#delete input[name=confirm]")
+    tab.click("#delete button[type=submit]")
+    tab.wait_for_selector("#forgotten")
+    with site.memory() as mem:
+        with pytest.raises(hippo.NotFound):
+            mem.get_memory(site.memories[0])
+
+
+def test_a_forget_whose_matches_changed_is_shown_again(browser, site):
+    tab = tab_for(browser, site, site.key_a)
+    tab.goto(f"{site.url}/agents/alice/forget?description=tomatoes")
+    with site.memory() as mem:
+        also = mem.store_memory("More tomatoes for the soup").id
+    tab.click("#confirm button[type=submit]")
+    tab.wait_for_selector("#changed")
+    assert {li.get_attribute("data-id") for li in tab.locator("#preview li").all()} == {site.garden, also}
+    with site.memory() as mem:
+        assert mem.get_memory(site.garden) and mem.get_memory(also)
+
+
+def test_edit_a_block_within_its_limit(browser, site):
+    tab = tab_for(browser, site, site.key_a)
+    tab.goto(f"{site.url}/agents/alice/blocks")
+    block = tab.locator("#block-persona")
+    assert "19 / 200 characters" in block.inner_text()
+    block.locator("textarea").fill("A careful, brief assistant")
+    block.locator("button").click()
+    tab.wait_for_selector("#saved")
+    shot(tab, "blocks")
+    with site.memory() as mem:
+        persona = mem.memory_block("persona")
+        assert persona is not None and (persona.value, persona.char_limit) == ("A careful, brief assistant", 200)
+    tab.fill("#new-block input[name=key]", "human")
+    tab.fill("#new-block textarea", "Lives in Lisbon")
+    tab.click("#new-block button")
+    tab.wait_for_selector("#block-human")
+    with site.memory() as mem:
+        assert mem.recall_memory_block("human") == "Lives in Lisbon"
+    too_long = tab.locator("#block-persona")
+    too_long.locator("textarea").evaluate("(t) => { t.removeAttribute('maxlength'); t.value = 'x'.repeat(300); }")
+    too_long.locator("button").click()
+    assert "200" in tab.inner_text("#error")
+    with site.memory() as mem:
+        assert mem.recall_memory_block("persona") == "A careful, brief assistant"
+
+
+def test_stats_draw_two_charts(browser, site):
+    tab = tab_for(browser, site, site.key_a)
+    tab.goto(f"{site.url}/agents/alice/stats")
+    tab.wait_for_function("() => window.Chart && Chart.getChart('chart-strength')")
+    kinds = tab.evaluate("() => Chart.getChart('chart-kinds').data")
+    assert dict(zip(kinds["labels"], kinds["datasets"][0]["data"])) == {
+        "facts": 1, "superseded facts": 1, "memories": 31, "experiences": 0, "archived": 0, "short-term": 0}
+    strength = tab.evaluate("() => Chart.getChart('chart-strength').data.datasets[0].data")
+    assert sum(strength) == 32
+    shot(tab, "stats")
+
+
+def test_a_change_without_the_csrf_token_is_refused(browser, site):
+    tab = tab_for(browser, site, site.key_a)
+    jar = cookies_of(tab)
+    with httpx.Client(base_url=site.url, cookies=jar, follow_redirects=False) as replay:
+        no_token = replay.post(f"/agents/alice/memories/{site.garden}/edit", data={"content": "hijacked"})
+        wrong = replay.post("/agents/alice/blocks/persona", data={"value": "hijacked", "csrf": "guess"})
+        other_site = replay.post("/logout", data={"csrf": tab.locator("form.logout input[name=csrf]").input_value()},
+                                 headers={"Origin": "https://evil.example"})
+    assert no_token.status_code == wrong.status_code == other_site.status_code == 403
+    with site.memory() as mem:
+        assert mem.get_memory(site.garden).content == "We planted tomatoes in the garden"
+        assert mem.recall_memory_block("persona") == "A careful assistant"
+
+
+# -- who may see what ----------------------------------------------------------------------------
+
+
+def test_a_key_for_one_agent_cannot_reach_another(browser, site):
+    tab = tab_for(browser, site, site.key_a)
+    tab.goto(f"{site.url}/agents/alice/memories/{site.garden}")
+    csrf = tab.locator("#edit input[name=csrf]").input_value()
+    jar = cookies_of(tab)
+    with httpx.Client(base_url=site.url, cookies=jar, follow_redirects=False) as replay:
+        for path in ("/agents/bob", "/agents/bob/search?q=vault", f"/agents/bob/memories/{site.bob_secret}",
+                     "/agents/bob/blocks", "/agents/bob/stats", "/agents/bob/forget?description=vault"):
+            answer = replay.get(path)
+            assert answer.status_code == 403 and "4711" not in answer.text, path
+        for path, form in ((f"/agents/bob/memories/{site.bob_secret}/edit", {"content": "changed", "tags": ""}),
+                           (f"/agents/bob/memories/{site.bob_secret}/delete", {"confirm": "yes"}),
+                           ("/agents/bob/forget", {"description": "vault", "ids": site.bob_secret}),
+                           ("/agents/bob/blocks/persona", {"value": "taken over", "char_limit": ""})):
+            assert replay.post(path, data={**form, "csrf": csrf}).status_code == 403, path
+        assert replay.get("/agents/alice").status_code == 200
+    with site.memory("bob") as bob:
+        assert bob.get_memory(site.bob_secret).content == "Bob's secret: the vault code is 4711"
+        assert bob.memory_block("persona") is None
+
+    admin = tab_for(browser, site, site.admin)
+    assert admin.locator("ul.agents li").all_inner_texts() == ["alice", "bob"]
+
+
+def test_no_session_means_the_login_page_and_a_bad_key_is_refused(browser, site):
+    with httpx.Client(base_url=site.url, follow_redirects=False) as anonymous:
+        answer = anonymous.get("/agents/alice")
+        assert answer.status_code == 303 and answer.headers["location"] == "/login"
+    forged_cookie = {"hippo_session": "abc.9999999999.x.y"}
+    with httpx.Client(base_url=site.url, follow_redirects=False, cookies=forged_cookie) as forged:
+        assert forged.get("/agents/alice").status_code == 303
+    tab = browser.new_context().new_page()
+    tab.goto(f"{site.url}/login")
+    tab.fill("input[name=key]", "hippo_000000000000_" + "x" * 43)
+    tab.click("button[type=submit]")
+    assert "not a valid API key" in tab.inner_text("#error")
+
+
+def test_a_keyless_loopback_server_needs_no_login(browser, db_path):
+    hippo.open(db_path, agent_id="alice", embedder=FakeEmbedder()).store_memory("A keyless note")
+    with BackgroundServer(hippo.open(db_path, agent_id="alice", embedder=FakeEmbedder())) as url:
+        tab = browser.new_context().new_page()
+        tab.goto(f"{url}/")
+        assert tab.locator("ul.agents li").all_inner_texts() == ["alice"]
+        tab.click("text=alice")
+        assert "A keyless note" in tab.inner_text("#memories")
