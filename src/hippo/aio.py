@@ -36,8 +36,8 @@ ASYNC_OPERATIONS = (
     "set_memory_block", "context", "recall_conversation", "has_conversation", "reembed", "import_records",
     "put_item", "get_item", "delete_item", "list_items", "agent_ids", "holds_nothing", "scrub",
     "maintain", "search_archive", "restore_memory", "related", "import_from",
-    "record_experience", "short_term", "recall", "recall_related", "consolidate",
-    "observe", "process_pending", "surface", "compact",
+    "record_experience", "short_term", "recall", "recall_related", "consolidate", "short_term_agents",
+    "observe", "process_pending", "surface", "pending_agents", "compact",
 )
 
 
