@@ -109,3 +109,17 @@ def test_delete_all_and_delete_by_id_reach_the_archive(make_mem, clock):
     assert erased.memories == 40 and mem.stats().archived == 0
     assert sql(mem.database if mem.database.startswith("postgresql") else mem.store.location,
                "SELECT count(*) FROM chunks_archive") == [(0,)]
+
+
+def test_one_process_maintains_the_database_at_a_time(filled, make_mem):
+    mem, ids = filled
+    cap = int(mem.store.used_bytes() * 0.85)
+    capped = make_mem("alice", embedder=WIDE, max_db_bytes=cap)
+    other = make_mem("bob", embedder=WIDE)  # another opening of the database, as another server's
+    with other.store.exclusive("maintain") as mine:
+        assert mine
+        busy = capped.maintain()
+        assert busy.archived == 0 and busy.note == "another process is maintaining this database"
+        with capped.store.exclusive("maintain") as second:
+            assert not second
+    assert capped.maintain().archived > 0  # released

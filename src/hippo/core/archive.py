@@ -42,10 +42,19 @@ def prune_rank(candidate: PruneCandidate, now: datetime) -> float:
 
 def maintain(store: "Store", now: datetime, cap: int | None, percent: float,
              progress: Progress | None = None) -> MaintainResult:
-    """Archive the bottom share of memories until the database is under ``cap`` bytes."""
+    """Archive the bottom share of memories until the database is under ``cap`` bytes. One process
+    at a time: another one's run (several servers on one schedule) makes this one return at once."""
     before = store.used_bytes()
     if cap is None or before <= cap:
         return MaintainResult(cap, before, before, 0)
+    with store.exclusive("maintain") as mine:
+        if not mine:
+            return MaintainResult(cap, before, before, 0, note="another process is maintaining this database")
+        return _archive_until_under(store, now, cap, percent, before, progress)
+
+
+def _archive_until_under(store: "Store", now: datetime, cap: int, percent: float, before: int,
+                         progress: Progress | None) -> MaintainResult:
     order = sorted(store.prune_candidates(), key=lambda c: (prune_rank(c, now), c.since, c.id))
     step = max(1, math.ceil(len(order) * percent / 100.0))
     archived, used = 0, before

@@ -401,6 +401,11 @@ class ArchiveStore(Database, Protocol):
         """Give space freed by archiving back, as far as the backend does without blocking readers."""
         ...
 
+    def exclusive(self, name: str) -> ContextManager[bool]:
+        """A database-wide lock named ``name`` for a long operation of many transactions (``maintain``),
+        across processes; yields whether this process holds it (False: another one does, do not wait)."""
+        ...
+
     def prune_candidates(self) -> list[PruneCandidate]:
         """Every memory of the database that may be archived: raw memories, not facts or keyed items."""
         ...

@@ -90,6 +90,13 @@ class Connections:
             yield conn
 
     @contextmanager
+    def session(self) -> Iterator[Any]:
+        """A pooled connection of this thread's own, outside any transaction (for session-level state
+        such as an advisory lock, which must be released before it goes back)."""
+        with storage_errors("PostgreSQL session failed"), self._pool.connection() as conn:
+            yield conn
+
+    @contextmanager
     def writing(self, agent_id: str | None = None) -> Iterator[Any]:
         """A write: inside the thread's transaction (one is opened when none is), the agent locked."""
         with self.transaction(), self.connection(agent_id) as conn:

@@ -10,8 +10,9 @@ gives it back to the system.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from datetime import datetime
-from typing import Any, Callable, ContextManager, Sequence
+from typing import Any, Callable, ContextManager, Iterator, Sequence
 
 from hippo.stores.base import PruneCandidate
 from hippo.stores.postgres.search import tsquery
@@ -39,6 +40,20 @@ class CurationMixin:
                 "SELECT (SELECT coalesce(sum(pg_column_size(c.*)), 0) FROM chunks c) "
                 "+ (SELECT coalesce(sum(pg_column_size(a.*)), 0) FROM chunks_archive a) "
                 "+ (SELECT coalesce(sum(pg_column_size(b.*)), 0) FROM memory_blocks b)").fetchone()[0])
+
+    @contextmanager
+    def exclusive(self, name: str) -> Iterator[bool]:
+        """A session-level advisory lock on one pooled connection, held for the whole operation (it
+        spans many transactions) and released before the connection goes back to the pool."""
+        with self._db.session() as conn:
+            key = conn.execute("SELECT hashtextextended(%s, 2)", (f"hippo:{name}",)).fetchone()[0]
+            if not conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
+                yield False
+                return
+            try:
+                yield True
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
 
     def compact(self) -> None:
         with self._read() as conn:  # outside a transaction, as VACUUM must be

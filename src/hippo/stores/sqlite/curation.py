@@ -9,9 +9,11 @@ is scrubbed after the commit.
 
 from __future__ import annotations
 
+import fcntl
 import sqlite3
+from contextlib import contextmanager
 from datetime import datetime
-from typing import Any, Callable, ContextManager, Sequence
+from typing import Any, Callable, ContextManager, Iterator, Sequence
 
 from hippo.clock import to_iso
 from hippo.stores.base import PruneCandidate
@@ -40,12 +42,31 @@ class CurationMixin:
     transaction: Callable[[], ContextManager[None]]
     _text_removed: Callable[[str, list[int]], None]
     _scrub: Any
+    _file: str
 
     def used_bytes(self) -> int:
         with self._reading() as conn:
             pages, free, size = (conn.execute(f"PRAGMA {p}").fetchone()[0]
                                  for p in ("page_count", "freelist_count", "page_size"))
         return int((pages - free) * size)
+
+    @contextmanager
+    def exclusive(self, name: str) -> Iterator[bool]:
+        """A lock file beside the database (``<db>.<name>.lock``), held with ``flock``; an in-memory
+        database has one process."""
+        if self._file in ("", ":memory:") or self._file.startswith("file:"):
+            yield True
+            return
+        with open(f"{self._file}.{name}.lock", "a") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False
+                return
+            try:
+                yield True
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
     def compact(self) -> None:
         with self._reading() as conn:  # the store's lock: no other thread uses the connection meanwhile
