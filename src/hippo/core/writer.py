@@ -108,7 +108,8 @@ def _near_twins(store: "Store", embedding: "EmbeddingService", agent_id: str, in
             continue
         if thresholds.latin_only and non_latin_share(item.content) > 0.5:
             continue
-        found = store.search(agent_id, SearchQuery(vector, (), ChunkFilter(), 3, score_all=False))
+        found = store.search(agent_id, SearchQuery(vector, (), ChunkFilter(), 3, score_all=False,
+                                                   near_duplicates=True))
         close = [(i, sim) for i, sim in found.similarity.items() if sim >= thresholds.duplicate]
         if close:
             nearest[item.digest] = sorted(close, key=lambda pair: -pair[1])

@@ -30,6 +30,8 @@ class VectorIndex(Protocol):
         """Drop keys; unknown keys are ignored. A removed key is never returned again."""
 
     def search(
-        self, query: "np.ndarray", limit: int, allowed: "np.ndarray | None" = None
+        self, query: "np.ndarray", limit: int, allowed: "np.ndarray | None" = None, *, quick: bool = False
     ) -> list[tuple[int, float]]:
-        """The ``limit`` best ``(key, similarity)`` pairs, best first, only among ``allowed`` keys if given."""
+        """The ``limit`` best ``(key, similarity)`` pairs, best first, only among ``allowed`` keys if given.
+        ``quick``: only near-identical vectors matter (a dedup probe); an approximate index may search
+        less widely."""

@@ -87,8 +87,10 @@ class ExactIndex:
         self._matrix = self._matrix[keep]
         self._position = {int(k): i for i, k in enumerate(self._keys)}
 
-    def search(self, query: np.ndarray, limit: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
-        """The ``limit`` most similar keys, optionally only among ``allowed`` keys."""
+    def search(self, query: np.ndarray, limit: int, allowed: np.ndarray | None = None, *,
+               quick: bool = False) -> list[tuple[int, float]]:
+        """The ``limit`` most similar keys, optionally only among ``allowed`` keys (exact: ``quick``
+        changes nothing)."""
         if len(self._keys) == 0 or limit <= 0:
             return []
         scores = self._matrix @ np.asarray(query, dtype=np.float32)

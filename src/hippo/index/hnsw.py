@@ -33,6 +33,9 @@ __all__ = ["HnswIndex", "ann_available", "require_hnswlib"]
 M = 16
 EF_CONSTRUCTION = 100  # half the build and insert time of 200, recall@10 0.996 vs 0.998 (BENCHMARKS.md)
 EF_SEARCH = 256  # recall@10 0.997 at 100k, 0.991 at 1M (BENCHMARKS.md); 128 would give 0.995
+# A dedup probe (SearchQuery.near_duplicates) looks for a vector at cosine >= ~0.93 to the query:
+# measured at 100k, ef 32 finds it as ef 256 does (NOTES, "Issue 19's targets, measured").
+QUICK_EF = 32
 EXACT_FILTER_MIN = 1_000  # a filtered search over at most max(this, 50·sqrt(len)) keys is exact
 # The int8 scan costs ~0.3 µs per allowed key; hnswlib's filter, with the set of allowed keys built
 # per search, ~0.6·len/k ms for k allowed keys. On real vectors they cross at ~15k of 100k and
@@ -152,25 +155,29 @@ class HnswIndex:
         """The vectors the graph itself holds for ``keys`` (slow: for checks, not for search)."""
         return np.asarray(self._graph.get_items(np.asarray(keys, dtype=np.uint64)), dtype=np.float32)
 
-    def search(self, query: np.ndarray, limit: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
-        """The ``limit`` most similar keys, optionally only among ``allowed`` keys."""
+    def search(self, query: np.ndarray, limit: int, allowed: np.ndarray | None = None, *,
+               quick: bool = False) -> list[tuple[int, float]]:
+        """The ``limit`` most similar keys, optionally only among ``allowed`` keys. ``quick`` (a dedup
+        probe) walks the graph with a candidate list of ``QUICK_EF``: a near-identical vector is
+        found by the first steps of the walk."""
+        ef = QUICK_EF if quick else self.ef_search
         query = np.asarray(query, dtype=np.float32)
         if allowed is not None:
             allowed = np.asarray(allowed, dtype=np.int64)
             if len(allowed) > max(EXACT_FILTER_MIN, EXACT_FILTER_SCALE * len(self._rows) ** 0.5):
                 keep = set(allowed.tolist())
-                found = self._approximate(query, min(limit, len(keep)), keep.__contains__)
+                found = self._approximate(query, min(limit, len(keep)), keep.__contains__, ef)
                 if found is not None:
                     return found
             return self._exact(query, limit, allowed)
-        found = self._approximate(query, min(limit, len(self._rows)), None)
+        found = self._approximate(query, min(limit, len(self._rows)), None, ef)
         return found if found is not None else self._exact(query, limit, self.keys())
 
-    def _approximate(self, query: np.ndarray, k: int, keep: Any) -> list[tuple[int, float]] | None:
+    def _approximate(self, query: np.ndarray, k: int, keep: Any, ef: int) -> list[tuple[int, float]] | None:
         """hnswlib's answer, or None when it could not find ``k`` live (and allowed) elements."""
         if k <= 0:
             return []
-        self._graph.set_ef(max(self.ef_search, k))
+        self._graph.set_ef(max(ef, k))
         try:
             labels, distances = self._graph.knn_query(query, k=k, num_threads=1, filter=keep)
         except RuntimeError:

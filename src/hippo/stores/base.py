@@ -123,6 +123,9 @@ class SearchQuery:
     depth: int
     every_term: bool = False
     score_all: bool = True
+    # A dedup probe: only candidates at a near-duplicate similarity matter, so an approximate index
+    # may search less widely (hnswlib: a short candidate list), missing only far neighbours.
+    near_duplicates: bool = False
 
 
 @dataclass(frozen=True, slots=True)

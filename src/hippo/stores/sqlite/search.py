@@ -111,7 +111,8 @@ class SearchMixin:
         similarity: dict[str, float] = {}
         depth = query.depth
         if query.vector is not None:
-            similarity = dict(self.vector_search(agent_id, query.vector, depth, query.where))
+            similarity = dict(self.vector_search(agent_id, query.vector, depth, query.where,
+                                                 quick=query.near_duplicates))
         bm25: dict[str, float] = {}
         match = match_expression(query.terms, every=query.every_term)
         if match is not None:
@@ -154,7 +155,7 @@ class SearchMixin:
         return {row[0]: decode_vector(row[1]) for row in rows}
 
     def vector_search(self, agent_id: str, query: np.ndarray, limit: int,
-                      where: ChunkFilter) -> list[tuple[str, float]]:
+                      where: ChunkFilter, *, quick: bool = False) -> list[tuple[str, float]]:
         with self._reading() as conn:
             allowed = None
             clause, params = filter_sql(where)
@@ -164,7 +165,7 @@ class SearchMixin:
                     return self._ids_for_rowids(found)
             if not where.is_empty or where.include_superseded:
                 allowed = self._allowed_rowids(conn, agent_id, clause, params, where=where)
-            found = self._vectors.search(agent_id, query, limit, allowed)
+            found = self._vectors.search(agent_id, query, limit, allowed, quick=quick)
             if where.include_superseded:
                 found = self._merge_superseded(conn, agent_id, query, limit, found, allowed)
             return self._ids_for_rowids(found)

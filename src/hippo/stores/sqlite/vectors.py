@@ -154,7 +154,7 @@ class VectorCache:
     # -- search -----------------------------------------------------------
 
     def search(
-        self, agent_id: str, query: np.ndarray, limit: int, allowed: np.ndarray | None
+        self, agent_id: str, query: np.ndarray, limit: int, allowed: np.ndarray | None, *, quick: bool = False
     ) -> list[tuple[int, float]]:
         entry = self._fresh(agent_id)
         if entry.index is None:
@@ -168,7 +168,7 @@ class VectorCache:
             keys, matrix = entry.index.rows()
             entry.index = HnswIndex(entry.index.dimension, keys, matrix, source=self._stored)
             self._save(agent_id, entry)
-        return entry.index.search(query, limit, allowed)
+        return entry.index.search(query, limit, allowed, quick=quick)
 
     def loaded_count(self, agent_id: str) -> int | None:
         """How many vectors the agent's loaded index holds; None when none is loaded."""
