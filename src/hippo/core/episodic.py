@@ -14,6 +14,8 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
+import numpy as np
+
 from hippo.core import consolidation, experiences
 from hippo.core import validation as v
 from hippo.core.hashing import content_hash
@@ -26,8 +28,6 @@ from hippo.stores.base import ChunkFilter, ExperienceFilter
 from hippo.types import Consolidation, Experience
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from hippo.config import Settings
     from hippo.core.embedding import EmbeddingService
     from hippo.core.fusion import Fusion
@@ -117,7 +117,11 @@ class Episodic:
                     if vec is not None}
             self.buffer.set_vectors(made)
             vectors.update(made)
-        return {i: float(vec @ query_vector) for i, vec in vectors.items() if len(vec) == len(query_vector)}
+        ids = [i for i, vec in vectors.items() if len(vec) == len(query_vector)]
+        if not ids:
+            return {}
+        sims = np.stack([vectors[i] for i in ids]) @ query_vector  # one product for the whole buffer
+        return dict(zip(ids, sims.tolist()))
 
     def _long_terms(self, ids: Sequence[str]) -> list[Experience]:
         records = self.store.experience_records(self.agent_id, ids)
