@@ -31,6 +31,7 @@ __all__ = [
     "Link",
     "Observation",
     "MaintainResult",
+    "Listing",
     "Page",
     "Recall",
     "RememberResult",
@@ -321,6 +322,19 @@ class Page(_Dictable):
 
     items: list[Chunk]
     next_cursor: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Listing(_Dictable):
+    """A page of a filtered, sorted browse (``Memory.browse_memories``): ``archived`` names the
+    items that come from the archive; ``next_offset`` is the next page's offset (``None`` on the
+    last), ``matched`` how many passed the filters, ``complete`` whether every chunk was read."""
+
+    items: list[Chunk]
+    archived: frozenset[str] = frozenset()
+    next_offset: int | None = None
+    matched: int = 0
+    complete: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -139,6 +139,31 @@ def test_login_browse_and_search(browser, site):
         assert {c.id: c.access_count for c in mem.list_memories(limit=100).items} == accesses
 
 
+def test_browse_sorts_filters_and_shows_the_archive_on_request(browser, site):
+    with site.memory() as mem:
+        mem.reinforce_memory(site.memories[3])
+        mem.store.archive_chunks("alice", [site.memories[5]], site.clock())
+    tab = tab_for(browser, site, site.key_a)
+    tab.goto(f"{site.url}/agents/alice")
+    tab.select_option("select[name=sort]", "feedback")
+    tab.fill("input[name=tag]", "birds")
+    tab.click("#browse-filters button")
+    rows = tab.locator("#memories tbody tr")
+    assert rows.first.get_attribute("data-id") == site.memories[3]
+    assert rows.count() == 25 and site.memories[5] not in [r.get_attribute("data-id") for r in rows.all()]
+    tab.click("#next")
+    assert tab.locator("#memories tbody tr").count() == 4  # 29 live notes tagged birds
+    tab.goto(f"{site.url}/agents/alice?sort=strength&kind=fact&current_only=true")
+    assert [r.get_attribute("data-id") for r in tab.locator("#memories tbody tr").all()] == [site.lisbon]
+    tab.goto(f"{site.url}/agents/alice?archived=heron&tag=birds&sort=last_access")
+    archived = tab.locator("#memories tbody tr.archived")
+    assert [r.get_attribute("data-id") for r in archived.all()] == [site.memories[5]]
+    assert "archived" in archived.first.inner_text()
+    shot(tab, "browse-sorted")
+    with site.memory() as mem:  # browsing changed nothing
+        assert mem.stats().archived == 1 and mem.get_memory(site.memories[3]).access_count == 0
+
+
 def test_a_facts_page_shows_its_history_and_provenance(browser, site):
     tab = tab_for(browser, site, site.key_a)
     tab.goto(f"{site.url}/agents/alice/memories/{site.berlin}")

@@ -13,6 +13,7 @@ from hippo.core import archive, edits, items, links, pairs, transfer, writer
 from hippo.core import validation as v
 from hippo.core.block_facet import BlockFacet
 from hippo.core.blocks import BlockEditor
+from hippo.core.browsing import BrowseFacet
 from hippo.core.capture_facet import CaptureFacet
 from hippo.core.compaction_facet import CompactionFacet
 from hippo.core.curation_facet import CurationFacet
@@ -56,7 +57,7 @@ __all__ = ["Memory", "MemoryInput"]
 
 
 
-class Memory(BlockFacet, CaptureFacet, CompactionFacet, CurationFacet, ExperienceFacet):
+class Memory(BlockFacet, BrowseFacet, CaptureFacet, CompactionFacet, CurationFacet, ExperienceFacet):
     """The long-term memory of one agent. Build it with :func:`hippo.open`."""
 
     def __init__(

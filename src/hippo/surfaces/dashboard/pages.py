@@ -7,9 +7,11 @@ count as a retrieval (``list_memories``, ``get_memory``, ``recall_memories(touch
 from __future__ import annotations
 
 from typing import Annotated, Literal
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, Form, Path, Query, Request, Response
 from fastapi.responses import RedirectResponse
+from pydantic import BaseModel, Field
 
 from hippo.core.memory import Memory
 from hippo.core.strength import effective_strength
@@ -104,14 +106,33 @@ def agents(request: Request, viewer: Seen) -> Response:
     return page(request, viewer, "agents.html", agents=sorted(known))
 
 
+class BrowseQuery(BaseModel):
+    """The browse page's filters and sort, as query parameters (empty fields mean no filter)."""
+
+    sort: Literal["newest", "strength", "last_access", "feedback"] = "newest"
+    kind: Literal["fact", "memory", ""] = ""
+    tag: str = Field("", max_length=100)
+    source: str = Field("", max_length=32)
+    session: str = Field("", max_length=200)
+    since: str = Field("", max_length=40)
+    until: str = Field("", max_length=40)
+    current_only: bool = False  # hide superseded facts (shown, marked, by default)
+    archived: str = Field("", max_length=400)
+    offset: int = Field(0, ge=0, le=100_000)
+
+
 @router.get("/agents/{agent_id}")
-def browse(request: Request, view: Agent, kind: Literal["fact", "memory", ""] = "",
-           cursor: Annotated[str | None, Query(pattern=ULID.pattern)] = None) -> Response:
-    """Every fact and memory, newest first, a page at a time; superseded facts marked."""
-    found = view.mem.list_memories(limit=PAGE_SIZE, cursor=cursor, kind=kind or None)
+def browse(request: Request, view: Agent, q: Annotated[BrowseQuery, Query()]) -> Response:
+    """Every fact and memory, filtered and sorted (newest first by default), a page at a time;
+    superseded facts and archived memories on request, marked."""
+    found = view.mem.browse_memories(
+        sort=q.sort, limit=PAGE_SIZE, offset=q.offset, kind=q.kind or None, tags=[q.tag] if q.tag else None,
+        source=q.source or None, session_id=q.session or None, since=q.since or None, until=q.until or None,
+        superseded=not q.current_only, archived_matching=q.archived)
     rows = [(c, strength_of(view.mem, c)) for c in found.items]
-    return page(request, view.viewer, "browse.html", agent=view.mem.agent_id, rows=rows, kind=kind,
-                next_cursor=found.next_cursor, first=cursor is None)
+    link = {k: v for k, v in q.model_dump().items() if v and k != "offset"}
+    return page(request, view.viewer, "browse.html", agent=view.mem.agent_id, rows=rows, q=q, found=found,
+                query=urlencode(link))
 
 
 @router.get("/agents/{agent_id}/search")

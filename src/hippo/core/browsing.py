@@ -1,0 +1,96 @@
+"""Browsing an agent's memory the way a person does (the dashboard, issue 22): sorted by strength,
+last access or feedback as well as newest first, filtered by kind, tag, source, session and time,
+superseded facts and archived memories shown on request and marked.
+
+Backend-neutral and bounded: it reads the newest ``scan`` chunks through the store's own listing
+(``list_chunks``), and archived ones through the archive's word search, then filters, sorts and
+pages them here. ``Listing.complete`` says whether the window held everything the agent has; a
+sort over a larger memory is a sort of its newest ``scan``. Nothing counts as a retrieval.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from hippo.core import archive
+from hippo.core import validation as v
+from hippo.core.filters import passes, recall_filter
+from hippo.core.strength import effective_strength
+from hippo.errors import InvalidInput
+from hippo.types import Chunk, Listing
+
+if TYPE_CHECKING:
+    from hippo.config import Settings
+    from hippo.stores.base import Store
+
+__all__ = ["SORTS", "BrowseFacet", "MAX_SCAN", "sort_key"]
+
+SORTS = ("newest", "strength", "last_access", "feedback")
+MAX_SCAN = 5_000  # the most chunks one browse reads; the listing says when the window was not all
+_READ = 1_000  # chunks per store listing call
+
+
+def sort_key(sort: str, now: datetime, decay_lambda: float) -> Callable[[Chunk], Any]:
+    """The descending order of a sort: each key breaks ties by creation time, then id."""
+    def strength(c: Chunk) -> float:
+        return effective_strength(c.running_intensity, c.access_count, c.last_accessed_at, now,
+                                  decay_lambda=decay_lambda)
+
+    keys: dict[str, Callable[[Chunk], Any]] = {
+        "newest": lambda c: (c.created_at, c.id),
+        "strength": lambda c: (strength(c), c.created_at, c.id),
+        "last_access": lambda c: (c.last_accessed_at, c.created_at, c.id),
+        "feedback": lambda c: (c.feedback, strength(c), c.created_at, c.id),
+    }
+    if sort not in keys:
+        raise InvalidInput(f"sort must be one of {', '.join(SORTS)}, got {v.shown(sort)}")
+    return keys[sort]
+
+
+class BrowseFacet:
+    store: "Store"
+    agent_id: str
+    settings: "Settings"
+    now: Callable[[], datetime]
+
+    def browse_memories(self, *, sort: str = "newest", limit: int = 20, offset: int = 0,
+                        kind: str | None = None, tags: Sequence[str] | None = None,
+                        source: str | None = None, session_id: str | None = None,
+                        since: datetime | str | None = None, until: datetime | str | None = None,
+                        superseded: bool = True, archived_matching: str | None = None,
+                        scan: int = 2_000) -> Listing:
+        """A page of this agent's facts and memories, filtered and sorted (``newest``, ``strength``,
+        ``last_access``, ``feedback``; strongest, latest or most reinforced first) over the newest
+        ``scan`` of them (at most 5,000). ``archived_matching`` adds archived memories that match
+        its words (their ids in ``Listing.archived``). Browsing: nothing counts as retrieved."""
+        limit, where = v.check_limit(limit), recall_filter(kind=kind, tags=tags, since=since, until=until,
+                                                             source=source, session_id=session_id)
+        if not (0 <= offset and 1 <= scan <= MAX_SCAN):
+            raise InvalidInput(f"offset must be 0 or more and scan 1 to {MAX_SCAN}")
+        where = replace(where, include_superseded=superseded)
+        window = self._newest(scan)
+        found = [c for c in window if passes(c, where)]
+        gone: list[Chunk] = []
+        if archived_matching and archived_matching.strip():
+            words = v.check_text(archived_matching, "archived_matching", max_chars=self.settings.max_query_chars)
+            gone = [h.chunk for h in archive.search(self.store, self.agent_id, words, scan) if passes(h.chunk, where)]
+        now = self.now()
+        ordered = sorted(found + gone, key=sort_key(sort, now, self.settings.decay_lambda), reverse=True)
+        shown = ordered[offset:offset + limit]
+        gone_ids = {c.id for c in gone}
+        return Listing(items=shown, archived=frozenset(c.id for c in shown if c.id in gone_ids),
+                       next_offset=offset + limit if len(ordered) > offset + limit else None,
+                       matched=len(ordered), complete=len(window) < scan)
+
+    def _newest(self, scan: int) -> list[Chunk]:
+        chunks: list[Chunk] = []
+        before = None
+        while len(chunks) < scan:
+            rows = self.store.list_chunks(self.agent_id, limit=min(_READ, scan - len(chunks)), before=before)
+            chunks += rows
+            if len(rows) < min(_READ, scan - len(chunks) + len(rows)):
+                break
+            before = rows[-1].id
+        return chunks
