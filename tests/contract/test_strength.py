@@ -246,3 +246,19 @@ def test_decayed_chunks_do_not_crowd_out_a_live_memory(mem, clock):
     )
     assert [h.id for h in mem.recall_memories("deploy", touch=False)] == [fresh.id]
     assert [h.id for h in mem.recall_memories("Deploy checklist for the staging cluster", touch=False)] == [fresh.id]
+
+
+def test_the_strength_curve_decays_from_the_start_and_restarts_at_each_access():
+    from datetime import datetime, timedelta, timezone
+
+    from hippo.core.strength import strength_after, strength_curve
+
+    start = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    access = start + timedelta(days=10)
+    curve = strength_curve(0.8, 2, [access], start, start + timedelta(days=20), points=5)
+    times = [t for t, _ in curve]
+    assert times[0] == start and times[-1] == start + timedelta(days=20) and access in times
+    values = dict(curve)
+    assert values[start] == 0.8 and values[access] == 0.8  # decay restarts at the access
+    assert values[start + timedelta(days=5)] == pytest.approx(strength_after(0.8, 2, 120.0))
+    assert values[start + timedelta(days=20)] == pytest.approx(strength_after(0.8, 2, 240.0))

@@ -17,6 +17,7 @@ from hippo.providers.fake import FakeEmbedder, FakeLLM
 
 pytest.importorskip("fastapi")
 pytest.importorskip("jinja2")
+from hippo.surfaces.dashboard.pages import strength_of  # noqa: E402
 from hippo.surfaces.http.server import BackgroundServer  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -176,6 +177,25 @@ def test_a_facts_page_shows_its_history_and_provenance(browser, site):
     shot(tab, "memory")
     with site.memory() as mem:
         assert [v.id for v in mem.fact_history(site.berlin).versions] == [site.berlin, site.lisbon]
+
+
+def test_a_memorys_page_draws_its_strength_over_time(browser, site):
+    site.clock.advance(days=10)
+    with site.memory() as mem:
+        mem.reinforce_memory(site.memories[0])
+    site.clock.advance(days=20)
+    tab = tab_for(browser, site, site.key_a)
+    tab.goto(f"{site.url}/agents/alice/memories/{site.memories[0]}")
+    tab.wait_for_function("() => window.Chart && Chart.getChart('chart-life')")
+    data = tab.evaluate("() => Chart.getChart('chart-life').data.datasets.map((d) => d.data)")
+    with site.memory() as mem:
+        chunk = mem.get_memory(site.memories[0])
+        now = strength_of(mem, chunk)
+    assert data[0][0] == pytest.approx(chunk.running_intensity, abs=1e-3)
+    assert data[0][-1] == pytest.approx(now, abs=1e-3) and now < chunk.running_intensity
+    assert sum(v is not None for v in data[1]) == 2  # created (its last access too) and the reinforcement
+    assert "Computed from the stored state" in tab.inner_text("#life-note")
+    shot(tab, "memory-life")
 
 
 # -- changes ----------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 __all__ = [
     "DECAY_LAMBDA",
@@ -25,6 +25,7 @@ __all__ = [
     "retrieval_boost",
     "final_score",
     "strength_after",
+    "strength_curve",
 ]
 
 DECAY_LAMBDA = 0.001  # per hour: a never-accessed memory halves in about 29 days
@@ -100,3 +101,20 @@ def final_score(
 ) -> float:
     """Seed 000's weighted sum of relevance, effective strength and recency."""
     return weights.relevance * relevance + weights.strength * strength + weights.recency * recency
+
+
+def strength_curve(running_intensity: float, access_count: int, restarts: list[datetime], start: datetime,
+                   end: datetime, *, points: int = 60, also: tuple[datetime, ...] = (),
+                   decay_lambda: float = DECAY_LAMBDA) -> list[tuple[datetime, float]]:
+    """Effective strength from ``start`` to ``end`` as the stored state implies it: the current
+    intensity and access count, decay restarting at each of ``restarts`` (the last access, the last
+    reinforcement) and at ``start``. An estimate of the past: only the latest events are stored.
+    ``points`` evenly spaced times, plus each restart and each of ``also`` inside the span."""
+    span = max(0.0, (end - start).total_seconds())
+    times = {start + timedelta(seconds=span * i / max(1, points - 1)) for i in range(points)}
+    times |= {t for t in (*restarts, *also) if start <= t <= end}
+    curve = []
+    for t in sorted(times):
+        since = max([start] + [r for r in restarts if r <= t])
+        curve.append((t, strength_after(running_intensity, access_count, hours_between(since, t), decay_lambda)))
+    return curve

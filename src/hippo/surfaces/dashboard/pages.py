@@ -6,7 +6,7 @@ count as a retrieval (``list_memories``, ``get_memory``, ``recall_memories(touch
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, Form, Path, Query, Request, Response
@@ -14,7 +14,7 @@ from fastapi.responses import RedirectResponse
 from pydantic import BaseModel, Field
 
 from hippo.core.memory import Memory
-from hippo.core.strength import effective_strength
+from hippo.core.strength import effective_strength, strength_curve
 from hippo.core.validation import AGENT_ID, ULID
 from hippo.surfaces.dashboard.render import PageRoute, cookie_options, page
 from hippo.surfaces.dashboard.sessions import (
@@ -53,6 +53,19 @@ def agent_view(request: Request, agent_id: Annotated[str, AGENT]) -> AgentView:
 
 Agent = Annotated[AgentView, Depends(agent_view)]
 Seen = Annotated[Viewer, Depends(viewer_of)]
+
+
+def life_chart(mem: Memory, chunk: Chunk) -> dict[str, Any]:
+    """The strength curve from creation to now as computed from the stored state, and its events."""
+    events = {chunk.created_at: "created", chunk.last_accessed_at: "last access (decay restarts)"}
+    if chunk.reinforced_at is not None:  # feedback restarts recency, not decay (seed 003)
+        events[chunk.reinforced_at] = f"last reinforcement (feedback {chunk.feedback:+d})"
+    curve = strength_curve(chunk.running_intensity, chunk.access_count, [chunk.last_accessed_at], chunk.created_at,
+                           max(mem.now(), chunk.created_at), also=tuple(events), decay_lambda=mem.settings.decay_lambda)
+    return {"labels": [t.strftime("%Y-%m-%d %H:%M") for t, _ in curve],
+            "values": [round(value, 4) for _, value in curve],
+            "events": [round(value, 4) if t in events else None for t, value in curve],
+            "names": [events.get(t, "") for t, _ in curve]}
 
 
 def strength_of(mem: Memory, chunk: Chunk) -> float:
@@ -151,4 +164,4 @@ def memory(request: Request, view: Agent, memory_id: Annotated[str, MEMORY_ID]) 
     return page(request, view.viewer, "memory.html", agent=view.mem.agent_id, chunk=chunk,
                 strength=strength_of(view.mem, chunk), history=history, links=view.mem.related(memory_id),
                 tags=", ".join(str(t) for t in chunk.metadata.get("tags") or ()),
-                saved=request.query_params.get("saved"))
+                charts={"life": life_chart(view.mem, chunk)}, saved=request.query_params.get("saved"))

@@ -14,6 +14,21 @@
                  scales: { y: { beginAtZero: true, ticks: { precision: 0 } } } }
     });
   }
+  function life(id, series) {
+    var canvas = document.getElementById(id);
+    if (!canvas || !series) { return; }
+    new Chart(canvas, {
+      type: "line",
+      data: { labels: series.labels, datasets: [
+        { label: "strength", data: series.values, borderColor: "#4f7cac", pointRadius: 0, tension: 0 },
+        { label: "events", data: series.events, showLine: false, pointRadius: 6, pointBackgroundColor: "#c0504d" }
+      ] },
+      options: { animation: false, scales: { y: { min: 0, max: 1 } },
+                 plugins: { tooltip: { callbacks: { afterLabel: function (item) {
+                   return item.datasetIndex === 1 ? series.names[item.dataIndex] : ""; } } } } }
+    });
+  }
+  life("chart-life", data.life);
   bars("chart-kinds", data.kinds, "count", "#4f7cac");
   bars("chart-strength", data.strength, "memories", "#6aa66f");
 }());
