@@ -71,7 +71,8 @@ class Site:
 @pytest.fixture
 def site(db_path, clock):
     made = Site(db_path, clock)
-    with BackgroundServer(made.memory()) as url:
+    made.served = made.memory()  # the server's own memory: its in-process short-term buffer
+    with BackgroundServer(made.served) as url:
         made.url = url
         yield made
 
@@ -292,6 +293,28 @@ def test_stats_draw_two_charts(browser, site):
     strength = tab.evaluate("() => Chart.getChart('chart-strength').data.datasets[0].data")
     assert sum(strength) == 32
     shot(tab, "stats")
+
+
+def test_short_term_memory_and_consolidate_now(browser, site):
+    served = site.served
+    served.record_experience("decision", "We chose the blue kayak", importance=0.65)  # kept, but not at once
+    served.record_experience("chat", "Said hello", importance=0.1)
+    tab = tab_for(browser, site, site.key_a)
+    tab.goto(f"{site.url}/agents/alice/short-term")
+    assert tab.locator("#short-term tbody tr").count() == 2
+    assert tab.locator("#counters dd[data-name=recorded]").inner_text() == "2"
+    shot(tab, "short-term")
+    tab.click("#consolidate button")
+    tab.wait_for_selector("#consolidated")
+    assert "Consolidated 1 of 2" in tab.inner_text("#consolidated")
+    assert tab.locator("#counters dd[data-name=consolidated]").inner_text() == "1"
+    assert [e.content for e in served.short_term()] == ["Said hello"]
+    assert served.stats().consolidation["consolidated"] == 1
+    with site.memory() as mem:  # on disk, long-term
+        assert [e.content for e in mem.recall(types="decision")] == ["We chose the blue kayak"]
+    with httpx.Client(base_url=site.url, cookies=cookies_of(tab), follow_redirects=False) as replay:
+        assert replay.post("/agents/alice/consolidate", data={}).status_code == 403
+        assert replay.get("/agents/bob/short-term").status_code == 403
 
 
 def test_a_change_without_the_csrf_token_is_refused(browser, site):

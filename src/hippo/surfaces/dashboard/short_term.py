@@ -1,0 +1,39 @@
+"""The dashboard's short-term memory (seed 001): the agent's buffer of recent experiences, the
+consolidation counters (``stats().consolidation``, seed 001's memory_stats), and a "consolidate
+now" button (a CSRF-checked form posting to the core's own ``consolidate``)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Form, Request, Response
+
+from hippo.surfaces.dashboard.pages import Agent
+from hippo.surfaces.dashboard.render import PageRoute, page
+from hippo.surfaces.dashboard.sessions import check_csrf
+
+__all__ = ["router"]
+
+router = APIRouter(route_class=PageRoute, include_in_schema=False)
+COUNTERS = ("recorded", "evicted", "consolidated", "merged", "pruned", "archived", "runs")
+
+
+@router.get("/agents/{agent_id}/short-term")
+def short_term(request: Request, view: Agent) -> Response:
+    """The buffer, newest first, and what consolidation has done so far."""
+    return _page(request, view)
+
+
+@router.post("/agents/{agent_id}/consolidate")
+def consolidate(request: Request, view: Agent, csrf: Annotated[str, Form(max_length=200)] = "") -> Response:
+    """Move the buffer's important experiences to long-term memory now; show what it did."""
+    check_csrf(request, view.viewer, csrf)
+    return _page(request, view, done=view.mem.consolidate())
+
+
+def _page(request: Request, view: Agent, done: object = None) -> Response:
+    counts = view.mem.stats().consolidation
+    return page(request, view.viewer, "short_term.html", agent=view.mem.agent_id, entries=view.mem.short_term(),
+                counters={name: int(counts.get(name, 0)) for name in COUNTERS},
+                rate=counts.get("consolidation_rate", 0.0), capacity=int(counts.get("capacity", 0)),
+                threshold=view.mem.settings.consolidation_threshold, done=done)
