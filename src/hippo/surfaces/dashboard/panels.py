@@ -1,26 +1,31 @@
 """The dashboard's memory blocks (view and edit, with their character limits) and statistics
-(counts and a strength histogram, drawn by the vendored Chart.js)."""
+(counts, a strength histogram, memories and last accesses per day, consolidation counts and the
+database's size against its cap, drawn by the vendored Chart.js)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections import Counter
+from datetime import datetime, timedelta, timezone
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Path, Request, Response
 from fastapi.responses import RedirectResponse
 
 from hippo.core.validation import BLOCK_KEY
 from hippo.errors import InvalidInput
-from hippo.surfaces.dashboard.pages import Agent, strength_of
+from hippo.surfaces.dashboard.pages import Agent, AgentView, strength_of
 from hippo.surfaces.dashboard.render import PageRoute, page
 from hippo.surfaces.dashboard.sessions import check_csrf
-from hippo.types import UNCHANGED
+from hippo.surfaces.dashboard.short_term import COUNTERS
+from hippo.types import UNCHANGED, Chunk
 
-__all__ = ["router", "histogram"]
+__all__ = ["router", "histogram", "per_day"]
 
 router = APIRouter(route_class=PageRoute, include_in_schema=False)
 KEY = Path(pattern=BLOCK_KEY.pattern)
 SAMPLE = 2_000  # the newest memories the strength histogram is drawn from (two pages of the listing)
 BINS = 10
+MAX_DAYS = 90  # the per-day charts show at most the last 90 days of the sample
 
 
 @router.get("/agents/{agent_id}/blocks")
@@ -51,25 +56,50 @@ def histogram(values: list[float], bins: int = BINS) -> list[int]:
     return counts
 
 
-@router.get("/agents/{agent_id}/stats")
-def stats(request: Request, view: Agent) -> Response:
-    found = view.mem.stats()
-    strengths: list[float] = []
+def per_day(times: list[datetime]) -> dict[str, list[Any]]:
+    """How many of ``times`` fell on each day (UTC), oldest first, days with none included."""
+    counts = Counter(t.astimezone(timezone.utc).date() for t in times)
+    if not counts:
+        return {"labels": [], "values": []}
+    first, last = min(counts), max(counts)
+    days = [first + timedelta(days=i) for i in range((last - first).days + 1)][-MAX_DAYS:]
+    return {"labels": [d.isoformat() for d in days], "values": [counts.get(d, 0) for d in days]}
+
+
+def _sample(view: AgentView) -> list[Chunk]:
+    """The newest chunks, superseded ones included, up to SAMPLE (two pages of the listing)."""
+    chunks: list[Chunk] = []
     cursor = None
-    while len(strengths) < SAMPLE:
+    while len(chunks) < SAMPLE:
         listed = view.mem.list_memories(limit=1_000, cursor=cursor)
-        strengths += [strength_of(view.mem, c) for c in listed.items if c.superseded_by is None]
+        chunks += listed.items
         cursor = listed.next_cursor
         if cursor is None:
             break
+    return chunks
+
+
+@router.get("/agents/{agent_id}/stats")
+def stats(request: Request, view: Agent) -> Response:
+    found = view.mem.stats()
+    chunks = _sample(view)
     kinds = {"facts": found.facts, "superseded facts": found.superseded_facts,
              "memories": found.memories - found.experiences, "experiences": found.experiences,
              "archived": found.archived, "short-term": found.short_term}
+    counters = {name: int(found.consolidation.get(name, 0)) for name in COUNTERS}
     charts = {
         "kinds": {"labels": list(kinds), "values": list(kinds.values())},
         "strength": {"labels": [f"{i / BINS:.1f}–{(i + 1) / BINS:.1f}" for i in range(BINS)],
-                     "values": histogram(strengths)},
+                     "values": histogram([strength_of(view.mem, c) for c in chunks if c.superseded_by is None])},
+        "created": per_day([c.created_at for c in chunks]),
+        "accessed": per_day([c.last_accessed_at for c in chunks if c.access_count > 0]),
+        "consolidation": {"labels": list(counters), "values": list(counters.values())},
     }
-    shown_bytes = found.database_bytes if view.viewer.key is None or view.viewer.key.admin else None
+    admin = view.viewer.key is None or view.viewer.key.admin
+    cap = view.mem.settings.max_db_bytes
+    if admin:
+        charts["size"] = {"labels": ["used", "cap"] if cap else ["used"],
+                          "values": [found.database_bytes, cap] if cap else [found.database_bytes]}
     return page(request, view.viewer, "stats.html", agent=view.mem.agent_id, stats=found, charts=charts,
-                sampled=len(strengths), sample=SAMPLE, database_bytes=shown_bytes)
+                sampled=len(chunks), sample=SAMPLE, database_bytes=found.database_bytes if admin else None,
+                cap=cap if admin else None)

@@ -6,7 +6,7 @@
   var data = JSON.parse(source.textContent);
   function bars(id, series, label, color) {
     var canvas = document.getElementById(id);
-    if (!canvas) { return; }
+    if (!canvas || !series) { return; }
     new Chart(canvas, {
       type: "bar",
       data: { labels: series.labels, datasets: [{ label: label, data: series.values, backgroundColor: color }] },
@@ -31,4 +31,8 @@
   life("chart-life", data.life);
   bars("chart-kinds", data.kinds, "count", "#4f7cac");
   bars("chart-strength", data.strength, "memories", "#6aa66f");
+  bars("chart-created", data.created, "stored", "#4f7cac");
+  bars("chart-accessed", data.accessed, "last accessed", "#a67f4f");
+  bars("chart-consolidation", data.consolidation, "experiences", "#8a6aa6");
+  bars("chart-size", data.size, "bytes", "#c0504d");
 }());
