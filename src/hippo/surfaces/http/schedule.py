@@ -57,7 +57,9 @@ class _Periodic:
 
     def _run(self) -> None:
         while not self._stop.wait(self._wait()):
-            self.say(self.run_once())
+            line = self.run_once()
+            if line:  # an empty line: nothing worth saying this time
+                self.say(line)
             self._ran()
 
     def first_line(self) -> str:
@@ -146,28 +148,21 @@ class ConsolidationSchedule(_Periodic):
         return line + (f"; failed for {len(failed)}: {failed[0]}" if failed else "")
 
 
-class CaptureSchedule:
-    """A daemon thread that processes what every agent observed each ``every`` seconds."""
+class CaptureSchedule(_Periodic):
+    """Processes what every agent observed each ``every`` seconds; says a line only when there was
+    something to process (or a failure), so a short period does not fill the log."""
+
+    name = "hippo-capture"
 
     def __init__(self, service: "Service", every: float, say: Callable[[str], None]) -> None:
-        self.service, self.every, self.say = service, every, say
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="hippo-capture", daemon=True)
+        self.service, self.every = service, every
+        super().__init__(say)
 
-    def start(self) -> "CaptureSchedule":
-        self.say(f"capture (capture_every {self.every:g} s): every agent with observed messages")
-        self._thread.start()
-        return self
+    def first_line(self) -> str:
+        return f"capture (capture_every {self.every:g} s): every agent with observed messages"
 
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.every):
-            line = self.run_once()
-            if line:
-                self.say(line)
+    def _wait(self) -> float:
+        return self.every
 
     def run_once(self) -> str:
         """Process every agent with pending messages; the line to report ("" when none had any)."""
