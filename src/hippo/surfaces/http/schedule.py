@@ -8,6 +8,9 @@ only when the database is over ``max_db_bytes``, and reports one line.
 runs ``consolidate()`` for every agent with short-term entries (``Memory.short_term_agents``: this
 server's in-process buffers, and the database's buffer whichever server recorded its entries), and
 reports one line.
+
+``capture_every`` (seed 002, seconds; unset, nothing is scheduled): at each interval the server runs
+``process_pending()`` for every agent with observed messages, and reports a line when there were any.
 """
 
 from __future__ import annotations
