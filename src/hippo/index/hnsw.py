@@ -173,11 +173,13 @@ class HnswIndex:
         found = self._approximate(query, min(limit, len(self._rows)), None, ef)
         return found if found is not None else self._exact(query, limit, self.keys())
 
-    def _approximate(self, query: np.ndarray, k: int, keep: Any, ef: int) -> list[tuple[int, float]] | None:
-        """hnswlib's answer, or None when it could not find ``k`` live (and allowed) elements."""
+    def _approximate(self, query: np.ndarray, k: int, keep: Any,
+                     ef: int | None = None) -> list[tuple[int, float]] | None:
+        """hnswlib's answer, or None when it could not find ``k`` live (and allowed) elements; ``ef``:
+        the candidate list of this walk (``ef_search`` unless given)."""
         if k <= 0:
             return []
-        self._graph.set_ef(max(ef, k))
+        self._graph.set_ef(max(self.ef_search if ef is None else ef, k))
         try:
             labels, distances = self._graph.knn_query(query, k=k, num_threads=1, filter=keep)
         except RuntimeError:
