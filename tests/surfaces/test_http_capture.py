@@ -11,13 +11,9 @@ import pytest
 from test_http import error
 from test_http_experiences import serve, stopped
 
-import hippo
-from hippo.providers.fake import FakeEmbedder
-
 pytest.importorskip("fastapi")
 from hippo.surfaces.http.app import Service  # noqa: E402
 from hippo.surfaces.http.schedule import CaptureSchedule  # noqa: E402
-from hippo.surfaces.http.server import BackgroundServer  # noqa: E402
 
 A = "/v1/agents/alice"
 TALK = [
@@ -26,17 +22,6 @@ TALK = [
     {"role": "assistant", "id": "m2", "content": "Noted: billing ships on Fridays."},
     {"role": "system", "content": "You are helpful."},
 ]
-
-
-@pytest.fixture
-def base(db, clock):
-    return hippo.open(db, agent_id="default", embedder=FakeEmbedder(), clock=clock)
-
-
-@pytest.fixture
-def api(base):
-    with BackgroundServer(base) as url, httpx.Client(base_url=url, timeout=30) as client:
-        yield client
 
 
 def test_the_routes_are_in_the_openapi_document(api):

@@ -16,27 +16,12 @@ import pytest
 from test_http import error
 from test_mcp import free_port
 
-import hippo
-from hippo.providers.fake import FakeEmbedder
-
 pytest.importorskip("fastapi")
 from hippo.surfaces.http.app import Service  # noqa: E402
 from hippo.surfaces.http.schedule import ConsolidationSchedule  # noqa: E402
-from hippo.surfaces.http.server import BackgroundServer  # noqa: E402
 
 A = "/v1/agents/alice"
 HIPPO = str(Path(sys.executable).with_name("hippo"))
-
-
-@pytest.fixture
-def base(db, clock):
-    return hippo.open(db, agent_id="default", embedder=FakeEmbedder(), clock=clock)
-
-
-@pytest.fixture
-def api(base):
-    with BackgroundServer(base) as url, httpx.Client(base_url=url, timeout=30) as client:
-        yield client
 
 
 def test_the_routes_are_in_the_openapi_document(api):
