@@ -12,6 +12,8 @@ import json
 from functools import lru_cache
 from typing import Any, Callable, Sequence
 
+from hippo.core.offline import non_latin_share
+
 __all__ = ["count_tokens", "estimate_tokens", "tokenizer_name"]
 
 
@@ -36,8 +38,6 @@ def count_tokens(texts: Sequence[str]) -> list[int]:
     """Tokens of each text (0 for an empty one). The word-piece vocabulary reads a Thai or Chinese
     word as one unknown token, so a text mostly in another script counts at least the estimate: a
     budget must not be overrun by what the vocabulary cannot see."""
-    from hippo.core.offline import non_latin_share
-
     counts = _counter()[1](list(texts))
     return [0 if not t else max(n, estimate_tokens(t)) if non_latin_share(t) > 0.5 else n
             for n, t in zip(counts, texts)]
