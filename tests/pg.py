@@ -24,7 +24,10 @@ class PostgresForTests:
         import pgserver
         import psycopg
 
-        root = Path(tempfile.gettempdir()) / f"hippo-pgtest-{os.getuid()}"
+        # HIPPO_PGTEST_ROOT gives a run its own server (parallel runs otherwise share one, and a
+        # CREATE DATABASE in one run holds back the byte checks of another's scrub).
+        default = Path(tempfile.gettempdir()) / f"hippo-pgtest-{os.getuid()}"
+        root = Path(os.environ.get("HIPPO_PGTEST_ROOT") or default)
         self.server = pgserver.get_server(root, cleanup_mode="stop")
         self.admin = self.server.get_uri()
         self._lock = threading.Lock()
