@@ -9,6 +9,7 @@ from typing import Any, Iterator, Literal
 __all__ = [
     "UNCHANGED",
     "ArchivedHit",
+    "ArchivedMemory",
     "Block",
     "BlockResult",
     "Chunk",
@@ -327,7 +328,8 @@ class Page(_Dictable):
 @dataclass(frozen=True, slots=True)
 class Listing(_Dictable):
     """A page of a filtered, sorted browse (``Memory.browse_memories``): ``archived`` names the
-    items that come from the archive; ``next_offset`` is the next page's offset (``None`` on the
+    items that come from the archive, ``types`` the experience type (seed 001) of each shown item
+    that is an experience; ``next_offset`` is the next page's offset (``None`` on the
     last), ``matched`` how many passed the filters, ``complete`` whether every chunk was read."""
 
     items: list[Chunk]
@@ -335,6 +337,7 @@ class Listing(_Dictable):
     next_offset: int | None = None
     matched: int = 0
     complete: bool = True
+    types: dict[str, str] = field(default_factory=dict)  # the experience type of each shown experience
 
 
 @dataclass(frozen=True, slots=True)
@@ -421,6 +424,19 @@ class ArchivedHit(_Dictable):
 
     chunk: Chunk
     score: float
+
+    @property
+    def id(self) -> str:
+        return self.chunk.id
+
+
+@dataclass(frozen=True, slots=True)
+class ArchivedMemory(_Dictable):
+    """An archived memory (seed 003) and when pruning moved it out of recall's way
+    (``Memory.get_archived``); ``restore_memory`` brings it back."""
+
+    chunk: Chunk
+    archived_at: datetime
 
     @property
     def id(self) -> str:

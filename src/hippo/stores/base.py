@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, ContextManager, Literal, Protocol, Sequence
 
 from hippo.errors import InvalidInput
-from hippo.types import UNCHANGED, ApiKey, Block, Chunk, ConversationHit, Experience
+from hippo.types import UNCHANGED, ApiKey, ArchivedMemory, Block, Chunk, ConversationHit, Experience
 
 if TYPE_CHECKING:
     import numpy as np
@@ -418,6 +418,13 @@ class ArchiveStore(Database, Protocol):
         ...
 
     def archived_chunks(self, agent_id: str, ids: Sequence[str]) -> list[Chunk]: ...
+
+    def list_archived(self, agent_id: str, *, limit: int, before: tuple[datetime, str] | None = None,
+                      ids: Sequence[str] | None = None) -> list[ArchivedMemory]:
+        """The agent's archived chunks with when each was archived, the latest archived first (ties:
+        the greater id first), through an index on (agent, archived_at, id); ``before`` is the
+        ``(archived_at, id)`` of the previous page's last, ``ids`` (when given) the only ones wanted."""
+        ...
 
     def search_archive(self, agent_id: str, terms: Sequence[str], limit: int, *,
                        every_term: bool = False) -> list[tuple[Chunk, float]]:

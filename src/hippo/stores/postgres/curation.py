@@ -16,7 +16,7 @@ from typing import Any, Callable, ContextManager, Iterator, Sequence
 
 from hippo.stores.base import PruneCandidate
 from hippo.stores.postgres.search import tsquery
-from hippo.types import Chunk
+from hippo.types import ArchivedMemory, Chunk
 
 __all__ = ["CurationMixin"]
 
@@ -85,6 +85,19 @@ class CurationMixin:
             rows = conn.execute(f"SELECT {_ARCHIVED} FROM chunks_archive c WHERE c.agent_id = %s AND c.id = ANY(%s) "
                                 "ORDER BY c.id", (agent_id, list(ids))).fetchall()
         return [self._chunk_of(r) for r in rows]
+
+    def list_archived(self, agent_id: str, *, limit: int, before: tuple[datetime, str] | None = None,
+                      ids: Sequence[str] | None = None) -> list[ArchivedMemory]:
+        if ids is not None and not ids:
+            return []
+        sql, params = f"SELECT {_ARCHIVED}, c.archived_at FROM chunks_archive c WHERE c.agent_id = %s", [agent_id]
+        if before is not None:
+            sql, params = sql + " AND (c.archived_at, c.id) < (%s, %s)", [*params, before[0], before[1]]
+        if ids is not None:
+            sql, params = sql + " AND c.id = ANY(%s)", [*params, list(ids)]
+        with self._read(agent_id) as conn:
+            rows = conn.execute(sql + " ORDER BY c.archived_at DESC, c.id DESC LIMIT %s", (*params, limit)).fetchall()
+        return [ArchivedMemory(self._chunk_of(r[:-1]), r[-1]) for r in rows]
 
     def search_archive(self, agent_id: str, terms: Sequence[str], limit: int, *,
                        every_term: bool = False) -> list[tuple[Chunk, float]]:

@@ -239,6 +239,11 @@ CREATE TABLE surfaced (
 CREATE INDEX surfaced_chunk ON surfaced (chunk_id);
 """
 
+# The archive listed the latest archived first, a page at a time (the dashboard's browse).
+_ARCHIVE_ORDER = """
+CREATE INDEX chunks_archive_when ON chunks_archive (agent_id, archived_at, id);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_chunks_blocks_model_keys", _BASE),
     ("0002_curation", _CURATION),
@@ -246,6 +251,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0004_links", _LINKS),
     ("0005_experiences", _EXPERIENCES),
     ("0006_capture", _CAPTURE),
+    ("0007_archive_order", _ARCHIVE_ORDER),
 ]
 
 

@@ -15,10 +15,10 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Callable, ContextManager, Iterator, Sequence
 
-from hippo.clock import to_iso
+from hippo.clock import from_iso, to_iso
 from hippo.stores.base import PruneCandidate
 from hippo.stores.sqlite.search import EPOCH_JULIAN_DAY, match_expression
-from hippo.types import Chunk
+from hippo.types import ArchivedMemory, Chunk
 
 __all__ = ["CurationMixin"]
 
@@ -102,6 +102,19 @@ class CurationMixin:
             rows = conn.execute(f"SELECT {_ARCHIVED} FROM chunks_archive a WHERE a.agent_id = ? "
                                 f"AND a.id IN ({_marks(len(ids))}) ORDER BY a.id", (agent_id, *ids)).fetchall()
         return [self._chunk_of(r) for r in rows]
+
+    def list_archived(self, agent_id: str, *, limit: int, before: tuple[datetime, str] | None = None,
+                      ids: Sequence[str] | None = None) -> list[ArchivedMemory]:
+        if ids is not None and not ids:
+            return []
+        sql, params = f"SELECT {_ARCHIVED}, a.archived_at FROM chunks_archive a WHERE a.agent_id = ?", [agent_id]
+        if before is not None:
+            sql, params = sql + " AND (a.archived_at, a.id) < (?, ?)", [*params, to_iso(before[0]), before[1]]
+        if ids is not None:
+            sql, params = sql + f" AND a.id IN ({_marks(len(ids))})", [*params, *ids]
+        with self._reading() as conn:
+            rows = conn.execute(sql + " ORDER BY a.archived_at DESC, a.id DESC LIMIT ?", (*params, limit)).fetchall()
+        return [ArchivedMemory(self._chunk_of(r[:-1]), from_iso(r[-1])) for r in rows]
 
     def search_archive(self, agent_id: str, terms: Sequence[str], limit: int, *,
                        every_term: bool = False) -> list[tuple[Chunk, float]]:

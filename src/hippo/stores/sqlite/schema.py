@@ -281,6 +281,11 @@ CREATE TRIGGER surfaced_chunk_ad AFTER DELETE ON chunks BEGIN
 END;
 """
 
+# The archive listed the latest archived first, a page at a time (the dashboard's browse).
+_ARCHIVE_ORDER = """
+CREATE INDEX idx_archive_when ON chunks_archive(agent_id, archived_at, id);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_chunks_blocks_embedding_model", _CHUNKS),
     ("0002_chunks_fts", _CHUNKS_FTS),
@@ -292,6 +297,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0008_links", _LINKS),
     ("0009_experiences", _EXPERIENCES),
     ("0010_capture", _CAPTURE),
+    ("0011_archive_order", _ARCHIVE_ORDER),
 ]
 
 
