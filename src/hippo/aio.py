@@ -35,7 +35,7 @@ ASYNC_OPERATIONS = (
     "recall_memory_block", "memory_block", "memory_blocks", "replace_memory_block", "append_memory_block",
     "set_memory_block", "context", "recall_conversation", "has_conversation", "reembed", "import_records",
     "put_item", "get_item", "delete_item", "list_items", "agent_ids", "holds_nothing", "scrub",
-    "maintain", "search_archive", "restore_memory", "related", "import_from",
+    "maintain", "search_archive", "get_archived", "restore_memory", "related", "import_from",
     "record_experience", "short_term", "recall", "recall_related", "consolidate", "short_term_agents",
     "observe", "process_pending", "surface", "pending_agents", "compact",
 )

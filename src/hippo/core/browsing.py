@@ -1,10 +1,11 @@
 """Browsing an agent's memory the way a person does (the dashboard, issue 22): sorted by strength,
-last access or feedback as well as newest first, filtered by kind, tag, source, session and time,
-superseded facts and archived memories shown on request and marked.
+last access or feedback as well as newest first, filtered by kind, seed 001's experience type, tag,
+source, session and time, superseded facts and archived memories shown on request and marked.
 
 Backend-neutral and bounded: it reads the newest ``scan`` chunks through the store's own listing
-(``list_chunks``), and archived ones through the archive's word search, then filters, sorts and
-pages them here. ``Listing.complete`` says whether the window held everything the agent has; a
+(``list_chunks``; ``list_experiences`` when types are asked for), and archived ones through the
+archive's own listing (``list_archived``, latest archived first) or its word search, then filters,
+sorts and pages them here. ``Listing.complete`` says whether the window held everything the agent has; a
 sort over a larger memory is a sort of its newest ``scan``. Nothing counts as a retrieval.
 """
 
@@ -16,9 +17,11 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from hippo.core import archive
 from hippo.core import validation as v
+from hippo.core.experiences import check_type
 from hippo.core.filters import passes, recall_filter
 from hippo.core.strength import effective_strength
 from hippo.errors import InvalidInput
+from hippo.stores.base import ChunkFilter, ExperienceFilter
 from hippo.types import Chunk, Listing
 
 if TYPE_CHECKING:
@@ -59,30 +62,34 @@ class BrowseFacet:
                         kind: str | None = None, tags: Sequence[str] | None = None,
                         source: str | None = None, session_id: str | None = None,
                         since: datetime | str | None = None, until: datetime | str | None = None,
-                        superseded: bool = True, archived_matching: str | None = None,
-                        scan: int = 2_000) -> Listing:
+                        superseded: bool = True, archived: bool = False, archived_matching: str | None = None,
+                        types: str | Sequence[str] | None = None, scan: int = 2_000) -> Listing:
         """A page of this agent's facts and memories, filtered and sorted (``newest``, ``strength``,
         ``last_access``, ``feedback``; strongest, latest or most reinforced first) over the newest
-        ``scan`` of them (at most 5,000). ``archived_matching`` adds archived memories that match
-        its words (their ids in ``Listing.archived``). Browsing: nothing counts as retrieved."""
+        ``scan`` of them (at most 5,000). ``archived`` adds the latest archived ``scan``,
+        ``archived_matching`` the archived memories that match its words (their ids in
+        ``Listing.archived``). ``types`` keeps seed 001's experiences of those types only, read
+        through the experiences' own index (the newest ``scan`` of them); ``Listing.types`` names
+        the type of each shown experience. Browsing: nothing counts as retrieved."""
         limit, where = v.check_limit(limit), recall_filter(kind=kind, tags=tags, since=since, until=until,
                                                              source=source, session_id=session_id)
         if not (0 <= offset and 1 <= scan <= MAX_SCAN):
             raise InvalidInput(f"offset must be 0 or more and scan 1 to {MAX_SCAN}")
         where = replace(where, include_superseded=superseded)
-        window = self._newest(scan)
+        wanted = _types(types)
+        window = self._experiences(where, wanted, scan) if wanted else self._newest(scan)
+        gone, read_all = self._archived(archived, archived_matching, scan)
+        if wanted:
+            gone = [c for c in gone if c.id in self._types_of([c.id for c in gone], wanted)]
         found = [c for c in window if passes(c, where)]
-        gone: list[Chunk] = []
-        if archived_matching and archived_matching.strip():
-            words = v.check_text(archived_matching, "archived_matching", max_chars=self.settings.max_query_chars)
-            gone = [h.chunk for h in archive.search(self.store, self.agent_id, words, scan) if passes(h.chunk, where)]
-        now = self.now()
-        ordered = sorted(found + gone, key=sort_key(sort, now, self.settings.decay_lambda), reverse=True)
+        gone = [c for c in gone if passes(c, where)]
+        ordered = sorted(found + gone, key=sort_key(sort, self.now(), self.settings.decay_lambda), reverse=True)
         shown = ordered[offset:offset + limit]
         gone_ids = {c.id for c in gone}
         return Listing(items=shown, archived=frozenset(c.id for c in shown if c.id in gone_ids),
                        next_offset=offset + limit if len(ordered) > offset + limit else None,
-                       matched=len(ordered), complete=len(window) < scan)
+                       matched=len(ordered), complete=len(window) < scan and read_all,
+                       types=self._types_of([c.id for c in shown]))
 
     def _newest(self, scan: int) -> list[Chunk]:
         chunks: list[Chunk] = []
@@ -94,3 +101,43 @@ class BrowseFacet:
                 break
             before = rows[-1].id
         return chunks
+
+    def _experiences(self, where: ChunkFilter, wanted: tuple[str, ...], scan: int) -> list[Chunk]:
+        """The newest ``scan`` long-term experiences of the wanted types that pass ``where``."""
+        ids = self.store.list_experiences(self.agent_id, replace(where, experience=ExperienceFilter(types=wanted)),
+                                          scan)
+        return self.store.get_chunks(self.agent_id, ids)
+
+    def _archived(self, listed: bool, matching: str | None, scan: int) -> tuple[list[Chunk], bool]:
+        """The latest archived ``scan`` (when ``listed``) and those matching the words, once each;
+        and whether the listing read the whole archive."""
+        gone: dict[str, Chunk] = {}
+        read_all = True
+        if listed:
+            before = None
+            while len(gone) < scan:
+                rows = self.store.list_archived(self.agent_id, limit=min(_READ, scan - len(gone)), before=before)
+                gone.update((a.id, a.chunk) for a in rows)
+                if len(rows) < min(_READ, scan - len(gone) + len(rows)):
+                    break
+                before = (rows[-1].archived_at, rows[-1].id)
+            read_all = len(gone) < scan
+        if matching and matching.strip():
+            words = v.check_text(matching, "archived_matching", max_chars=self.settings.max_query_chars)
+            for hit in archive.search(self.store, self.agent_id, words, scan):
+                gone.setdefault(hit.id, hit.chunk)
+        return list(gone.values()), read_all
+
+    def _types_of(self, ids: Sequence[str], wanted: tuple[str, ...] = ()) -> dict[str, str]:
+        """The experience type of each of ``ids`` that is an experience (of the wanted types, if any)."""
+        records = self.store.experience_records(self.agent_id, ids)
+        return {i: r.type for i, r in records.items() if not wanted or r.type in wanted}
+
+
+def _types(types: str | Sequence[str] | None) -> tuple[str, ...]:
+    """Seed 001's experience types asked for, checked (``tool_use`` is read as ``tool-use``)."""
+    if types is None:
+        return ()
+    if not isinstance(types, (str, list, tuple)):
+        raise InvalidInput("types must be a string or a list of strings")
+    return tuple(dict.fromkeys(check_type(t) for t in ([types] if isinstance(types, str) else types)))

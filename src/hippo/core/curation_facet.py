@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Callable, cast
 from hippo.core import archive, feedback, importers, links
 from hippo.core import validation as v
 from hippo.core.reembed import Progress
-from hippo.types import ArchivedHit, Chunk, ImportReport, Link, MaintainResult
+from hippo.errors import NotFound
+from hippo.types import ArchivedHit, ArchivedMemory, Chunk, ImportReport, Link, MaintainResult
 
 if TYPE_CHECKING:
     from hippo.config import Settings
@@ -50,6 +51,15 @@ class CurationFacet:
         """This agent's archived memories that match the query's words, best first."""
         query = v.check_text(query, "query", max_chars=self.settings.max_query_chars)
         return archive.search(self.store, self.agent_id, query, v.check_limit(limit))
+
+    def get_archived(self, chunk_id: str) -> ArchivedMemory:
+        """One archived memory of this agent by id, with when it was archived; NotFound when it is
+        not in this agent's archive. Browsing: nothing counts as retrieved."""
+        chunk_id = v.check_chunk_id(chunk_id)
+        found = self.store.list_archived(self.agent_id, limit=1, ids=[chunk_id])
+        if not found:
+            raise NotFound(f"no archived memory {chunk_id} for agent {self.agent_id!r}")
+        return found[0]
 
     def restore_memory(self, chunk_id: str) -> Chunk:
         """Bring an archived memory back into recall (embedded again); same id."""

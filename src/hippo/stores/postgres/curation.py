@@ -90,7 +90,8 @@ class CurationMixin:
                       ids: Sequence[str] | None = None) -> list[ArchivedMemory]:
         if ids is not None and not ids:
             return []
-        sql, params = f"SELECT {_ARCHIVED}, c.archived_at FROM chunks_archive c WHERE c.agent_id = %s", [agent_id]
+        sql = f"SELECT {_ARCHIVED}, c.archived_at FROM chunks_archive c WHERE c.agent_id = %s"
+        params: list[Any] = [agent_id]
         if before is not None:
             sql, params = sql + " AND (c.archived_at, c.id) < (%s, %s)", [*params, before[0], before[1]]
         if ids is not None:
