@@ -40,6 +40,7 @@ __all__ = [
     "ReembedResult",
     "Stats",
     "StoreResult",
+    "Summary",
     "Surfaced",
 ]
 
@@ -372,6 +373,25 @@ class Stats(_Dictable):
     experiences: int = 0  # long-term experiences (seed 001), also counted among ``memories``
     short_term: int = 0  # experiences in the short-term buffer, not yet consolidated
     consolidation: dict[str, float] = field(default_factory=dict)  # seed 001's memory_stats (see Consolidation)
+
+
+@dataclass(frozen=True, slots=True)
+class Summary(_Dictable):
+    """One agent's memory counted whole, not sampled (``memory_summary``; the dashboard's stats):
+    its live facts and memories by effective strength now, in 10 steps of 0.1 (1.0 in the last),
+    its long-term experiences by seed 001's type, and per UTC day (``days``, oldest first, ending
+    today, from the first day with anything to show): ``stored`` (chunks stored that day and still
+    held, superseded facts included), ``last_accessed`` (live chunks last retrieved that day),
+    ``retrievals`` (chunks a recall returned), ``recalls`` (recalls that returned any),
+    ``consolidated``, ``merged`` and ``pruned`` (seed 001's short-term memory) and ``archived``
+    (pruning for size and seed 001's long-term bounds). The counters per day start when this hippo
+    first ran on the database; what happened before is not known."""
+
+    agent_id: str
+    strength: list[int]
+    types: dict[str, int]
+    days: list[str]
+    daily: dict[str, list[int]]
 
 
 @dataclass(frozen=True, slots=True)

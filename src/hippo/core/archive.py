@@ -23,6 +23,7 @@ from hippo.core.hashing import content_hash
 from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms
 from hippo.core.reembed import Progress
 from hippo.core.strength import RETRIEVAL_BOOST, ScoreWeights, final_score, recency_after, strength_after
+from hippo.core.summary import count_day
 from hippo.errors import NotFound
 from hippo.stores.base import PruneCandidate
 from hippo.types import ArchivedHit, Chunk, Hit, MaintainResult
@@ -64,7 +65,11 @@ def _archive_until_under(store: "Store", now: datetime, cap: int, percent: float
         by_agent: dict[str, list[str]] = defaultdict(list)
         for candidate in order[start:start + step]:
             by_agent[candidate.agent_id].append(candidate.id)
-        archived += sum(store.archive_chunks(agent, ids, now) for agent, ids in by_agent.items())
+        for agent, ids in by_agent.items():
+            with store.transaction():  # the move and the agent's counter of the day together
+                moved = store.archive_chunks(agent, ids, now)
+                count_day(store, agent, now, {"archived": moved})
+            archived += moved
         used = store.used_bytes()
         if progress is not None:
             progress(min(start + step, len(order)), len(order))

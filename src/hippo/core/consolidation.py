@@ -10,8 +10,9 @@ serve`` when configured. What (:func:`run`):
    their type, importance and context recorded beside the memories;
 3. then seed 001's pruning: entries older than ``short_term_max_age`` (an hour) and of importance
    under 0.5 leave the buffer;
-4. the counters (seed 001's ``memory_stats``) are added to, and the agent's long-term bounds
-   (``ltm_max_memories``, ``ltm_min_importance``) are kept by archiving, never by deleting.
+4. the counters (seed 001's ``memory_stats``, and the day's: ``core/summary.py``) are added to,
+   and the agent's long-term bounds (``ltm_max_memories``, ``ltm_min_importance``) are kept by
+   archiving, never by deleting.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from hippo.core import writer
 from hippo.core.archive import prune_rank
 from hippo.core.experiences import record_of
 from hippo.core.strength import strength_after
+from hippo.core.summary import count_day
 from hippo.core.writer import MemoryInput
 from hippo.stores.base import ChunkFilter, ExperienceFilter
 from hippo.types import Consolidation, Experience
@@ -67,7 +69,9 @@ def run(store: "Store", embedding: "EmbeddingService", buffer: "Buffer", agent_i
     counts = {**buffer.drain_counts(), "consolidated": len(moved), "merged": merged, "pruned": pruned,
               "archived": archived}
     if moved or pruned or flush:
-        store.add_stats(agent_id, {**counts, "runs": 1, "last_run_at": now.timestamp()})
+        with store.transaction():  # the totals and the day's counters together
+            store.add_stats(agent_id, {**counts, "runs": 1, "last_run_at": now.timestamp()})
+            count_day(store, agent_id, now, counts)
     else:
         buffer.count(counts)  # put back what was drained: written with the next run that writes
     result = Consolidation(considered=len(entries), consolidated=len(moved), merged=merged, pruned=pruned,

@@ -30,6 +30,7 @@ from hippo.core.reembed import Progress, fill_pending
 from hippo.core.remember import remember
 from hippo.core.short_term import local_agents
 from hippo.core.strength import RETRIEVAL_BOOST, ScoreWeights
+from hippo.core.summary import SummaryFacet
 from hippo.core.transfer import ExportRecord
 from hippo.core.writer import MemoryInput
 from hippo.errors import ConfigError, InvalidInput, NotFound
@@ -57,7 +58,7 @@ __all__ = ["Memory", "MemoryInput"]
 
 
 
-class Memory(BlockFacet, BrowseFacet, CaptureFacet, CompactionFacet, CurationFacet, ExperienceFacet):
+class Memory(BlockFacet, BrowseFacet, CaptureFacet, CompactionFacet, CurationFacet, ExperienceFacet, SummaryFacet):
     """The long-term memory of one agent. Build it with :func:`hippo.open`."""
 
     def __init__(

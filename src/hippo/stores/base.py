@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, ContextManager, Literal, Protocol, Sequence
 
 from hippo.errors import InvalidInput
@@ -19,9 +19,9 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = ["UNCHANGED", "ArchiveStore", "BlockStore", "Candidates", "ChunkFilter", "ChunkStore", "ConversationStore",
-           "CaptureStore", "Database", "ExperienceFilter", "ExperienceRecord", "ExperienceStore", "Observed",
-           "KeyStore", "MetaCondition", "MetaOp", "PruneCandidate", "SearchQuery", "Standing", "Store",
-           "StoreCapabilities", "StrengthUpdate", "validate_table_name"]
+           "CaptureStore", "ChunkSummary", "Database", "ExperienceFilter", "ExperienceRecord", "ExperienceStore",
+           "Observed", "KeyStore", "MetaCondition", "MetaOp", "PruneCandidate", "SearchQuery", "Standing", "Store",
+           "StoreCapabilities", "StrengthUpdate", "SummaryStore", "validate_table_name"]
 
 
 
@@ -227,7 +227,9 @@ class ChunkStore(Database, Protocol):
 
     def record_retrievals(self, agent_id: str, ids: Sequence[str], now: datetime, *, boost: float) -> None:
         """Seed 000's retrieval event, applied relative to the stored values so that
-        concurrent recalls add up: access count + 1, last access now, intensity + boost (max 1)."""
+        concurrent recalls add up: access count + 1, last access now, intensity + boost (max 1).
+        In the same transaction the agent's counters of ``now``'s day add ``retrievals`` (one per
+        chunk retrieved) and ``recalls`` (one per call that retrieved any) (:class:`SummaryStore`)."""
         ...
 
     def supersede(self, agent_id: str, old_ids: Sequence[str], new_id: str) -> list[str]:
@@ -313,7 +315,7 @@ class ChunkStore(Database, Protocol):
         ...
 
     def delete_agent(self, agent_id: str) -> dict[str, int]:
-        """Hard-delete everything of one agent (chunks and blocks; its API keys stay), as
+        """Hard-delete everything of one agent (chunks, blocks, counters; its API keys stay), as
         ``delete_chunks`` does; counts of ``memories``, ``facts`` and ``blocks`` deleted."""
         ...
 
@@ -552,7 +554,42 @@ class CaptureStore(Database, Protocol):
     def mark_surfaced(self, agent_id: str, session_id: str, ids: Sequence[str], now: datetime) -> None: ...
 
 
+@dataclass(frozen=True, slots=True)
+class ChunkSummary:
+    """One agent's chunks counted whole, not sampled (the dashboard's stats at any size): its live
+    facts and memories by seed 000's effective strength at a given time, in equal steps of [0, 1]
+    (1.0 in the last); how many chunks were stored on each UTC day (superseded facts included) and
+    how many live ones were last retrieved on each (those retrieved at least once), both from a
+    given day on, as ``YYYY-MM-DD``; and its live long-term experiences by seed 001's type."""
+
+    strength: tuple[int, ...]
+    stored: dict[str, int]
+    last_accessed: dict[str, int]
+    types: dict[str, int]
+
+
+class SummaryStore(Database, Protocol):
+    """Whole-agent aggregates, each answered by the database in a statement or two, and the
+    agent's counters per day (retrievals, consolidation, pruning): hippo keeps no log of events,
+    so each event adds to its day's counter in the transaction that makes it."""
+
+    def chunk_summary(self, agent_id: str, now: datetime, *, since: date, decay_lambda: float,
+                      bins: int) -> ChunkSummary:
+        """See :class:`ChunkSummary`. Effective strength is ``running_intensity ×
+        e^(−decay_lambda / (1 + ln(1 + access_count) × 0.3) × hours since the last access)``,
+        as ``core/strength.py`` computes it; per-day counts start at ``since``."""
+        ...
+
+    def add_daily(self, agent_id: str, day: date, counts: dict[str, int]) -> None:
+        """Add to the agent's counters of ``day`` (UTC); zero counts are skipped."""
+        ...
+
+    def read_daily(self, agent_id: str, since: date) -> dict[str, dict[str, int]]:
+        """The agent's counters from ``since`` on: ``YYYY-MM-DD`` -> name -> count."""
+        ...
+
+
 class Store(ChunkStore, BlockStore, KeyStore, ConversationStore, ArchiveStore, LinkStore, ExperienceStore,
-            CaptureStore, Protocol):
+            CaptureStore, SummaryStore, Protocol):
     """What the core needs from a database: every part, from one backend (``stores/registry.py``)."""
 

@@ -244,6 +244,20 @@ _ARCHIVE_ORDER = """
 CREATE INDEX chunks_archive_when ON chunks_archive (agent_id, archived_at, id);
 """
 
+# The dashboard's stats (issue 22), as in SQLite: each agent's counters per UTC day, and an index
+# holding every column the whole-agent summary reads (an index-only scan, not the vector rows).
+_DAILY = """
+CREATE TABLE agent_daily (
+    agent_id text NOT NULL,
+    day      date NOT NULL,
+    name     text NOT NULL,
+    value    bigint NOT NULL,
+    PRIMARY KEY (agent_id, day, name)
+);
+CREATE INDEX chunks_summary ON chunks (agent_id, created_at, last_accessed_at, running_intensity, access_count,
+                                       superseded_by);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_chunks_blocks_model_keys", _BASE),
     ("0002_curation", _CURATION),
@@ -252,6 +266,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0005_experiences", _EXPERIENCES),
     ("0006_capture", _CAPTURE),
     ("0007_archive_order", _ARCHIVE_ORDER),
+    ("0008_daily", _DAILY),
 ]
 
 

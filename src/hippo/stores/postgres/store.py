@@ -31,6 +31,7 @@ from hippo.stores.postgres.curation import CurationMixin
 from hippo.stores.postgres.experiences import ExperienceMixin
 from hippo.stores.postgres.schema import migrate, vector_index
 from hippo.stores.postgres.search import CHUNK_COLUMNS, SearchMixin, chunk_of
+from hippo.stores.postgres.summary import SummaryMixin, count_retrievals
 from hippo.types import ApiKey, Block, Chunk, ConversationHit
 
 __all__ = ["PostgresStore"]
@@ -41,7 +42,7 @@ _KEY_COLUMNS = "id, secret_hash, agents, admin, label, created_at"
 SCRUB_WAIT = 30.0  # seconds scrub waits for older transactions before it reports that it could not
 
 
-class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin):
+class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, SummaryMixin):
     """A :class:`hippo.stores.base.Store` over a PostgreSQL database with the pgvector extension."""
 
     capabilities = StoreCapabilities(supports_ann=True, secure_delete=False, conversation=True, shared=True)
@@ -138,9 +139,11 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin):
         if not ids:
             return
         with self._db.writing(agent_id) as conn:
-            conn.execute("UPDATE chunks SET access_count = access_count + 1, last_accessed_at = %s, "
-                         "running_intensity = least(1.0, running_intensity + %s) WHERE agent_id = %s AND id = ANY(%s)",
-                         (now, boost, agent_id, list(ids)))
+            retrieved = conn.execute(
+                "UPDATE chunks SET access_count = access_count + 1, last_accessed_at = %s, "
+                "running_intensity = least(1.0, running_intensity + %s) WHERE agent_id = %s AND id = ANY(%s)",
+                (now, boost, agent_id, list(ids))).rowcount
+            count_retrievals(conn, agent_id, now, retrieved)
 
     def supersede(self, agent_id: str, old_ids: Sequence[str], new_id: str) -> list[str]:
         if not old_ids:
@@ -267,6 +270,7 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin):
             archived = conn.execute("DELETE FROM chunks_archive WHERE agent_id = %s", (agent_id,)).rowcount
             short_term = self._erase_experiences(conn, agent_id)
             inbox = self._erase_capture(conn, agent_id)
+            self._erase_daily(conn, agent_id)
         self._deleted(agent_id, len(kinds) + blocks + archived + short_term + inbox)
         return {"memories": kinds.count("memory") + archived, "facts": kinds.count("fact"), "blocks": blocks,
                 "short_term": short_term}

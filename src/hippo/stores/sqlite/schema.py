@@ -286,6 +286,21 @@ _ARCHIVE_ORDER = """
 CREATE INDEX idx_archive_when ON chunks_archive(agent_id, archived_at, id);
 """
 
+# The dashboard's stats (issue 22): each agent's counters per UTC day (retrievals, recalls,
+# consolidation, pruning; hippo keeps no event log), and an index that holds every column the
+# whole-agent summary reads, so it scans the index instead of rows carrying text and vectors.
+_DAILY = """
+CREATE TABLE agent_daily (
+    agent_id TEXT NOT NULL,
+    day      TEXT NOT NULL,   -- YYYY-MM-DD, UTC
+    name     TEXT NOT NULL,
+    value    INTEGER NOT NULL,
+    PRIMARY KEY (agent_id, day, name)
+) WITHOUT ROWID;
+CREATE INDEX idx_chunks_summary ON chunks(agent_id, created_at, last_accessed_at, running_intensity, access_count,
+                                          superseded_by);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_chunks_blocks_embedding_model", _CHUNKS),
     ("0002_chunks_fts", _CHUNKS_FTS),
@@ -298,6 +313,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0009_experiences", _EXPERIENCES),
     ("0010_capture", _CAPTURE),
     ("0011_archive_order", _ARCHIVE_ORDER),
+    ("0012_daily", _DAILY),
 ]
 
 

@@ -27,6 +27,7 @@ from hippo.stores.sqlite.filters import filter_sql
 from hippo.stores.sqlite.schema import migrate
 from hippo.stores.sqlite.scrub import Scrubber
 from hippo.stores.sqlite.search import EPOCH_JULIAN_DAY, SearchMixin, match_expression
+from hippo.stores.sqlite.summary import SummaryMixin, count_retrievals
 from hippo.stores.sqlite.vectors import VectorCache
 from hippo.types import ApiKey, Block, Chunk, ConversationHit
 
@@ -69,7 +70,7 @@ def _marks(n: int) -> str:
     return ",".join("?" * n)
 
 
-class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin):
+class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, SummaryMixin):
     """A :class:`hippo.stores.base.Store` over one SQLite file.
 
     One connection per store, guarded by a lock so a store can be shared by
@@ -262,12 +263,13 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin):
         if not ids:
             return
         with self.transaction():
-            self._conn.execute(
+            retrieved = self._conn.execute(
                 "UPDATE chunks SET access_count = access_count + 1, last_accessed_at = ?, "
                 "running_intensity = min(1.0, running_intensity + ?) "
                 f"WHERE +agent_id = ? AND id IN ({_marks(len(ids))})",
                 (to_iso(now), boost, agent_id, *ids),
-            )
+            ).rowcount
+            count_retrievals(self._conn, agent_id, now, retrieved)
 
     def supersede(self, agent_id: str, old_ids: Sequence[str], new_id: str) -> list[str]:
         if not old_ids:
@@ -449,6 +451,7 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin):
             blocks = self._conn.execute("DELETE FROM memory_blocks WHERE agent_id = ?", (agent_id,)).rowcount
             short_term = self._erase_experiences(agent_id)
             inbox = self._erase_capture(agent_id)
+            self._erase_daily(agent_id)
             archived = self._conn.execute("SELECT id FROM chunks_archive WHERE agent_id = ?", (agent_id,)).fetchall()
             self._delete_archived(agent_id, [r[0] for r in archived])
             if rows:

@@ -1,0 +1,86 @@
+"""The whole-agent aggregates of :class:`~hippo.stores.postgres.store.PostgresStore` (see
+``SummaryStore``), as in SQLite (``stores/sqlite/summary.py``): the dashboard's stats counted by
+PostgreSQL over every chunk in one statement (through ``chunks_summary``, an index holding every
+column it reads), and the per-day counters.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any
+
+from hippo.clock import to_utc
+from hippo.stores.base import ChunkSummary
+
+__all__ = ["SummaryMixin", "count_retrievals"]
+
+
+def _strength_bin(bins: int) -> str:
+    """The SQL of a live chunk's strength bin; parameters: decay lambda, now."""
+    hours = "greatest(0.0, extract(epoch FROM %(now)s - last_accessed_at)::double precision / 3600.0)"
+    strength = (f"running_intensity * exp(-%(decay)s / (1.0 + ln(1.0 + greatest(0, access_count)) * 0.3) "
+                f"* {hours})")
+    return f"least({bins - 1}, greatest(0, floor({strength} * {bins})))::int"
+
+
+def count_retrievals(conn: Any, agent_id: str, now: datetime, retrieved: int) -> None:
+    """Inside ``record_retrievals``' transaction: the day's ``retrievals`` and ``recalls``."""
+    if retrieved:
+        _add(conn, agent_id, to_utc(now).date(), {"retrievals": retrieved, "recalls": 1})
+
+
+def _add(conn: Any, agent_id: str, day: date, counts: dict[str, int]) -> None:
+    with conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO agent_daily (agent_id, day, name, value) VALUES (%s, %s, %s, %s) "
+            "ON CONFLICT (agent_id, day, name) DO UPDATE SET value = agent_daily.value + excluded.value",
+            [(agent_id, day, name, int(value)) for name, value in counts.items() if value])
+
+
+class SummaryMixin:
+    _db: Any
+    _read: Any
+
+    def chunk_summary(self, agent_id: str, now: datetime, *, since: date, decay_lambda: float,
+                      bins: int) -> ChunkSummary:
+        utc = "AT TIME ZONE 'UTC'"
+        with self._read(agent_id) as conn:
+            rows = conn.execute(
+                f"WITH mine AS (SELECT created_at, last_accessed_at, running_intensity, access_count, superseded_by "
+                f"FROM chunks WHERE agent_id = %(agent)s) "
+                f"SELECT 's', {_strength_bin(bins)}::text AS k, count(*) FROM mine WHERE superseded_by IS NULL "
+                f"GROUP BY k UNION ALL "
+                f"SELECT 'c', ((created_at {utc})::date)::text AS k, count(*) FROM mine "
+                f"WHERE created_at >= %(since)s GROUP BY k UNION ALL "
+                f"SELECT 'a', ((last_accessed_at {utc})::date)::text AS k, count(*) FROM mine "
+                f"WHERE superseded_by IS NULL AND access_count > 0 AND last_accessed_at >= %(since)s GROUP BY k "
+                f"UNION ALL SELECT 't', e.type, count(*) FROM experiences e JOIN chunks c ON c.id = e.id "
+                f"WHERE e.agent_id = %(agent)s AND c.superseded_by IS NULL GROUP BY e.type",
+                {"agent": agent_id, "now": now, "decay": decay_lambda, "since": since}).fetchall()
+        parts: dict[str, dict[str, int]] = {"s": {}, "c": {}, "a": {}, "t": {}}
+        for part, key, count in rows:
+            parts[part][key] = int(count)
+        histogram = [0] * bins
+        for index, count in parts["s"].items():
+            histogram[int(index)] += count
+        return ChunkSummary(tuple(histogram), parts["c"], parts["a"], parts["t"])
+
+    def add_daily(self, agent_id: str, day: date, counts: dict[str, int]) -> None:
+        if not any(counts.values()):
+            return
+        with self._db.writing(agent_id) as conn:
+            _add(conn, agent_id, day, counts)
+
+    def read_daily(self, agent_id: str, since: date) -> dict[str, dict[str, int]]:
+        with self._read() as conn:
+            rows = conn.execute("SELECT day, name, value FROM agent_daily WHERE agent_id = %s AND day >= %s "
+                                "ORDER BY day, name", (agent_id, since)).fetchall()
+        out: dict[str, dict[str, int]] = {}
+        for day, name, value in rows:
+            out.setdefault(day.isoformat(), {})[name] = int(value)
+        return out
+
+    @staticmethod
+    def _erase_daily(conn: Any, agent_id: str) -> None:
+        """Inside ``delete_agent``: the agent's counters per day."""
+        conn.execute("DELETE FROM agent_daily WHERE agent_id = %s", (agent_id,))
