@@ -1,15 +1,18 @@
-"""The dashboard's changes: edit a memory in place, delete one, forget by description after a
-preview. Every form carries the session's CSRF token (``check_csrf``); each change is the core's
-own operation, with its guarantees (the old or forgotten text leaves the database files)."""
+"""The dashboard's changes: edit a memory in place (text, tags, metadata), restore an archived one,
+delete one, forget by description after a preview. Every form carries the session's CSRF token
+(``check_csrf``); each change is the core's own operation, with its guarantees (the old or
+forgotten text leaves the database files)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+import json
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Query, Request, Response
 from fastapi.responses import RedirectResponse
 
-from hippo.surfaces.dashboard.pages import MEMORY_ID, Agent
+from hippo.errors import Conflict, InvalidInput
+from hippo.surfaces.dashboard.pages import MEMORY_ID, Agent, memory_page
 from hippo.surfaces.dashboard.render import PageRoute, page
 from hippo.surfaces.dashboard.sessions import check_csrf
 
@@ -25,16 +28,69 @@ def tag_list(text: str) -> list[str]:
 
 @router.post("/agents/{agent_id}/memories/{memory_id}/edit")
 def edit(request: Request, view: Agent, memory_id: Annotated[str, MEMORY_ID], content: Annotated[str, Form()],
-         tags: Annotated[str, Form()] = "", csrf: Token = "") -> Response:
-    """New text and tags in place (same id and strength); other metadata is kept."""
+         tags: Annotated[str, Form()] = "", metadata: Annotated[str | None, Form(max_length=200_000)] = None,
+         with_metadata: Annotated[str, Form(max_length=1)] = "", csrf: Token = "") -> Response:
+    """New text, tags and metadata in place (same id and strength) through the core's update, with
+    its checks; hippo's own metadata (keys starting with ``_``) is kept as stored. A bad edit shows
+    the page again with the error and what was typed; nothing changes then."""
     check_csrf(request, view.viewer, csrf)
     chunk = view.mem.get_memory(memory_id)
-    metadata = {k: v for k, v in chunk.metadata.items() if k != "tags"}
-    if tag_list(tags):
-        metadata["tags"] = tag_list(tags)
-    view.mem.update_memory(memory_id, content=None if content == chunk.content else content,
-                           metadata=metadata if metadata != chunk.metadata else None)
+    if metadata is None and with_metadata:  # the form's box, emptied (an empty field arrives as none)
+        metadata = ""
+    try:
+        wanted = edited_metadata(chunk.metadata, tags, metadata)
+        new_text = None if content == chunk.content else content
+        if new_text is not None or wanted != chunk.metadata:
+            view.mem.update_memory(memory_id, content=new_text, metadata=wanted if wanted != chunk.metadata else None)
+    except (InvalidInput, Conflict) as exc:
+        typed = {"content_text": content, "tags": tags}
+        if metadata is not None:
+            typed["metadata_text"] = metadata
+        return memory_page(request, view, chunk, 409 if isinstance(exc, Conflict) else 400,
+                           edit_error=exc.message, **typed)
     return RedirectResponse(f"/agents/{view.mem.agent_id}/memories/{memory_id}?saved=1", status_code=303)
+
+
+def edited_metadata(stored: dict[str, Any], tags: str, text: str | None) -> dict[str, Any]:
+    """The metadata an edit asks for: hippo's own keys as stored, the person's keys from the form's
+    JSON object (as stored when the form sent none), the tags from their own field."""
+    own = ({k: v for k, v in stored.items() if not k.startswith("_") and k != "tags"} if text is None
+           else person_metadata(text))
+    wanted = {**own, **{k: v for k, v in stored.items() if k.startswith("_")}}
+    if tag_list(tags):
+        wanted["tags"] = tag_list(tags)
+    return wanted
+
+
+def person_metadata(text: str) -> dict[str, Any]:
+    """The form's metadata: a JSON object (empty text: none) without hippo's own keys or the tags."""
+    if not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"metadata is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}; "
+                           "nothing was changed") from None
+    if not isinstance(value, dict):
+        kind = "a list" if isinstance(value, list) else "a single value"
+        raise InvalidInput(f'metadata must be a JSON object such as {{"project": "hippo"}}, not {kind}; '
+                           "nothing was changed")
+    forged = sorted(k for k in value if k.startswith("_"))
+    if forged:
+        raise InvalidInput(f"keys starting with _ are hippo's own and are kept as they are: remove "
+                           f"{', '.join(forged)}; nothing was changed")
+    if "tags" in value:
+        raise InvalidInput('the tags have their own field: remove "tags" from the metadata; nothing was changed')
+    return value
+
+
+@router.post("/agents/{agent_id}/memories/{memory_id}/restore")
+def restore(request: Request, view: Agent, memory_id: Annotated[str, MEMORY_ID], csrf: Token = "") -> Response:
+    """Bring an archived memory back into recall: the core's ``restore_memory`` (same id, embedded
+    again; when a live memory holds the same text meanwhile, that one stays and the copy goes)."""
+    check_csrf(request, view.viewer, csrf)
+    live = view.mem.restore_memory(memory_id)
+    return RedirectResponse(f"/agents/{view.mem.agent_id}/memories/{live.id}?restored=1", status_code=303)
 
 
 @router.post("/agents/{agent_id}/memories/{memory_id}/delete")

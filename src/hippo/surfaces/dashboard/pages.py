@@ -6,6 +6,7 @@ count as a retrieval (``list_memories``, ``get_memory``, ``recall_memories(touch
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
 
@@ -13,9 +14,11 @@ from fastapi import APIRouter, Depends, Form, Path, Query, Request, Response
 from fastapi.responses import RedirectResponse
 from pydantic import BaseModel, Field
 
+from hippo.core.experiences import EXPERIENCE_TYPES
 from hippo.core.memory import Memory
 from hippo.core.strength import effective_strength, strength_curve
 from hippo.core.validation import AGENT_ID, ULID
+from hippo.errors import NotFound
 from hippo.surfaces.dashboard.render import PageRoute, cookie_options, page
 from hippo.surfaces.dashboard.sessions import (
     CSRF_COOKIE,
@@ -29,7 +32,7 @@ from hippo.surfaces.dashboard.sessions import (
 from hippo.surfaces.http.app import Service
 from hippo.types import Chunk
 
-__all__ = ["router", "agent_view", "AgentView"]
+__all__ = ["router", "agent_view", "AgentView", "memory_page"]
 
 router = APIRouter(route_class=PageRoute, include_in_schema=False)
 AGENT = Path(pattern=AGENT_ID.pattern)
@@ -130,7 +133,9 @@ class BrowseQuery(BaseModel):
     since: str = Field("", max_length=40)
     until: str = Field("", max_length=40)
     current_only: bool = False  # hide superseded facts (shown, marked, by default)
-    archived: str = Field("", max_length=400)
+    show_archived: bool = False  # the latest archived memories too, marked
+    archived: str = Field("", max_length=400)  # archived memories that match these words too
+    type: str = Field("", max_length=20)  # seed 001's experience type (the core checks it)
     offset: int = Field(0, ge=0, le=100_000)
 
 
@@ -141,11 +146,12 @@ def browse(request: Request, view: Agent, q: Annotated[BrowseQuery, Query()]) ->
     found = view.mem.browse_memories(
         sort=q.sort, limit=PAGE_SIZE, offset=q.offset, kind=q.kind or None, tags=[q.tag] if q.tag else None,
         source=q.source or None, session_id=q.session or None, since=q.since or None, until=q.until or None,
-        superseded=not q.current_only, archived_matching=q.archived)
+        superseded=not q.current_only, archived=q.show_archived, archived_matching=q.archived,
+        types=q.type or None)
     rows = [(c, strength_of(view.mem, c)) for c in found.items]
     link = {k: v for k, v in q.model_dump().items() if v and k != "offset"}
     return page(request, view.viewer, "browse.html", agent=view.mem.agent_id, rows=rows, q=q, found=found,
-                query=urlencode(link))
+                query=urlencode(link), types=EXPERIENCE_TYPES)
 
 
 @router.get("/agents/{agent_id}/search")
@@ -158,10 +164,25 @@ def search(request: Request, view: Agent, q: Annotated[str, Query(max_length=4_0
 
 @router.get("/agents/{agent_id}/memories/{memory_id}")
 def memory(request: Request, view: Agent, memory_id: Annotated[str, MEMORY_ID]) -> Response:
-    """A memory's page: content, metadata, strength, feedback, provenance, history and links."""
-    chunk = view.mem.get_memory(memory_id)
-    history = view.mem.fact_history(memory_id) if chunk.kind == "fact" else None
-    return page(request, view.viewer, "memory.html", agent=view.mem.agent_id, chunk=chunk,
-                strength=strength_of(view.mem, chunk), history=history, links=view.mem.related(memory_id),
-                tags=", ".join(str(t) for t in chunk.metadata.get("tags") or ()),
-                charts={"life": life_chart(view.mem, chunk)}, saved=request.query_params.get("saved"))
+    """A memory's page: content, metadata, strength, feedback, provenance, history and links; an
+    archived memory's page says since when, and offers to restore it."""
+    try:
+        chunk = view.mem.get_memory(memory_id)
+    except NotFound:
+        gone = view.mem.get_archived(memory_id)  # NotFound again: neither live nor archived
+        return page(request, view.viewer, "archived.html", agent=view.mem.agent_id, gone=gone, chunk=gone.chunk,
+                    strength=strength_of(view.mem, gone.chunk))
+    return memory_page(request, view, chunk, saved=request.query_params.get("saved"),
+                       restored=request.query_params.get("restored"))
+
+
+def memory_page(request: Request, view: AgentView, chunk: Chunk, status: int = 200, **extra: Any) -> Response:
+    """A live memory's page; ``extra`` for the template (a form's error and what was typed)."""
+    history = view.mem.fact_history(chunk.id) if chunk.kind == "fact" else None
+    own = {k: v for k, v in chunk.metadata.items() if not k.startswith("_") and k != "tags"}
+    context = {"content_text": chunk.content, "tags": ", ".join(str(t) for t in chunk.metadata.get("tags") or ()),
+               "metadata_text": json.dumps(own, indent=2, ensure_ascii=False), **extra}
+    return page(request, view.viewer, "memory.html", status, agent=view.mem.agent_id, chunk=chunk,
+                strength=strength_of(view.mem, chunk), history=history, links=view.mem.related(chunk.id),
+                hippos={k: v for k, v in chunk.metadata.items() if k.startswith("_")},
+                charts={"life": life_chart(view.mem, chunk)}, **context)
