@@ -80,7 +80,8 @@ class BrowseFacet:
         window = self._experiences(where, wanted, scan) if wanted else self._newest(scan)
         gone, read_all = self._archived(archived, archived_matching, scan)
         if wanted:
-            gone = [c for c in gone if c.id in self._types_of([c.id for c in gone], wanted)]
+            typed = self._types_of([c.id for c in gone], wanted)
+            gone = [c for c in gone if c.id in typed]
         found = [c for c in window if passes(c, where)]
         gone = [c for c in gone if passes(c, where)]
         ordered = sorted(found + gone, key=sort_key(sort, self.now(), self.settings.decay_lambda), reverse=True)
