@@ -196,34 +196,6 @@ def test_edit_a_block_within_its_limit(browser, site):
         assert mem.recall_memory_block("persona") == "A careful, brief assistant"
 
 
-def test_stats_draw_two_charts(browser, site):
-    tab = tab_for(browser, site, site.key_a)
-    tab.goto(f"{site.url}/agents/alice/stats")
-    tab.wait_for_function("() => window.Chart && Chart.getChart('chart-strength')")
-    kinds = tab.evaluate("() => Chart.getChart('chart-kinds').data")
-    assert dict(zip(kinds["labels"], kinds["datasets"][0]["data"])) == {
-        "facts": 1, "superseded facts": 1, "memories": 31, "experiences": 0, "archived": 0, "short-term": 0}
-    strength = tab.evaluate("() => Chart.getChart('chart-strength').data.datasets[0].data")
-    assert sum(strength) == 32
-    created = tab.evaluate("() => Chart.getChart('chart-created').data")
-    assert sum(created["datasets"][0]["data"]) == 33 and len(created["labels"]) == 4  # Berlin three days before
-    assert "not retrievals per day" in tab.inner_text("#accessed-caption")
-    consolidation = tab.evaluate("() => Chart.getChart('chart-consolidation').data.labels")
-    assert consolidation[:3] == ["recorded", "evicted", "consolidated"]
-    assert tab.evaluate("() => Chart.getChart('chart-size')") is None  # a key for one agent: no database size
-    shot(tab, "stats")
-
-
-def test_an_admin_sees_the_database_size_against_its_cap(browser, site):
-    tab = tab_for(browser, site, site.admin)
-    tab.goto(f"{site.url}/agents/alice/stats")
-    tab.wait_for_function("() => window.Chart && Chart.getChart('chart-size')")
-    size = tab.evaluate("() => Chart.getChart('chart-size').data.datasets[0].data")
-    with site.memory() as mem:
-        assert size == [mem.stats().database_bytes]  # no cap set: the size alone
-    assert "no cap" in tab.inner_text("#size")
-
-
 def test_short_term_memory_and_consolidate_now(browser, site):
     served = site.served
     served.record_experience("decision", "We chose the blue kayak", importance=0.65)  # kept, but not at once

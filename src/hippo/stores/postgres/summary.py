@@ -54,8 +54,8 @@ class SummaryMixin:
                 f"WHERE created_at >= %(since)s GROUP BY k UNION ALL "
                 f"SELECT 'a', ((last_accessed_at {utc})::date)::text AS k, count(*) FROM mine "
                 f"WHERE superseded_by IS NULL AND access_count > 0 AND last_accessed_at >= %(since)s GROUP BY k "
-                f"UNION ALL SELECT 't', e.type, count(*) FROM experiences e JOIN chunks c ON c.id = e.id "
-                f"WHERE e.agent_id = %(agent)s AND c.superseded_by IS NULL GROUP BY e.type",
+                f"UNION ALL SELECT 't', e.type, count(*) FROM experiences e WHERE e.agent_id = %(agent)s "
+                f"AND EXISTS (SELECT 1 FROM chunks c WHERE c.id = e.id) GROUP BY e.type",
                 {"agent": agent_id, "now": now, "decay": decay_lambda, "since": since}).fetchall()
         parts: dict[str, dict[str, int]] = {"s": {}, "c": {}, "a": {}, "t": {}}
         for part, key, count in rows:

@@ -387,17 +387,21 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
 
     def counts(self, agent_id: str) -> dict[str, int]:
         """Live facts, superseded facts, memories, pending vectors and blocks of one agent."""
+        # Each count from an index (kinds, superseded facts, pending vectors: a partial index), never
+        # the rows, which carry text and vectors: a scan of them took 75 ms at 100k.
         with self._reading() as conn:
-            row = conn.execute(
-                "SELECT count(*) FILTER (WHERE kind = 'fact' AND superseded_by IS NULL), "
-                "count(*) FILTER (WHERE kind = 'fact' AND superseded_by IS NOT NULL), "
-                "count(*) FILTER (WHERE kind = 'memory'), count(*) FILTER (WHERE embedding IS NULL) "
-                "FROM chunks WHERE agent_id = ?", (agent_id,)).fetchone()
+            kinds = dict(conn.execute("SELECT kind, count(*) FROM chunks WHERE agent_id = ? GROUP BY kind",
+                                      (agent_id,)).fetchall())
+            superseded = conn.execute("SELECT count(*) FROM chunks INDEXED BY idx_chunks_summary WHERE agent_id = ? "
+                                      "AND superseded_by IS NOT NULL", (agent_id,)).fetchone()[0]
+            pending = conn.execute("SELECT count(*) FROM chunks WHERE agent_id = ? AND embedding IS NULL",
+                                   (agent_id,)).fetchone()[0]
             blocks = conn.execute("SELECT count(*) FROM memory_blocks WHERE agent_id = ?", (agent_id,)).fetchone()
             lived = conn.execute("SELECT count(*) FROM experiences e JOIN chunks c ON c.id = e.id "
                                  "WHERE e.agent_id = ?", (agent_id,)).fetchone()
-        return {"facts": row[0], "superseded_facts": row[1], "memories": row[2], "pending_vectors": row[3],
-                "blocks": blocks[0], "experiences": lived[0]}
+        facts = kinds.get("fact", 0)
+        return {"facts": facts - superseded, "superseded_facts": superseded, "memories": kinds.get("memory", 0),
+                "pending_vectors": pending, "blocks": blocks[0], "experiences": lived[0]}
 
     def delete_chunks(self, agent_id: str, ids: Sequence[str]) -> int:
         if not ids:

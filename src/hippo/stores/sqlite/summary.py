@@ -67,8 +67,9 @@ class SummaryMixin:
                 "WHERE agent_id = ? AND superseded_by IS NULL AND access_count > 0 AND last_accessed_at >= ? "
                 "GROUP BY day", (agent_id, first)).fetchall()
             types = conn.execute(
-                "SELECT e.type, count(*) FROM experiences e JOIN chunks c ON c.id = e.id "
-                "WHERE e.agent_id = ? AND c.superseded_by IS NULL GROUP BY e.type", (agent_id,)).fetchall()
+                # held, not archived (memories are never superseded): the id index alone, not the rows
+                "SELECT e.type, count(*) FROM experiences e WHERE e.agent_id = ? "
+                "AND EXISTS (SELECT 1 FROM chunks c WHERE c.id = e.id) GROUP BY e.type", (agent_id,)).fetchall()
         histogram = [0] * bins
         for index, count in strength:
             histogram[index] += count

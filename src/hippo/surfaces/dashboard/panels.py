@@ -1,31 +1,30 @@
-"""The dashboard's memory blocks (view and edit, with their character limits) and statistics
-(counts, a strength histogram, memories and last accesses per day, consolidation counts and the
-database's size against its cap, drawn by the vendored Chart.js)."""
+"""The dashboard's memory blocks (view and edit, with their character limits) and statistics:
+counts by kind and by experience type, a strength histogram, and per day memories stored,
+retrievals and recalls, consolidation and pruning, and last accesses; the consolidation totals and
+the database's size against its cap. Counted whole by the store (``Memory.memory_summary``), not
+sampled, so they are true at any size; drawn by the vendored Chart.js."""
 
 from __future__ import annotations
 
-from collections import Counter
-from datetime import datetime, timedelta, timezone
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Path, Request, Response
 from fastapi.responses import RedirectResponse
 
+from hippo.core.summary import BINS
 from hippo.core.validation import BLOCK_KEY
 from hippo.errors import InvalidInput
-from hippo.surfaces.dashboard.pages import Agent, AgentView, strength_of
+from hippo.surfaces.dashboard.pages import Agent
 from hippo.surfaces.dashboard.render import PageRoute, page
 from hippo.surfaces.dashboard.sessions import check_csrf
 from hippo.surfaces.dashboard.short_term import COUNTERS
-from hippo.types import UNCHANGED, Chunk
+from hippo.types import UNCHANGED
 
-__all__ = ["router", "histogram", "per_day"]
+__all__ = ["router"]
 
 router = APIRouter(route_class=PageRoute, include_in_schema=False)
 KEY = Path(pattern=BLOCK_KEY.pattern)
-SAMPLE = 2_000  # the newest memories the strength histogram is drawn from (two pages of the listing)
-BINS = 10
-MAX_DAYS = 90  # the per-day charts show at most the last 90 days of the sample
+DAYS = 90  # the per-day charts show at most the last 90 days
 
 
 @router.get("/agents/{agent_id}/blocks")
@@ -48,51 +47,27 @@ def set_block(request: Request, view: Agent, key: Annotated[str, KEY], value: An
     return RedirectResponse(f"/agents/{view.mem.agent_id}/blocks?saved={key}", status_code=303)
 
 
-def histogram(values: list[float], bins: int = BINS) -> list[int]:
-    """How many values fall in each of ``bins`` equal steps of [0, 1] (1.0 in the last)."""
-    counts = [0] * bins
-    for value in values:
-        counts[min(bins - 1, max(0, int(value * bins)))] += 1
-    return counts
-
-
-def per_day(times: list[datetime]) -> dict[str, list[Any]]:
-    """How many of ``times`` fell on each day (UTC), oldest first, days with none included."""
-    counts = Counter(t.astimezone(timezone.utc).date() for t in times)
-    if not counts:
-        return {"labels": [], "values": []}
-    first, last = min(counts), max(counts)
-    days = [first + timedelta(days=i) for i in range((last - first).days + 1)][-MAX_DAYS:]
-    return {"labels": [d.isoformat() for d in days], "values": [counts.get(d, 0) for d in days]}
-
-
-def _sample(view: AgentView) -> list[Chunk]:
-    """The newest chunks, superseded ones included, up to SAMPLE (two pages of the listing)."""
-    chunks: list[Chunk] = []
-    cursor = None
-    while len(chunks) < SAMPLE:
-        listed = view.mem.list_memories(limit=1_000, cursor=cursor)
-        chunks += listed.items
-        cursor = listed.next_cursor
-        if cursor is None:
-            break
-    return chunks
-
-
 @router.get("/agents/{agent_id}/stats")
 def stats(request: Request, view: Agent) -> Response:
-    found = view.mem.stats()
-    chunks = _sample(view)
+    """Counts, strength, types and the last 90 days, counted whole by the store (``memory_summary``)."""
+    found, summary = view.mem.stats(), view.mem.memory_summary(days=DAYS)
     kinds = {"facts": found.facts, "superseded facts": found.superseded_facts,
              "memories": found.memories - found.experiences, "experiences": found.experiences,
              "archived": found.archived, "short-term": found.short_term}
     counters = {name: int(found.consolidation.get(name, 0)) for name in COUNTERS}
-    charts = {
+    days, daily = summary.days, summary.daily
+    charts: dict[str, Any] = {
         "kinds": {"labels": list(kinds), "values": list(kinds.values())},
+        "types": {"labels": list(summary.types), "values": list(summary.types.values())},
         "strength": {"labels": [f"{i / BINS:.1f}–{(i + 1) / BINS:.1f}" for i in range(BINS)],
-                     "values": histogram([strength_of(view.mem, c) for c in chunks if c.superseded_by is None])},
-        "created": per_day([c.created_at for c in chunks]),
-        "accessed": per_day([c.last_accessed_at for c in chunks if c.access_count > 0]),
+                     "values": summary.strength},
+        "created": {"labels": days, "values": daily["stored"]},
+        "retrievals": {"labels": days, "series": {"memories retrieved": daily["retrievals"],
+                                                  "recalls": daily["recalls"]}},
+        "pruning": {"labels": days, "series": {"consolidated": daily["consolidated"], "merged": daily["merged"],
+                                               "pruned (short-term)": daily["pruned"],
+                                               "archived": daily["archived"]}},
+        "accessed": {"labels": days, "values": daily["last_accessed"]},
         "consolidation": {"labels": list(counters), "values": list(counters.values())},
     }
     admin = view.viewer.key is None or view.viewer.key.admin
@@ -100,6 +75,5 @@ def stats(request: Request, view: Agent) -> Response:
     if admin:
         charts["size"] = {"labels": ["used", "cap"] if cap else ["used"],
                           "values": [found.database_bytes, cap] if cap else [found.database_bytes]}
-    return page(request, view.viewer, "stats.html", agent=view.mem.agent_id, stats=found, charts=charts,
-                sampled=len(chunks), sample=SAMPLE, database_bytes=found.database_bytes if admin else None,
-                cap=cap if admin else None)
+    return page(request, view.viewer, "stats.html", agent=view.mem.agent_id, stats=found, charts=charts, days=DAYS,
+                database_bytes=found.database_bytes if admin else None, cap=cap if admin else None)

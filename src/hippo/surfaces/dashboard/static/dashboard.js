@@ -14,6 +14,19 @@
                  scales: { y: { beginAtZero: true, ticks: { precision: 0 } } } }
     });
   }
+  var PALETTE = ["#4f7cac", "#c0504d", "#6aa66f", "#a67f4f", "#8a6aa6"];
+  function stacked(id, series) {
+    var canvas = document.getElementById(id);
+    if (!canvas || !series) { return; }
+    var names = Object.keys(series.series);
+    new Chart(canvas, {
+      type: "bar",
+      data: { labels: series.labels, datasets: names.map(function (name, i) {
+        return { label: name, data: series.series[name], backgroundColor: PALETTE[i % PALETTE.length] };
+      }) },
+      options: { animation: false, scales: { x: { stacked: false }, y: { beginAtZero: true, ticks: { precision: 0 } } } }
+    });
+  }
   function life(id, series) {
     var canvas = document.getElementById(id);
     if (!canvas || !series) { return; }
@@ -31,7 +44,10 @@
   life("chart-life", data.life);
   bars("chart-kinds", data.kinds, "count", "#4f7cac");
   bars("chart-strength", data.strength, "memories", "#6aa66f");
+  bars("chart-types", data.types, "experiences", "#a67f4f");
   bars("chart-created", data.created, "stored", "#4f7cac");
+  stacked("chart-retrievals", data.retrievals);
+  stacked("chart-pruning", data.pruning);
   bars("chart-accessed", data.accessed, "last accessed", "#a67f4f");
   bars("chart-consolidation", data.consolidation, "experiences", "#8a6aa6");
   bars("chart-size", data.size, "bytes", "#c0504d");
