@@ -352,15 +352,19 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
     def list_chunks(
         self, agent_id: str, *, limit: int, before: str | None = None, kind: str | None = None
     ) -> list[Chunk]:
-        """Newest first (ULIDs sort by time), superseded facts included; ``before`` is the last id seen."""
-        sql = f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE agent_id = ?"
-        params: list[Any] = [agent_id]
-        if before is not None:
-            sql, params = sql + " AND id < ?", [*params, before]
-        if kind is not None:
-            sql, params = sql + " AND kind = ?", [*params, kind]
+        """Newest first (ULIDs sort by time), superseded facts included; ``before`` is the last id seen.
+        Each kind walks the (agent, kind, id) index backwards and the two runs merge: one ordered scan
+        of the agent's rows would sort all of them first (240 ms at 100k, against 5)."""
+        branch = f"SELECT * FROM (SELECT {_CHUNK_COLUMNS} FROM chunks WHERE agent_id = ? AND kind = ?"
+        branch += " AND id < ?" if before is not None else ""
+        branch += " ORDER BY id DESC LIMIT ?)"
+        kinds = [kind] if kind is not None else ["fact", "memory"]
+        params: list[Any] = []
+        for name in kinds:
+            params += [agent_id, name, *([before] if before is not None else []), limit]
         with self._reading() as conn:
-            rows = conn.execute(sql + " ORDER BY id DESC LIMIT ?", (*params, limit)).fetchall()
+            rows = conn.execute(" UNION ALL ".join([branch] * len(kinds)) + " ORDER BY 1 DESC LIMIT ?",
+                                (*params, limit)).fetchall()
         return [_row_to_chunk(r) for r in rows]
 
     def update_metadata(self, agent_id: str, chunk_id: str, metadata: dict[str, Any]) -> bool:
