@@ -93,12 +93,17 @@ def series(data: dict) -> dict[str, list[int]]:
     return {d["label"]: d["data"] for d in data["datasets"]}
 
 
-def readme_shot(tab, name: str) -> None:
-    """The test's screenshot, and with HIPPO_README_SHOTS=1 the README's copy of it."""
+def readme_shot(tab, name: str, height: int | None = None) -> None:
+    """The test's screenshot (the whole page), and with HIPPO_README_SHOTS=1 the README's copy of
+    it: the whole page, or its top ``height`` pixels."""
     shot(tab, name)
     if WRITE_README:
         README_IMAGES.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(SHOTS / f"{name}.png", README_IMAGES / f"{name}.png")
+        if height is None:
+            shutil.copyfile(SHOTS / f"{name}.png", README_IMAGES / f"{name}.png")
+        else:
+            tab.screenshot(path=str(README_IMAGES / f"{name}.png"), full_page=True,
+                           clip={"x": 0, "y": 0, "width": tab.viewport_size["width"], "height": height})
 
 
 def wide_tab(browser, lived):
@@ -161,4 +166,4 @@ def test_a_memorys_life_for_the_readme(browser, lived):
     assert names >= 3  # created, last access, last reinforcement
     with lived.memory() as mem:
         assert mem.get_memory(lived.life).feedback > 0 and mem.get_memory(lived.life).reinforced_at is not None
-    readme_shot(tab, "dashboard-memory")
+    readme_shot(tab, "dashboard-memory", height=1340)  # down to the strength curve and its caption
