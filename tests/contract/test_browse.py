@@ -4,11 +4,18 @@ nothing counts as a retrieval."""
 
 from __future__ import annotations
 
+import json
+import random
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
 
+from hippo.core.browsing import SORTS, sort_key
+from hippo.core.filters import passes, recall_filter
+from hippo.core.writer import MemoryInput
 from hippo.errors import InvalidInput
+from hippo.providers.fake import FakeLLM
 
 
 @pytest.fixture
@@ -65,3 +72,72 @@ def test_browse_shows_archived_memories_on_request_and_marks_them(make_mem, cloc
     assert old not in ids(mem.browse_memories())
     shown = mem.browse_memories(archived_matching="heron")
     assert old in ids(shown) and shown.archived == frozenset({old})
+
+
+
+WORDS = ["heron", "pond", "garden", "lantern", "orchard", "harbour"]
+
+
+@pytest.fixture
+def many(make_mem, clock):
+    """2,200 memories (more than the 2,000 an earlier browse read) stored over a year with many
+    strengths, accesses and feedback, two facts (one superseded) and experiences of two types,
+    beside another agent's memories."""
+    llm = FakeLLM(script=[fact("User lives in Berlin"), fact("User lives in Lisbon"),
+                          json.dumps({"decisions": [{"pair": 1, "label": "SUPERSEDES"}]})])
+    mem = make_mem("alice", llm=llm)
+    rng = random.Random(22)
+    mem.remember_facts("I live in Berlin.")
+    inputs = [MemoryInput(f"Note {i} on the {rng.choice(WORDS)}", {"tags": [rng.choice(WORDS[:3])]},
+                          round(rng.uniform(0.05, 1.0), 3), session_id=f"s{i % 5}") for i in range(2_200)]
+    stored: list[str] = []
+    for step in range(0, len(inputs), 200):  # 11 batches, four weeks apart
+        stored += [r.id for r in mem.store_memories(inputs[step:step + 200])]
+        clock.advance(days=28)
+    mem.remember_facts("I moved to Lisbon.")
+    for chunk_id in rng.sample(stored, 300):
+        clock.advance(minutes=7)
+        mem.store.record_retrievals(mem.agent_id, [chunk_id], clock(), boost=0.02)
+    for chunk_id in rng.sample(stored, 120):
+        (mem.reinforce_memory if rng.random() < 0.7 else mem.demote_memory)(chunk_id)
+    for kind in ("decision", "insight", "decision", "error"):
+        mem.record_experience(kind, f"A {kind} about the {rng.choice(WORDS)}", importance=0.9)
+    mem.consolidate()
+    make_mem("bob").store_memories([MemoryInput(f"Bob's note {i} on the heron") for i in range(50)])
+    return mem
+
+
+def fact(text: str) -> str:
+    return json.dumps({"facts": [{"fact": text, "intensity": 0.5}]})
+
+
+def every(mem, sort: str, **where) -> list[str]:
+    """The order browse must give: the Python sort (``sort_key``) over every chunk of the agent."""
+    types = where.pop("types", None)
+    chunks = mem.store.list_chunks(mem.agent_id, limit=10_000)
+    if types:
+        records = mem.store.experience_records(mem.agent_id, [c.id for c in chunks])
+        chunks = [c for c in chunks if c.id in records and records[c.id].type in types]
+    kept = [c for c in chunks if passes(c, replace(recall_filter(**where), include_superseded=True))]
+    return [c.id for c in sorted(kept, key=sort_key(sort, mem.now(), mem.settings.decay_lambda), reverse=True)]
+
+
+WHERES = [{}, {"tags": ["pond"]}, {"session_id": "s3", "tags": ["heron"]}, {"kind": "fact"}, {"types": ["decision"]}]
+
+
+def test_browse_sorts_every_chunk_not_a_window(many):
+    """Each order, under each filter, equals the Python sort of every chunk: page after page, and
+    the last page far past the 2,000 newest."""
+    for sort in SORTS:
+        for where in WHERES:
+            expected = every(many, sort, **where)
+            assert len(expected) >= (2 if where.get("kind") or where.get("types") else 100), where
+            pages, offset = [], 0
+            while offset is not None and offset < 300:
+                listing = many.browse_memories(sort=sort, limit=100, offset=offset, **where)
+                assert listing.matched == len(expected) and listing.complete
+                pages += ids(listing)
+                offset = listing.next_offset
+            assert pages == expected[:len(pages)] and len(pages) == min(len(expected), 300), (sort, where)
+            tail = many.browse_memories(sort=sort, limit=50, offset=max(0, len(expected) - 30), **where)
+            assert ids(tail) == expected[-30:] and tail.next_offset is None, (sort, where)

@@ -2,11 +2,10 @@
 last access or feedback as well as newest first, filtered by kind, seed 001's experience type, tag,
 source, session and time, superseded facts and archived memories shown on request and marked.
 
-Backend-neutral and bounded: it reads the newest ``scan`` chunks through the store's own listing
-(``list_chunks``; ``list_experiences`` when types are asked for), and archived ones through the
-archive's own listing (``list_archived``, latest archived first) or its word search, then filters,
-sorts and pages them here. ``Listing.complete`` says whether the window held everything the agent has; a
-sort over a larger memory is a sort of its newest ``scan``. Nothing counts as a retrieval.
+The store filters, sorts and pages every live chunk (``browse_chunks``: exact at any size, each
+order computed by the database). Archived memories come from the archive's own listing
+(``list_archived``, the latest archived ``scan``) or its word search and are sorted in here;
+``Listing.complete`` says whether that listing read the whole archive. Nothing counts as a retrieval.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from hippo.core.experiences import check_type
 from hippo.core.filters import passes, recall_filter
 from hippo.core.strength import effective_strength
 from hippo.errors import InvalidInput
-from hippo.stores.base import ChunkFilter, ExperienceFilter
+from hippo.stores.base import BrowseOrder, ExperienceFilter
 from hippo.types import Chunk, Listing
 
 if TYPE_CHECKING:
@@ -31,7 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["SORTS", "BrowseFacet", "MAX_SCAN", "sort_key"]
 
 SORTS = ("newest", "strength", "last_access", "feedback")
-MAX_SCAN = 5_000  # the most chunks one browse reads; the listing says when the window was not all
+MAX_SCAN = 5_000  # the most archived chunks one browse lists; the listing says when that was not all
 _READ = 1_000  # chunks per store listing call
 
 
@@ -65,49 +64,34 @@ class BrowseFacet:
                         superseded: bool = True, archived: bool = False, archived_matching: str | None = None,
                         types: str | Sequence[str] | None = None, scan: int = 2_000) -> Listing:
         """A page of this agent's facts and memories, filtered and sorted (``newest``, ``strength``,
-        ``last_access``, ``feedback``; strongest, latest or most reinforced first) over the newest
-        ``scan`` of them (at most 5,000). ``archived`` adds the latest archived ``scan``,
-        ``archived_matching`` the archived memories that match its words (their ids in
-        ``Listing.archived``). ``types`` keeps seed 001's experiences of those types only, read
-        through the experiences' own index (the newest ``scan`` of them); ``Listing.types`` names
-        the type of each shown experience. Browsing: nothing counts as retrieved."""
+        ``last_access``, ``feedback``; strongest, latest or most reinforced first) over all of them by
+        the store. ``types`` keeps seed 001's experiences of those types only; ``Listing.types`` names
+        the type of each shown experience. ``archived`` adds the latest archived ``scan`` (at most
+        5,000), ``archived_matching`` the archived memories that match its words (their ids in
+        ``Listing.archived``), sorted in with the rest. Browsing: nothing counts as retrieved."""
         limit, where = v.check_limit(limit), recall_filter(kind=kind, tags=tags, since=since, until=until,
                                                              source=source, session_id=session_id)
         if not (0 <= offset and 1 <= scan <= MAX_SCAN):
             raise InvalidInput(f"offset must be 0 or more and scan 1 to {MAX_SCAN}")
-        where = replace(where, include_superseded=superseded)
+        key = sort_key(sort, self.now(), self.settings.decay_lambda)
         wanted = _types(types)
-        window = self._experiences(where, wanted, scan) if wanted else self._newest(scan)
+        where = replace(where, include_superseded=superseded,
+                        experience=ExperienceFilter(types=wanted) if wanted else None)
         gone, read_all = self._archived(archived, archived_matching, scan)
         if wanted:
             typed = self._types_of([c.id for c in gone], wanted)
             gone = [c for c in gone if c.id in typed]
-        found = [c for c in window if passes(c, where)]
-        gone = [c for c in gone if passes(c, where)]
-        ordered = sorted(found + gone, key=sort_key(sort, self.now(), self.settings.decay_lambda), reverse=True)
-        shown = ordered[offset:offset + limit]
+        gone = [c for c in gone if passes(c, replace(where, experience=None))]
+        order = BrowseOrder(sort, self.now(), self.settings.decay_lambda)
+        # With archived ones to sort in, the store's first offset + limit are all the page can hold.
+        live, matched = self.store.browse_chunks(self.agent_id, where, order, offset=0 if gone else offset,
+                                                 limit=offset + limit if gone else limit)
+        shown = sorted(live + gone, key=key, reverse=True)[offset:offset + limit] if gone else live
+        matched += len(gone)
         gone_ids = {c.id for c in gone}
         return Listing(items=shown, archived=frozenset(c.id for c in shown if c.id in gone_ids),
-                       next_offset=offset + limit if len(ordered) > offset + limit else None,
-                       matched=len(ordered), complete=len(window) < scan and read_all,
-                       types=self._types_of([c.id for c in shown]))
-
-    def _newest(self, scan: int) -> list[Chunk]:
-        chunks: list[Chunk] = []
-        before = None
-        while len(chunks) < scan:
-            rows = self.store.list_chunks(self.agent_id, limit=min(_READ, scan - len(chunks)), before=before)
-            chunks += rows
-            if len(rows) < min(_READ, scan - len(chunks) + len(rows)):
-                break
-            before = rows[-1].id
-        return chunks
-
-    def _experiences(self, where: ChunkFilter, wanted: tuple[str, ...], scan: int) -> list[Chunk]:
-        """The newest ``scan`` long-term experiences of the wanted types that pass ``where``."""
-        ids = self.store.list_experiences(self.agent_id, replace(where, experience=ExperienceFilter(types=wanted)),
-                                          scan)
-        return self.store.get_chunks(self.agent_id, ids)
+                       next_offset=offset + limit if matched > offset + limit else None,
+                       matched=matched, complete=read_all, types=self._types_of([c.id for c in shown]))
 
     def _archived(self, listed: bool, matching: str | None, scan: int) -> tuple[list[Chunk], bool]:
         """The latest archived ``scan`` (when ``listed``) and those matching the words, once each;

@@ -18,10 +18,11 @@ from hippo.types import UNCHANGED, ApiKey, ArchivedMemory, Block, Chunk, Convers
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["UNCHANGED", "ArchiveStore", "BlockStore", "Candidates", "ChunkFilter", "ChunkStore", "ConversationStore",
-           "CaptureStore", "ChunkSummary", "Database", "ExperienceFilter", "ExperienceRecord", "ExperienceStore",
-           "Observed", "KeyStore", "MetaCondition", "MetaOp", "PruneCandidate", "SearchQuery", "Standing", "Store",
-           "StoreCapabilities", "StrengthUpdate", "SummaryStore", "validate_table_name"]
+__all__ = ["BROWSE_ORDERS", "UNCHANGED", "ArchiveStore", "BlockStore", "BrowseOrder", "Candidates", "ChunkFilter",
+           "ChunkStore", "ConversationStore", "CaptureStore", "ChunkSummary", "Database", "ExperienceFilter",
+           "ExperienceRecord", "ExperienceStore", "Observed", "KeyStore", "MetaCondition", "MetaOp", "PruneCandidate",
+           "SearchQuery", "Standing", "Store", "StoreCapabilities", "StrengthUpdate", "SummaryStore",
+           "validate_table_name"]
 
 
 
@@ -568,6 +569,20 @@ class ChunkSummary:
     types: dict[str, int]
 
 
+BROWSE_ORDERS = ("newest", "strength", "last_access", "feedback")
+
+
+@dataclass(frozen=True, slots=True)
+class BrowseOrder:
+    """How :meth:`SummaryStore.browse_chunks` orders an agent's chunks, each descending, ties broken by
+    creation time, then id: ``newest`` (creation), ``strength`` (effective strength at ``now``, as
+    :meth:`SummaryStore.chunk_summary` computes it), ``last_access``, ``feedback`` (then strength)."""
+
+    by: str
+    now: datetime
+    decay_lambda: float
+
+
 class SummaryStore(Database, Protocol):
     """Whole-agent aggregates, each answered by the database in a statement or two, and the
     agent's counters per day (retrievals, consolidation, pruning): hippo keeps no log of events,
@@ -578,6 +593,12 @@ class SummaryStore(Database, Protocol):
         """See :class:`ChunkSummary`. Effective strength is ``running_intensity ×
         e^(−decay_lambda / (1 + ln(1 + access_count) × 0.3) × hours since the last access)``,
         as ``core/strength.py`` computes it; per-day counts start at ``since``."""
+        ...
+
+    def browse_chunks(self, agent_id: str, where: ChunkFilter, order: BrowseOrder, *, offset: int,
+                      limit: int) -> tuple[list[Chunk], int]:
+        """A page of the agent's chunks that pass ``where`` (superseded ones when it includes them),
+        sorted over all of them by ``order``, from ``offset``; and how many pass in all."""
         ...
 
     def add_daily(self, agent_id: str, day: date, counts: dict[str, int]) -> None:

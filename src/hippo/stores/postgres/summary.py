@@ -7,20 +7,37 @@ column it reads), and the per-day counters.
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Any
+from typing import Any, Callable, Sequence
 
 from hippo.clock import to_utc
-from hippo.stores.base import ChunkSummary
+from hippo.stores.base import BROWSE_ORDERS, BrowseOrder, ChunkFilter, ChunkSummary
+from hippo.stores.postgres.filters import filter_sql
+from hippo.types import Chunk
 
 __all__ = ["SummaryMixin", "count_retrievals"]
 
 
+def _strength(decay: str = "%s", now: str = "%s") -> str:
+    """The SQL of a chunk's effective strength; parameters: the decay lambda, then now."""
+    hours = f"greatest(0.0, extract(epoch FROM {now}::timestamptz - last_accessed_at)::double precision / 3600.0)"
+    return f"running_intensity * exp(-{decay}::float8 / (1.0 + ln(1.0 + greatest(0, access_count)) * 0.3) * {hours})"
+
+
 def _strength_bin(bins: int) -> str:
     """The SQL of a live chunk's strength bin; parameters: decay lambda, now."""
-    hours = "greatest(0.0, extract(epoch FROM %(now)s - last_accessed_at)::double precision / 3600.0)"
-    strength = (f"running_intensity * exp(-%(decay)s / (1.0 + ln(1.0 + greatest(0, access_count)) * 0.3) "
-                f"* {hours})")
-    return f"least({bins - 1}, greatest(0, floor({strength} * {bins})))::int"
+    return f"least({bins - 1}, greatest(0, floor({_strength('%(decay)s', '%(now)s')} * {bins})))::int"
+
+
+def _order_sql(order: BrowseOrder) -> tuple[str, list[Any]]:
+    """The ORDER BY of a browse (see ``BrowseOrder``) and its parameters."""
+    if order.by not in BROWSE_ORDERS:
+        raise ValueError(f"unknown browse order {order.by!r}")
+    strength, params = _strength(), [order.decay_lambda, order.now]
+    keys = {"newest": ("", []), "strength": (f"{strength} DESC, ", params),
+            "last_access": ("c.last_accessed_at DESC, ", []),
+            "feedback": (f"c.feedback DESC, {strength} DESC, ", params)}
+    key, key_params = keys[order.by]
+    return f"{key}c.created_at DESC, c.id DESC", list(key_params)
 
 
 def count_retrievals(conn: Any, agent_id: str, now: datetime, retrieved: int) -> None:
@@ -40,6 +57,7 @@ def _add(conn: Any, agent_id: str, day: date, counts: dict[str, int]) -> None:
 class SummaryMixin:
     _db: Any
     _read: Any
+    get_chunks: Callable[[str, Sequence[str]], list[Chunk]]
 
     def chunk_summary(self, agent_id: str, now: datetime, *, since: date, decay_lambda: float,
                       bins: int) -> ChunkSummary:
@@ -64,6 +82,18 @@ class SummaryMixin:
         for index, count in parts["s"].items():
             histogram[int(index)] += count
         return ChunkSummary(tuple(histogram), parts["c"], parts["a"], parts["t"])
+
+    def browse_chunks(self, agent_id: str, where: ChunkFilter, order: BrowseOrder, *, offset: int,
+                      limit: int) -> tuple[list[Chunk], int]:
+        clause, params = filter_sql(where)
+        key, key_params = _order_sql(order)
+        with self._read(agent_id) as conn:
+            rows = conn.execute(
+                f"SELECT c.id, count(*) OVER () FROM chunks c WHERE c.agent_id = %s AND {clause} "
+                f"ORDER BY {key} LIMIT %s OFFSET %s", (agent_id, *params, *key_params, limit, offset)).fetchall()
+            total = rows[0][1] if rows else conn.execute(
+                f"SELECT count(*) FROM chunks c WHERE c.agent_id = %s AND {clause}", (agent_id, *params)).fetchone()[0]
+        return self.get_chunks(agent_id, [row[0] for row in rows]), int(total)
 
     def add_daily(self, agent_id: str, day: date, counts: dict[str, int]) -> None:
         if not any(counts.values()):

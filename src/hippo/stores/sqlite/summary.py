@@ -13,21 +13,42 @@ from __future__ import annotations
 import math
 import sqlite3
 from datetime import date, datetime, timezone
-from typing import Callable, ContextManager
+from typing import Any, Callable, ContextManager, Sequence
 
 from hippo.clock import to_iso, to_utc
-from hippo.stores.base import ChunkSummary
+from hippo.stores.base import BROWSE_ORDERS, BrowseOrder, ChunkFilter, ChunkSummary
+from hippo.stores.sqlite.filters import filter_sql
+from hippo.types import Chunk
 
 __all__ = ["SummaryMixin", "count_retrievals"]
 
 _JULIAN_EPOCH = 2440587.5  # julianday('1970-01-01')
 
 
-def _strength_bin(bins: int) -> str:
-    """The SQL of a live chunk's strength bin; parameters: the decay lambda, then now as a Julian day."""
+def _strength() -> str:
+    """The SQL of a chunk's effective strength; parameters: the decay lambda, then now as a Julian day."""
     hours = "max(0.0, (? - julianday(last_accessed_at)) * 24.0)"
-    strength = f"running_intensity * exp(-? / (1.0 + ln(1.0 + max(0, access_count)) * 0.3) * {hours})"
-    return f"min({bins - 1}, max(0, CAST({strength} * {bins} AS INTEGER)))"
+    return f"running_intensity * exp(-? / (1.0 + ln(1.0 + max(0, access_count)) * 0.3) * {hours})"
+
+
+def _strength_bin(bins: int) -> str:
+    """The SQL of a live chunk's strength bin; parameters: as :func:`_strength`."""
+    return f"min({bins - 1}, max(0, CAST({_strength()} * {bins} AS INTEGER)))"
+
+
+def _order_sql(order: BrowseOrder) -> tuple[str, list[Any]]:
+    """The ORDER BY of a browse (see ``BrowseOrder``) and its parameters."""
+    if order.by not in BROWSE_ORDERS:
+        raise ValueError(f"unknown browse order {order.by!r}")
+    strength, params = _strength(), [order.decay_lambda, _julian(order.now)]
+    keys = {"newest": ("", []), "strength": (f"{strength} DESC, ", params),
+            "last_access": ("last_accessed_at DESC, ", []), "feedback": (f"feedback DESC, {strength} DESC, ", params)}
+    key, key_params = keys[order.by]
+    return f"{key}created_at DESC, id DESC", list(key_params)
+
+
+def _julian(moment: datetime) -> float:
+    return moment.timestamp() / 86400.0 + _JULIAN_EPOCH
 
 
 def count_retrievals(conn: sqlite3.Connection, agent_id: str, now: datetime, retrieved: int) -> None:
@@ -48,10 +69,11 @@ class SummaryMixin:
     _reading: Callable[[], ContextManager[sqlite3.Connection]]
     transaction: Callable[[], ContextManager[None]]
     _math_checked: bool = False
+    get_chunks: Callable[[str, Sequence[str]], list[Chunk]]
 
     def chunk_summary(self, agent_id: str, now: datetime, *, since: date, decay_lambda: float,
                       bins: int) -> ChunkSummary:
-        julian_now = now.timestamp() / 86400.0 + _JULIAN_EPOCH
+        julian_now = _julian(now)
         first = to_iso(datetime(since.year, since.month, since.day, tzinfo=timezone.utc))
         with self._reading() as conn:
             self._math_functions(conn)
@@ -74,6 +96,20 @@ class SummaryMixin:
         for index, count in strength:
             histogram[index] += count
         return ChunkSummary(tuple(histogram), dict(stored), dict(accessed), dict(types))
+
+    def browse_chunks(self, agent_id: str, where: ChunkFilter, order: BrowseOrder, *, offset: int,
+                      limit: int) -> tuple[list[Chunk], int]:
+        clause, params = filter_sql(where)
+        key, key_params = _order_sql(order)
+        with self._reading() as conn:
+            self._math_functions(conn)
+            total = conn.execute(f"SELECT count(*) FROM chunks c WHERE c.agent_id = ? AND {clause}",
+                                 (agent_id, *params)).fetchone()[0]
+            ids = [row[0] for row in conn.execute(
+                f"SELECT c.id FROM chunks c WHERE c.agent_id = ? AND {clause} ORDER BY {key} LIMIT ? OFFSET ?",
+                (agent_id, *params, *key_params, limit, offset))]
+        found = {c.id: c for c in self.get_chunks(agent_id, ids)}
+        return [found[i] for i in ids if i in found], int(total)
 
     def add_daily(self, agent_id: str, day: date, counts: dict[str, int]) -> None:
         if not any(counts.values()):
