@@ -8,6 +8,7 @@ import pytest
 from support import counts, sql
 
 import hippo
+from hippo.core.memory import MemoryInput
 from hippo.providers.fake import FakeEmbedder
 
 SECRET = "Zyzzogeton-Quibblefrump"
@@ -197,3 +198,22 @@ def test_forget_reaches_superseded_chunks(mem, db):
     assert sql(db, "SELECT count(*) FROM chunks WHERE id = ?", (old.id,)) == [(0,)]
     scrub(mem)
     assert not any(b"Kreuzberg" in data for _, data in _files(db))
+
+
+def test_forgetting_a_memory_forgets_its_tags_too(mem, db):
+    """Tags are user text, and each backend indexes them (SQLite's chunk_tags, PostgreSQL's GIN
+    index): a forgotten memory's tags leave no trace either."""
+    mem.store_memories([MemoryInput(text, {"tags": ["garden", f"note-{i}"]}) for i, text in enumerate(FILLER)])
+    vault = mem.store_memory("The vault note for the hint", {"tags": [SECRET, "vault"]})
+    other = mem.store_memory("The other vault note", {"tags": ["vault", f"{SECRET.lower()}-copy"]})
+    assert [h.id for h in mem.recall_memories("vault note", tags=[SECRET])] == [vault.id]
+    assert total(occurrences(db)) > 0
+
+    assert [f.id for f in mem.forget_memory("the vault note for the hint", limit=1).deleted] == [vault.id]
+    mem.delete_memory(other.id)
+    scrub(mem)
+    found = occurrences(db)
+    assert total(found) == 0, {k: v for k, v in found.items() if v}
+    assert not mem.recall_memories("vault note", tags=[SECRET]).hits
+    assert not mem.recall_memories("vault note", tags=["vault"]).hits
+    assert len(mem.recall_memories("tomatoes", tags=["garden"], limit=50).hits) == len(FILLER)

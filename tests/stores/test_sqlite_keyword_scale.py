@@ -9,6 +9,7 @@ import pytest
 
 pytestmark = pytest.mark.sqlite_only  # the store's own keyword plans (FTS5 budget, kept scores, time index)
 
+import hippo.stores.sqlite.driving as driving
 import hippo.stores.sqlite.search as sqlite_store
 from hippo.core.memory import MemoryInput
 from hippo.core.recall import keyword_match as _terms
@@ -155,8 +156,8 @@ def test_a_period_with_fewer_rows_than_matches_is_read_from_the_time_index(make_
         assert [s for _, s in found] == pytest.approx([s for _, s in expected], abs=1e-6)
 
 
-def test_a_period_listed_by_the_vector_search_is_reused_by_the_keyword_search(make_mem, clock, embedder,
-                                                                            monkeypatch):
+def test_a_period_listed_from_its_index_serves_every_search_until_the_file_changes(make_mem, clock, embedder,
+                                                                                    monkeypatch):
     mem, other = make_mem("diary"), make_mem("other")  # two connections to one file
     days = [clock() - timedelta(days=d) for d in range(200)]
     mem.store_memories([MemoryInput(f"Day {i}: {'the dog in the park' if i % 10 == 0 else 'a cat'}" + " ok" * i,
@@ -164,31 +165,32 @@ def test_a_period_listed_by_the_vector_search_is_reused_by_the_keyword_search(ma
     other.store_memories([MemoryInput(f"Other {i}: a dog", observed_at=days[i]) for i in range(1, 11)])
     match, query = keyword_match("dog"), embedder.embed_query("dog")
     month = ChunkFilter(since=days[40], until=days[0])  # 40 rows, more than the 30 matches: no time-index plan
-    among: list[np.ndarray] = []
-    original = sqlite_store.SearchMixin._keyword_among
-    monkeypatch.setattr(sqlite_store.SearchMixin, "_keyword_among",
-                        lambda self, conn, m, allowed, limit: among.append(allowed) or original(self, conn, m, allowed, limit))
+    listed: list[np.ndarray] = []  # each listing of the month's rows from the time index (driving.py)
+    original = driving.narrowed
+    monkeypatch.setattr(driving, "narrowed", lambda *args, **kwargs: listed.append(original(*args, **kwargs))
+                        or listed[-1])
 
-    def check(uses_the_list: bool) -> list[str]:
-        before = len(among)
+    def check(lists: bool) -> list[str]:
+        before = len(listed)
         found = mem.store.keyword_search("diary", match, 20, month)
         expected = unbounded_bm25(mem, "diary", match, 20, month)
-        assert len(among) == before + uses_the_list
+        assert len(listed) == before + lists
         assert [i for i, _ in found] == [i for i, _ in expected]
         assert [s for _, s in found] == pytest.approx([s for _, s in expected])
         return [i for i, _ in found]
 
-    check(uses_the_list=False)  # nothing listed yet: each match's row is checked
-    monkeypatch.setattr(sqlite_store, "AFTERWARDS", (2,))  # no wider search first: the list is read
-    mem.store.vector_search("diary", query, 10, month)  # few of the best 20 fall in the month: the list is read
-    check(uses_the_list=True)
-    assert len(among[-1]) == 40
-    other.store_memory("Other late: a dog", observed_at=days[5])  # another connection writes: the list is stale
-    check(uses_the_list=False)
+    check(lists=True)  # too few of the best matches fall in the month: its rows are listed
+    assert len(listed[-1]) == 40
+    check(lists=False)  # and kept
+    monkeypatch.setattr(driving, "AFTERWARDS", (2,))  # no wider search first: the vector side needs the list
     mem.store.vector_search("diary", query, 10, month)
-    check(uses_the_list=True)
+    assert len(listed) == 1
+    other.store_memory("Other late: a dog", observed_at=days[5])  # another connection writes: the list is stale
+    check(lists=True)
+    check(lists=False)
     late = mem.store_memory("Day late: the dog again", observed_at=days[5])  # so is it after this connection writes
-    assert late.id in check(uses_the_list=False)
+    assert late.id in check(lists=True)
+    assert len(listed[-1]) == 41
 
 
 def test_a_question_naming_a_month_scores_its_matches_once(make_mem, clock):

@@ -101,7 +101,9 @@ class Int8Rows:
         out = np.empty(len(rows), dtype=np.float32)
         for start in range(0, len(rows), _BLOCK):
             part = rows[start:start + _BLOCK]
-            out[start:start + _BLOCK] = self._codes[part].astype(np.float32) @ query
+            # einsum, not ``@``: OpenBLAS splits a product this size over its threads, which on a
+            # busy machine wait for a core (6,400 rows: 40-55 ms against 0.7 with two cores loaded).
+            out[start:start + _BLOCK] = np.einsum("ij,j->i", self._codes[part].astype(np.float32), query)
         return self._keys[rows], out * self._scales[rows]
 
     def live(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -258,6 +258,13 @@ CREATE INDEX chunks_summary ON chunks (agent_id, created_at, last_accessed_at, r
                                        superseded_by);
 """
 
+# Recall's tag filter (``metadata -> 'tags' @> '["tag"]'``) reads the tags' own index instead of
+# every row's JSON: the twin of SQLite's chunk_tags. An index on chunks, so a forgotten chunk's tags
+# leave with its row (``hippo scrub``'s VACUUM FULL rewrites the indexes too).
+_TAG_INDEX = """
+CREATE INDEX chunks_tags ON chunks USING gin ((metadata -> 'tags') jsonb_path_ops);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_chunks_blocks_model_keys", _BASE),
     ("0002_curation", _CURATION),
@@ -267,6 +274,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0006_capture", _CAPTURE),
     ("0007_archive_order", _ARCHIVE_ORDER),
     ("0008_daily", _DAILY),
+    ("0009_tag_index", _TAG_INDEX),
 ]
 
 

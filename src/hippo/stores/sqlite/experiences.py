@@ -50,9 +50,9 @@ class ExperienceMixin:
         if not records:
             return
         with self.transaction():
-            self._conn.executemany(
-                f"INSERT INTO experiences ({RECORD_COLUMNS}) SELECT ?,?,?,?,?,?,?,?,?,? "
-                "WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ? AND agent_id = ?) ON CONFLICT(id) DO NOTHING",
+            self._conn.executemany(  # beside its chunk, whose rowid it keeps (driving.py)
+                f"INSERT INTO experiences ({RECORD_COLUMNS}, chunk) SELECT ?,?,?,?,?,?,?,?,?,?, c.rowid "
+                "FROM chunks c WHERE c.id = ? AND c.agent_id = ? ON CONFLICT(id) DO NOTHING",
                 [(*record_values(agent_id, r, iso=True), r.id, agent_id) for r in records])
 
     def experience_records(self, agent_id: str, ids: Sequence[str]) -> dict[str, ExperienceRecord]:

@@ -68,21 +68,13 @@ def _experience_sql(wanted: ExperienceFilter) -> tuple[str, list[Any]]:
 
 def experience_rowids_sql(where: ChunkFilter, agent_id: str) -> tuple[str, list[Any]]:
     """The rowids of the agent's chunks that pass ``where`` (its ``experience`` part set), listed
-    from the experiences' own index that narrows most (time, type, importance) and joined to their
-    chunks: a pass over the experiences asked for, not over every chunk of the agent. An
-    experience is observed when its chunk is, so the time bound applies to both."""
+    from the experiences' own index (type, else importance) and joined to their chunks by the
+    rowid each record keeps: a pass over the experiences asked for, not over every chunk."""
     wanted = where.experience or ExperienceFilter()
     tests, params = experience_tests(wanted, "x")
-    if where.since is not None:
-        index, tests, params = "idx_experiences_when", ["x.observed_at >= ?", *tests], [to_iso(where.since), *params]
-    elif wanted.types:
-        index = "idx_experiences_type"
-    elif wanted.min_importance is not None:
-        index = "idx_experiences_importance"
-    else:
-        index = "idx_experiences_when"
+    index = "idx_experiences_type_chunk" if wanted.types else "idx_experiences_importance_chunk"
     rest, rest_params = filter_sql(replace(where, experience=None))
-    return (f"SELECT c.rowid FROM experiences x INDEXED BY {index} CROSS JOIN chunks c ON c.id = x.id "
+    return (f"SELECT c.rowid FROM experiences x INDEXED BY {index} CROSS JOIN chunks c ON c.rowid = x.chunk "
             f"WHERE {' AND '.join(['x.agent_id = ?', *tests])} AND c.agent_id = ? AND {rest}",
             [agent_id, *params, agent_id, *rest_params])
 

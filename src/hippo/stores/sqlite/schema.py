@@ -11,6 +11,7 @@ import sqlite3
 from datetime import datetime, timezone
 
 from hippo.errors import StorageError
+from hippo.stores.sqlite import driving
 
 __all__ = ["MIGRATIONS", "migrate"]
 
@@ -314,11 +315,14 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0010_capture", _CAPTURE),
     ("0011_archive_order", _ARCHIVE_ORDER),
     ("0012_daily", _DAILY),
+    ("0013_filter_indexes", driving.MIGRATION),  # chunk_tags, experiences' chunk rowids (driving.py)
 ]
 
 
 def migrate(conn: sqlite3.Connection) -> int:
-    """Apply the migrations this database lacks, each in its own transaction."""
+    """Apply the migrations this database lacks, each in its own transaction (on ``conn``, which
+    then knows the functions the schema's triggers call)."""
+    driving.register(conn)
     current = conn.execute("PRAGMA user_version").fetchone()[0]
     if current > len(MIGRATIONS):
         raise StorageError(

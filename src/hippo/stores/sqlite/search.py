@@ -22,6 +22,7 @@ import numpy as np
 
 from hippo.index.exact import decode_vector, top_positions
 from hippo.stores.base import Candidates, ChunkFilter, SearchQuery, Standing
+from hippo.stores.sqlite.driving import AFTERWARDS, FilteredSearch
 from hippo.stores.sqlite.filters import experience_rowids_sql, filter_sql
 from hippo.stores.sqlite.vectors import read_rowids
 
@@ -56,9 +57,6 @@ def _marks(n: int) -> str:
 
 KEYWORD_BUDGET = 10_000  # rows FTS5 may score per keyword search (bench/scale.py measures what it changes)
 _OR_TERMS = re.compile(r'"[^"]+"(?: OR "[^"]+")*')
-# A filtered vector search first looks among the best 2·limit of all rows, then 10·limit, before it
-# lists every row the filter passes: a filter that passes one row in ten or more is answered there.
-AFTERWARDS = (2, 10)
 _KEPT_MAX = 8  # entries of SQLiteStore._kept (a recall adds three; a wide rowid list at 1M is 8 MB)
 
 
@@ -99,7 +97,7 @@ def _affordable(conn: sqlite3.Connection, match: str) -> Affordable:
     return Affordable(match, total, completion)
 
 
-class SearchMixin:
+class SearchMixin(FilteredSearch):
     """The search half of :class:`~hippo.stores.sqlite.store.SQLiteStore` (see the module's docstring)."""
 
     _conn: sqlite3.Connection
@@ -163,7 +161,7 @@ class SearchMixin:
             allowed = None
             clause, params = filter_sql(where)
             if not where.is_empty and not where.include_superseded:
-                found = self._filter_afterwards(conn, agent_id, query, limit, clause, params)
+                found = self._filter_afterwards(conn, agent_id, query, limit, clause, params, where)
                 if found is not None:
                     return self._ids_for_rowids(found)
             if not where.is_empty or where.include_superseded:
@@ -224,27 +222,6 @@ class SearchMixin:
         return (np.fromstring(rowids or "", dtype=np.int64, sep=","),
                 np.fromstring(ranks or "", dtype=np.int64, sep=",") / 1e6)
 
-    def _filter_afterwards(self, conn: sqlite3.Connection, agent_id: str, query: np.ndarray, limit: int,
-                           clause: str, params: list[Any]) -> list[tuple[int, float]] | None:
-        """The best ``limit`` that pass the filter (``clause``) when they are among the best
-        ``AFTERWARDS[0]``·limit of all, else among the best ``AFTERWARDS[1]``·limit (then they are the
-        best that pass); None when fewer pass. Listing every allowed row first costs a pass over the
-        filter's rows (a filter passing one row in seven at 100k: ~30 ms); two wider searches cost ~2."""
-        for widen in AFTERWARDS:
-            found = self._vectors.search(agent_id, query, limit * widen, None)
-            if len(found) < limit:
-                return None
-            passing = {r[0] for r in conn.execute(
-                f"SELECT c.rowid FROM chunks c WHERE c.rowid IN ({_marks(len(found))}) AND +c.agent_id = ? "
-                f"AND {clause}", (*(r for r, _ in found), agent_id, *params),
-            )}
-            kept = [item for item in found if item[0] in passing]
-            if len(kept) >= limit:
-                return kept[:limit]
-            if len(found) < limit * widen:  # the agent has no more rows to look at
-                return None
-        return None
-
     def _merge_superseded(self, conn: sqlite3.Connection, agent_id: str, query: np.ndarray, limit: int,
                           found: list[tuple[int, float]], allowed: np.ndarray | None) -> list[tuple[int, float]]:
         """The matrix holds live chunks only; superseded ones (a fact's history, few) are scored here."""
@@ -282,7 +259,8 @@ class SearchMixin:
                 allowed = None if where.is_empty else self._allowed_rowids(conn, agent_id, clause, params, read=False)
                 if allowed is not None:
                     return self._keyword_among(conn, match, allowed, limit, completion)
-                return self._among_the_best(conn, match, limit, agent_id, clause, params, completion=completion)
+                return self._among_the_best(conn, match, limit, agent_id, clause, params, completion=completion,
+                                            within=None if where.is_empty else self._narrowed(conn, agent_id, where))
             # Within the budget every match is scored by FTS5 alone, once per recall (see _scored).
             scorable = matches is not None and matches <= KEYWORD_BUDGET
             # Two plans. Fast: rank in FTS5 alone (no row lookups while scoring), then keep the
@@ -312,12 +290,18 @@ class SearchMixin:
             if allowed is not None and ("scored", match, None) in kept:
                 return self._keyword_among(conn, match, allowed, limit)
             # Under a filter that many rows pass: the best that pass, read in rank order among the
-            # best matches (exact: a row further down ranks lower), before a join over every match.
+            # best matches (exact: a row further down ranks lower), before a join over every match;
+            # under a narrow one (the vector side found it so), among the rows its indexes list.
             if scorable and not where.is_empty:
-                rows = self._among_the_best(conn, match, limit, agent_id, clause, params,
-                                            reach=limit * AFTERWARDS[-1])
-                if len(rows) >= limit:
-                    return rows
+                narrow = kept.get(("narrowed", agent_id, where))
+                if narrow is None:
+                    rows = self._among_the_best(conn, match, limit, agent_id, clause, params,
+                                                reach=limit * AFTERWARDS[-1])
+                    if len(rows) >= limit:
+                        return rows
+                    narrow = self._narrowed(conn, agent_id, where)
+                if narrow is not None:
+                    return self._among_the_best(conn, match, limit, agent_id, clause, params, within=narrow)
             within, within_params = self._fewer_rows_than(conn, agent_id, where, clause, params, own, matches)
             if allowed is not None and not within:
                 return self._keyword_among(conn, match, allowed, limit)
@@ -329,13 +313,18 @@ class SearchMixin:
         return [(row[0], -row[1]) for row in rows]
 
     def _among_the_best(self, conn: sqlite3.Connection, match: str, limit: int, agent_id: str, clause: str,
-                        params: list[Any], *, reach: int | None = None,
-                        completion: str | None = None) -> list[tuple[str, float]]:
+                        params: list[Any], *, reach: int | None = None, completion: str | None = None,
+                        within: np.ndarray | None = None) -> list[tuple[str, float]]:
         """The best ``limit`` of the agent's rows that pass the filter, read in rank order among
-        the scored matches (the best ``reach`` only, when given): the best 2·limit first, then
-        four times as many each step, which stops early when the agent owns most matches."""
+        the scored matches (the best ``reach`` only, when given; only those ``within`` a sorted
+        superset of the rows that pass, when given): the best 2·limit first, then four times as
+        many each step, which stops early when the agent owns most matches."""
         rowids, ranks = self._scored(conn, match, completion)
-        top = top_positions(-ranks, len(ranks) if reach is None else reach)  # bm25 ranks: lower is better
+        if within is not None:
+            inside = np.flatnonzero(np.isin(rowids, within, assume_unique=True))
+            top = inside[top_positions(-ranks[inside], len(inside))]
+        else:
+            top = top_positions(-ranks, len(ranks) if reach is None else reach)  # bm25 ranks: lower is better
         found: list[tuple[str, float]] = []
         start, size = 0, limit * 2
         while start < len(top) and len(found) < limit:
