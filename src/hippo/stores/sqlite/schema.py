@@ -302,6 +302,15 @@ CREATE INDEX idx_chunks_summary ON chunks(agent_id, created_at, last_accessed_at
                                           superseded_by);
 """
 
+# Browse (summary.py) orders every chunk of an agent by strength, last access or feedback, ties by
+# creation then id: the summary index holding kind, feedback and id too answers it without the rows
+# (at 100k, a strength order: 107 ms through the rows, 37 through the index).
+_BROWSE_ORDER = """
+DROP INDEX idx_chunks_summary;
+CREATE INDEX idx_chunks_summary ON chunks(agent_id, created_at, last_accessed_at, running_intensity, access_count,
+                                          superseded_by, kind, feedback, id);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_chunks_blocks_embedding_model", _CHUNKS),
     ("0002_chunks_fts", _CHUNKS_FTS),
@@ -316,6 +325,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0011_archive_order", _ARCHIVE_ORDER),
     ("0012_daily", _DAILY),
     ("0013_filter_indexes", driving.MIGRATION),  # chunk_tags, experiences' chunk rowids (driving.py)
+    ("0014_browse_order", _BROWSE_ORDER),
 ]
 
 

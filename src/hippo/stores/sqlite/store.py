@@ -401,8 +401,8 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
             pending = conn.execute("SELECT count(*) FROM chunks WHERE agent_id = ? AND embedding IS NULL",
                                    (agent_id,)).fetchone()[0]
             blocks = conn.execute("SELECT count(*) FROM memory_blocks WHERE agent_id = ?", (agent_id,)).fetchone()
-            lived = conn.execute("SELECT count(*) FROM experiences e JOIN chunks c ON c.id = e.id "
-                                 "WHERE e.agent_id = ?", (agent_id,)).fetchone()
+            lived = conn.execute("SELECT count(*) FROM experiences INDEXED BY idx_experiences_importance_chunk "
+                                 "WHERE agent_id = ? AND chunk IS NOT NULL", (agent_id,)).fetchone()  # held
         facts = kinds.get("fact", 0)
         return {"facts": facts - superseded, "superseded_facts": superseded, "memories": kinds.get("memory", 0),
                 "pending_vectors": pending, "blocks": blocks[0], "experiences": lived[0]}
