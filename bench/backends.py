@@ -15,7 +15,6 @@ hippo's tables first), else one started here with the PyPI package ``pgserver`` 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import statistics
@@ -26,19 +25,12 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import numpy as np
+import siblings  # bench/ is on sys.path when its scripts run (siblings.py)
 
 import hippo
 from hippo.core.memory import MemoryInput
 
 HERE = Path(__file__).resolve().parent
-
-
-def _scale() -> Any:
-    spec = importlib.util.spec_from_file_location("bench_scale", HERE / "scale.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def fresh_postgres(url: str | None, workdir: Path) -> Iterator[str]:
@@ -136,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--smoke", action="store_true", help="300 chunks, fake vectors, no model")
     args = parser.parse_args(argv)
-    scale = _scale()
+    scale = siblings.load("scale")
     sizes = [300] if args.smoke else [int(s) for s in args.sizes.split(",")]
     results: dict[str, Any] = {"sizes": {}, "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]}}
     with tempfile.TemporaryDirectory() as tmp:

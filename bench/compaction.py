@@ -18,7 +18,6 @@ large outputs, heartbeats; tokens are real all-MiniLM-L6-v2 word pieces) and mea
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import statistics
 import sys
@@ -28,6 +27,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
 
+import siblings  # bench/ is on sys.path when its scripts run (siblings.py)
+
 import hippo
 from hippo.core.compaction import content_of
 from hippo.core.compaction_config import CompactionConfig
@@ -35,14 +36,6 @@ from hippo.core.messages import read_messages
 from hippo.core.tokens import count_tokens, tokenizer_name
 
 HERE = Path(__file__).resolve().parent
-
-
-def _session_module() -> Any:
-    spec = importlib.util.spec_from_file_location("bench_compaction_session", HERE / "compaction_session.py")
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    sys.modules[spec.name] = module  # type: ignore[union-attr]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
 
 
 def _timed(fn: Callable[[], Any], runs: int) -> tuple[dict[str, float], Any]:
@@ -70,7 +63,7 @@ def _report(result: hippo.Compaction, config: CompactionConfig) -> dict[str, Any
 
 def run(tokens: int, runs: int) -> dict[str, Any]:
     config = CompactionConfig()
-    messages = _session_module().session(tokens)
+    messages = siblings.load("compaction_session").session(tokens)
     hippo.compact(messages[:10], config)  # load the tokenizer outside the timings
     baseline, _ = _timed(lambda: count_tokens([content_of(m) for m in read_messages(messages)]), runs)
     library, result = _timed(lambda: hippo.compact(messages, config), runs)

@@ -18,7 +18,6 @@ measured: ``bench/models.py`` times it).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import multiprocessing
 import os
@@ -32,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import siblings  # bench/ is on sys.path when its scripts run (siblings.py)
 
 import hippo
 from hippo.core.experiences import EXPERIENCE_TYPES, TYPE_WEIGHTS
@@ -47,17 +47,9 @@ SOURCES = ["conversation", "import", "tool", "manual"]
 TARGET_MS = 300.0
 
 
-def _load(name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", HERE / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def corpus(size: int, smoke: bool) -> tuple[Any, list[str]]:
     """The embedder (cached vectors looked up) and the questions the search page asks."""
-    scale = _load("scale")
+    scale = siblings.load("scale")
     texts, vectors, questions, qvectors = scale.corpus_and_vectors(size, smoke)
     model = "fake:384" if smoke else scale.LOCAL_MODEL
     return scale.LookupEmbedder([*texts, *questions], np.vstack([vectors, qvectors]), model_id=model), texts
@@ -176,7 +168,7 @@ def timed(client: Any, path: str, runs: int) -> dict[str, float]:
 def measure(db: str, info: dict[str, Any], size: int, smoke: bool, runs: int) -> dict[str, dict[str, float]]:
     import httpx
 
-    question = _load("ann_choice").questions()[0]
+    question = siblings.load("ann_choice").questions()[0]
     ctx = multiprocessing.get_context("fork")
     parent, child = ctx.Pipe()
     server = ctx.Process(target=_serve, args=(db, size, smoke, child), daemon=True)

@@ -21,7 +21,6 @@ Fake vectors (browsing reads no vector). PostgreSQL: a fresh database made on th
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import statistics
@@ -31,6 +30,8 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
+
+import siblings  # bench/ is on sys.path when its scripts run (siblings.py)
 
 import hippo
 from hippo.core.experiences import EXPERIENCE_TYPES
@@ -140,11 +141,7 @@ def databases(backend: str, workdir: Path, postgres: str | None) -> Iterator[str
     if backend == "sqlite":
         yield str(workdir / "archive.db")
         return
-    spec = importlib.util.spec_from_file_location("bench_backends", HERE / "backends.py")
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    sys.modules[spec.name] = module  # type: ignore[union-attr]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    yield next(module.fresh_postgres(postgres, workdir))
+    yield next(siblings.load("backends").fresh_postgres(postgres, workdir))
 
 
 def run(backend: str, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:

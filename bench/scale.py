@@ -17,7 +17,6 @@ bare numpy top-10 over the same vectors, batched store against one-by-one.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import statistics
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
+import siblings  # bench/ is on sys.path when its scripts run (siblings.py)
 
 import hippo
 from hippo.core.dates import named_period
@@ -42,14 +42,6 @@ LOCAL_MODEL = "local:all-MiniLM-L6-v2"
 # long-running agent's history would be; dated questions name one of those 24 months.
 HISTORY_START = datetime(2022, 1, 1, tzinfo=timezone.utc)
 HISTORY_DAYS = 730
-
-
-def _ann_choice() -> Any:
-    spec = importlib.util.spec_from_file_location("bench_ann_choice", HERE / "ann_choice.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 class LookupEmbedder:
@@ -82,7 +74,7 @@ def vm_rss_mb() -> float:
 
 
 def corpus_and_vectors(n: int, smoke: bool) -> tuple[list[str], np.ndarray, list[str], np.ndarray]:
-    ann = _ann_choice()
+    ann = siblings.load("ann_choice")
     if smoke:
         from hippo.providers.fake import FakeEmbedder
 
@@ -274,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"building {n} chunks...", file=sys.stderr)
             results["sizes"][n] = measure(n, args.queries, args.smoke, Path(tmp))
     if not args.smoke:
-        results["embedding"] = embedding_throughput(_ann_choice().corpus(2000))
+        results["embedding"] = embedding_throughput(siblings.load("ann_choice").corpus(2000))
         results["cli"] = cli_cold_start()
     results["machine"] = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
     if args.json:

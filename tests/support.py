@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sqlite3
 import sys
 from datetime import datetime, timedelta, timezone
@@ -69,13 +68,14 @@ def counts(path: Path | str) -> tuple[int, int]:
 
 
 def load_bench(name: str):
-    """A script of bench/ as a module (bench/ is no package)."""
-    path = Path(__file__).resolve().parents[1] / "bench" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    """A script of bench/ as a module (bench/ is no package: its scripts load each other by
+    ``siblings.load``, found on sys.path as when they run)."""
+    bench = str(Path(__file__).resolve().parents[1] / "bench")
+    if bench not in sys.path:
+        sys.path.append(bench)
+    import siblings
+
+    return siblings.load(name)
 
 
 class SyncView:
