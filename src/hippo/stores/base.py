@@ -582,6 +582,13 @@ class BrowseOrder:
     now: datetime
     decay_lambda: float
 
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The keys of the order before creation time and id: ``strength``, ``last_access``, ``feedback``."""
+        if self.by not in BROWSE_ORDERS:
+            raise ValueError(f"unknown browse order {self.by!r}")
+        return {"newest": (), "feedback": ("feedback", "strength")}.get(self.by, (self.by,))
+
 
 class SummaryStore(Database, Protocol):
     """Whole-agent aggregates, each answered by the database in a statement or two, and the

@@ -10,7 +10,7 @@ from datetime import date, datetime
 from typing import Any, Callable, Sequence
 
 from hippo.clock import to_utc
-from hippo.stores.base import BROWSE_ORDERS, BrowseOrder, ChunkFilter, ChunkSummary
+from hippo.stores.base import BrowseOrder, ChunkFilter, ChunkSummary
 from hippo.stores.postgres.filters import filter_sql
 from hippo.types import Chunk
 
@@ -30,14 +30,9 @@ def _strength_bin(bins: int) -> str:
 
 def _order_sql(order: BrowseOrder) -> tuple[str, list[Any]]:
     """The ORDER BY of a browse (see ``BrowseOrder``) and its parameters."""
-    if order.by not in BROWSE_ORDERS:
-        raise ValueError(f"unknown browse order {order.by!r}")
-    strength, params = _strength(), [order.decay_lambda, order.now]
-    keys = {"newest": ("", []), "strength": (f"{strength} DESC, ", params),
-            "last_access": ("c.last_accessed_at DESC, ", []),
-            "feedback": (f"c.feedback DESC, {strength} DESC, ", params)}
-    key, key_params = keys[order.by]
-    return f"{key}c.created_at DESC, c.id DESC", list(key_params)
+    columns = {"strength": _strength(), "last_access": "c.last_accessed_at", "feedback": "c.feedback"}
+    params = [order.decay_lambda, order.now] if "strength" in order.keys else []
+    return "".join(f"{columns[k]} DESC, " for k in order.keys) + "c.created_at DESC, c.id DESC", params
 
 
 def count_retrievals(conn: Any, agent_id: str, now: datetime, retrieved: int) -> None:

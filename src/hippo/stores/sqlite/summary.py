@@ -17,7 +17,7 @@ from datetime import date, datetime, timezone
 from typing import Any, Callable, ContextManager, Sequence
 
 from hippo.clock import to_iso, to_utc
-from hippo.stores.base import BROWSE_ORDERS, BrowseOrder, ChunkFilter, ChunkSummary
+from hippo.stores.base import BrowseOrder, ChunkFilter, ChunkSummary
 from hippo.stores.sqlite.driving import narrowed
 from hippo.stores.sqlite.filters import filter_sql
 from hippo.types import Chunk
@@ -41,13 +41,9 @@ def _strength_bin(bins: int) -> str:
 
 def _order_sql(order: BrowseOrder) -> tuple[str, list[Any]]:
     """The ORDER BY of a browse (see ``BrowseOrder``) and its parameters."""
-    if order.by not in BROWSE_ORDERS:
-        raise ValueError(f"unknown browse order {order.by!r}")
-    strength, params = _strength(), [order.decay_lambda, _julian(order.now)]
-    keys = {"newest": ("", []), "strength": (f"{strength} DESC, ", params),
-            "last_access": ("last_accessed_at DESC, ", []), "feedback": (f"feedback DESC, {strength} DESC, ", params)}
-    key, key_params = keys[order.by]
-    return f"{key}created_at DESC, id DESC", list(key_params)
+    columns = {"strength": _strength(), "last_access": "last_accessed_at", "feedback": "feedback"}
+    params = [order.decay_lambda, _julian(order.now)] if "strength" in order.keys else []
+    return "".join(f"{columns[k]} DESC, " for k in order.keys) + "created_at DESC, id DESC", params
 
 
 def _browsed_rows(conn: sqlite3.Connection, agent_id: str, where: ChunkFilter) -> tuple[str, list[Any]]:
