@@ -230,6 +230,7 @@ def test_an_older_file_gets_its_tag_keys_and_experience_links(db_path, clock):
     assert {h.id for h in mem.recall_memories("heron pond", tags=["birds"]).hits} == {old(i) for i in range(1, 5)}
     assert [h.id for h in mem.recall_memories("heron pond", tags=["day-3"]).hits] == [old(3)]
     assert [e.id for e in mem.recall(types=["error"], query="heron")] == [old(2)]
+    assert [e.id for e in mem.recall(types=["error"])] == [old(2)]  # listed newest first: not the archived one
     mem.restore_memory(old(5))  # a new rowid: the trigger links it
     check_the_indexes(mem, least=6)
     assert {e.id for e in mem.recall(types=["error"], query="heron")} == {old(2), old(5)}

@@ -143,6 +143,12 @@ def narrowed(conn: sqlite3.Connection, agent_id: str, where: ChunkFilter, cap: i
 
 
 
+def _wider(limit: int, seen: int, passed: int) -> int:
+    """How many rows to look at next for ``limit`` that pass, when ``passed`` of the first ``seen``
+    did: as many as that share says, half as many again (a width that falls short costs a search)."""
+    return max(seen + limit, math.ceil(1.5 * limit * seen / max(1, passed)))
+
+
 class FilteredSearch:
     """The filtered vector search of :class:`~hippo.stores.sqlite.search.SearchMixin`: among the
     best of all rows first, else among the rows the filter's indexes list (``narrowed``)."""
@@ -153,9 +159,10 @@ class FilteredSearch:
     def _filter_afterwards(self, conn: sqlite3.Connection, agent_id: str, query: np.ndarray, limit: int,
                            clause: str, params: list[Any], where: ChunkFilter) -> list[tuple[int, float]] | None:
         """The best ``limit`` that pass the filter (``clause``) when they are among the best
-        ``AFTERWARDS[0]``·limit of all, else among the best ``AFTERWARDS[1]``·limit (then they are the
-        best that pass); else the best among the rows the filter's own indexes list (``_narrowed``),
-        read wider and wider until enough pass or all are seen; None when none of these answers.
+        ``AFTERWARDS[0]``·limit of all, else among as many more as the share that passed says, at
+        most ``AFTERWARDS[1]``·limit (then they are the best that pass); else the best among the
+        rows the filter's own indexes list (``_narrowed``), read wider and wider until enough pass
+        or all are seen; None when none of these answers.
         Each row's filter test runs once. Listing every allowed row first costs a pass over the
         filter's rows (a filter passing one row in seven at 100k: ~30 ms); two wider searches ~2."""
         passed: dict[int, bool] = {}
@@ -171,15 +178,14 @@ class FilteredSearch:
             if len(kept) >= limit or len(found) < want:  # enough, or every row looked at
                 return kept[:limit] if within is not None or len(kept) >= limit else None
             if within is None and want < limit * AFTERWARDS[-1] and len(kept) * AFTERWARDS[-1] >= want:
-                want = limit * AFTERWARDS[-1]  # the next width should answer
+                want = min(limit * AFTERWARDS[-1], _wider(limit, want, len(kept)))  # should answer
                 continue
             if within is None:
                 within, want = self._narrowed(conn, agent_id, where), limit * AFTERWARDS[0]
                 if within is None:
                     return None
                 continue
-            # As many more as the share that passed so far says are needed, at least twice as many.
-            want = max(2 * want, math.ceil(1.5 * limit * len(found) / max(1, len(kept))))
+            want = max(2 * want, _wider(limit, len(found), len(kept)))
 
     def _passing(self, conn: sqlite3.Connection, agent_id: str, rowids: list[int], clause: str,
                  params: list[Any]) -> list[int]:

@@ -70,10 +70,11 @@ class ExperienceMixin:
         chunk_clause, chunk_params = filter_sql(_without_experience(where))
         with self._reading() as conn:
             rows = conn.execute(
-                # Newest first along the time index, joining each row to its chunk: without statistics
-                # the planner would otherwise sort every chunk of the agent.
-                f"SELECT e.id FROM experiences e INDEXED BY idx_experiences_when CROSS JOIN chunks c ON c.id = e.id "
-                f"WHERE {' AND '.join(clauses)} AND c.agent_id = ? AND {chunk_clause} "
+                # Newest first along the time index, joining each row to its chunk by the rowid it keeps
+                # (NULL while archived): without statistics the planner would otherwise sort every chunk
+                # of the agent, or walk a covering index of the agent's chunks for each row (220 ms at 100k).
+                "SELECT e.id FROM experiences e INDEXED BY idx_experiences_when CROSS JOIN chunks c "
+                f"ON c.rowid = e.chunk WHERE {' AND '.join(clauses)} AND c.agent_id = ? AND {chunk_clause} "
                 "ORDER BY e.observed_at DESC, e.rowid DESC LIMIT ?",
                 (*params, agent_id, *chunk_params, limit)).fetchall()
         return [r[0] for r in rows]
@@ -82,7 +83,7 @@ class ExperienceMixin:
         clauses = " AND ".join(f"e.{_REFS[name]} = ?" for name in refs)
         with self._reading() as conn:
             rows = conn.execute(
-                f"SELECT e.id FROM experiences e JOIN chunks c ON c.id = e.id WHERE e.agent_id = ? AND {clauses} "
+                f"SELECT e.id FROM experiences e JOIN chunks c ON c.rowid = e.chunk WHERE e.agent_id = ? AND {clauses} "
                 "AND c.superseded_by IS NULL ORDER BY e.observed_at DESC, e.id DESC LIMIT ?",
                 (agent_id, *refs.values(), limit)).fetchall()
         return [r[0] for r in rows]

@@ -317,8 +317,9 @@ class SearchMixin(FilteredSearch):
                         within: np.ndarray | None = None) -> list[tuple[str, float]]:
         """The best ``limit`` of the agent's rows that pass the filter, read in rank order among
         the scored matches (the best ``reach`` only, when given; only those ``within`` a sorted
-        superset of the rows that pass, when given): the best 2·limit first, then four times as
-        many each step, which stops early when the agent owns most matches."""
+        superset of the rows that pass, when given): the best 2·limit first, then as many more as
+        the share that passed says (at most four times as many), which stops early when the agent
+        owns most matches."""
         rowids, ranks = self._scored(conn, match, completion)
         if within is not None:
             inside = np.flatnonzero(np.isin(rowids, within, assume_unique=True))
@@ -334,7 +335,9 @@ class SearchMixin(FilteredSearch):
                 f"AND +c.agent_id = ? AND {clause}", (json.dumps(rowids[part].tolist()), agent_id, *params),
             ).fetchall())
             found += [(passing[r], -float(ranks[i])) for i, r in zip(part, rowids[part].tolist()) if r in passing]
-            start, size = start + size, size * 4
+            # As many more as the share that passed says, half as many again; at most four times as many.
+            start, size = start + size, min(size * 4, max(limit, math.ceil(
+                1.5 * (limit - len(found)) * (start + size) / max(1, len(found)))))
         return found[:limit]
 
     def _keyword_among(self, conn: sqlite3.Connection, match: str, allowed: np.ndarray,
