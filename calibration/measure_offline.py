@@ -64,7 +64,8 @@ def measure(pairs: Path, embedder_spec: str, offline_pairs: str = "rules") -> di
     rows = [json.loads(line) for line in pairs.read_text(encoding="utf-8").splitlines() if line.strip()]
     embedder = create_embedder(embedder_spec)
     offline_pairs = offline_kind(offline_pairs, embedder.model_id)
-    rule = offline_rule(offline_pairs, EmbeddingService(embedder, _NoStore(), verify=False).words)
+    service = EmbeddingService(embedder, _NoStore(), verify=False)
+    rule = offline_rule(offline_pairs, service.words, service.word_states)  # as Memory wires it
     old = embedder.embed_documents([r["existing"] for r in rows])
     new = embedder.embed_documents([r["new"] for r in rows])
     similarities = np.sum(np.asarray(old) * np.asarray(new), axis=1)

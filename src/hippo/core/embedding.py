@@ -103,6 +103,20 @@ class EmbeddingService:
         return np.stack([v if v is not None else np.zeros(size, dtype=np.float32) for v in vectors]) \
             if vectors else np.zeros((0, size), dtype=np.float32)
 
+    def word_states(self, texts: list[str]) -> list[tuple[list[str], "np.ndarray"]]:
+        """The contextual vectors of each text's words, for the offline pair classifier: from an embedder
+        that offers them (``LocalEmbedder.word_states``); an empty list when it does not or is down,
+        which the classifier reads as "no evidence"."""
+        states = getattr(self.embedder, "word_states", None)
+        if states is None:
+            return []
+        try:
+            found: list[tuple[list[str], np.ndarray]] = states(texts)
+        except ProviderError as exc:
+            self._failed(exc)
+            return []
+        return found
+
     def query(self, text: str) -> "np.ndarray | None":
         if self.embedder is None:
             return None

@@ -84,7 +84,7 @@ class Memory(BlockFacet, BrowseFacet, CaptureFacet, CompactionFacet, CurationFac
         self._episodic = Episodic(store, self.embedding, self.agent_id, settings, self.now, fusion=self._fusion,
                                   weights=self._weights)
         kind = pairs.offline_kind(settings.offline_pairs, None if embedder is None else embedder.model_id)
-        self._offline_rule = pairs.offline_rule(kind, self.embedding.words)
+        self._offline_rule = pairs.offline_rule(kind, self.embedding.words, self.embedding.word_states)
         if kind == "model" and (embedder is None or embedder.model_id != pairs.TRAINED_ON):
             raise ConfigError(f"offline_pairs='model' needs the embedder it was trained with ({pairs.TRAINED_ON}); "
                               "use offline_pairs='rules' with another embedder")

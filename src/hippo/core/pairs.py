@@ -23,9 +23,10 @@ import numpy as np
 
 from hippo.core import offline as _off
 from hippo.core import pair_lexicon as lex
+from hippo.core.pair_tokens import TOKEN_FEATURES, WordStates, contextual
 
-__all__ = ["FEATURES", "LABELS", "TRAINED_ON", "Embed", "ModelRule", "classify_pair", "features", "load_model",
-           "offline_kind", "offline_rule", "pair_probabilities"]
+__all__ = ["FEATURES", "LABELS", "TRAINED_ON", "Embed", "ModelRule", "WordStates", "classify_pair", "features",
+           "load_model", "offline_kind", "offline_rule", "pair_probabilities"]
 
 Label = Literal["duplicate", "supersedes", "distinct"]
 Embed = Callable[[list[str]], np.ndarray]
@@ -39,7 +40,7 @@ FEATURES = (
     "name_diff", "name_same", "neg_diff", "hedge_diff", "person_diff", "lex_same", "lex_clash", "class_clash",
     "change_new", "addition_new", "past_event", "rel_duplicate", "rel_supersedes", "rel_distinct", "rel_none",
     "subject_same", "slot_changed", "slot_same", "len_ratio", "prefix_dup", "refines", "copula_changed", "head_diff",
-)
+) + TOKEN_FEATURES
 
 def _words(text: str) -> list[str]:
     """Content words without stop words or the subject; Thai, Chinese and Japanese: character bigrams."""
@@ -54,6 +55,7 @@ def _words(text: str) -> list[str]:
 def _numbers(text: str) -> set[str]:
     """Numbers a fact states, normalised: "1,500" → "1500", "120k" → "120000", "4th" → "4", "thirty-four" → "34"."""
     found: set[str] = set()
+    text = re.sub(r"\b(1[01]|[1-9])(?::00)?\s*pm\b", lambda m: str(int(m.group(1)) + 12), text, flags=re.IGNORECASE)
     for raw in lex.NUMBER.findall(text):
         value = re.sub(r":00$", "", re.sub(r"(?:st|nd|rd|th)$", "", raw.strip().lower()).replace(",", ""))
         value = value[:-1].strip() + "000" if value.endswith("k") else value
@@ -73,7 +75,7 @@ def _names(text: str) -> list[list[str]]:
     for i, tok in enumerate(_off._TOKEN.findall(text)):
         word = tok.lower().removesuffix("'s").removesuffix("’s")
         if i and tok[:1].isupper() and word not in ("user", "the", "i"):
-            phrases[-1].append(lex.ABBREVIATIONS.get(word, word))
+            phrases[-1].append(lex.ABBREVIATIONS.get(word, lex.DEMONYMS.get(word, word)))
         elif phrases[-1]:
             phrases.append([])
     return [p for p in phrases if p]
@@ -85,7 +87,7 @@ def _phrase_covered(phrase: list[str], other_text: str) -> bool:
     initials = "".join(w[0] for w in phrase)
     if len(phrase) > 1 and any(len(t) >= 2 and initials.startswith(t) for t in tokens):
         return True
-    expanded = " ".join(lex.ABBREVIATIONS.get(w, w) for w in tokens) + " " + other_text
+    expanded = " ".join(lex.ABBREVIATIONS.get(w, lex.DEMONYMS.get(w, w)) for w in tokens) + " " + other_text
     return 2 * sum(_covers(w, expanded) for w in phrase) >= len(phrase)
 
 
@@ -127,6 +129,15 @@ def _groups(text: str) -> dict[str, set[str]]:
     return found
 
 
+def _swapped(old: str, new: str) -> bool:
+    """The same words in another order around a comparison: "prefers tea over coffee" / "coffee over tea"."""
+    seq_old, seq_new = re.findall(r"[^\W\d_]+", old.lower()), re.findall(r"[^\W\d_]+", new.lower())
+    return sorted(seq_old) == sorted(seq_new) and seq_old != seq_new and bool(_COMPARISON.search(old))
+
+
+_COMPARISON = re.compile(r"\b(?:over|than|instead|rather|before|after|versus|vs|from)\b", re.IGNORECASE)
+
+
 def _lexicon(old: str, new: str) -> dict[str, float]:
     """Same relation in other words (``lex_same``), two relations (``lex_clash``), two members of a class."""
     g_old, g_new = _groups(old), _groups(new)
@@ -137,7 +148,7 @@ def _lexicon(old: str, new: str) -> dict[str, float]:
     w_old, w_new = words_old - words_new, words_new - words_old
     clash = any(w_old & c and w_new & c for c in lex.CLASSES) or any(
         {m for m in c if m in old and m not in new} and {m for m in c if m in new and m not in old}
-        for c in lex.CJK_CLASSES)
+        for c in lex.CJK_CLASSES) or _swapped(old, new)
     return {"class_clash": float(clash), "lex_same": float(any(g_old[g] != g_new[g] for g in g_old.keys() & g_new)),
             "lex_clash": float(bool(g_old.keys() - g_new.keys()) and bool(g_new.keys() - g_old.keys()))}
 
@@ -198,12 +209,14 @@ def _changes(text: str) -> set[str]:
 
 
 def _marks(old: str, new: str) -> dict[str, float]:
-    """Numbers, names, negations, hedges and people that differ; change and addition markers."""
+    """Numbers, names, negations, hedges and people that differ ("Lincoln Elementary" / "Roosevelt Elementary": two
+    names); change and addition markers."""
     n_old, n_new = _numbers(old), _numbers(new)
     names_old, names_new = _names(old), _names(new)
     lost = [n for n in names_old if not _phrase_covered(n, new)] + [n for n in names_new if not _phrase_covered(n, old)]
-    lw_old = set(re.findall(r"[\w']+", old.lower().replace("n't", " not")))
-    lw_new = set(re.findall(r"[\w']+", new.lower().replace("n't", " not")))
+    lost += [p for p in names_old for q in names_new if set(p) & set(q) and set(p) - set(q) and set(q) - set(p)]
+    lw_old, lw_new = ({w for w in re.findall(r"[\w']+", re.sub(r"\bwould (?=rather|prefer)", "", t.lower())
+                                                            .replace("n't", " not"))} for t in (old, new))
     return {
         "num_diff": float(bool(n_old or n_new) and n_old != n_new), "num_same": float(bool(n_old) and n_old == n_new),
         "name_diff": float(bool(lost)),
@@ -272,8 +285,10 @@ def _normalize(text: str) -> str:
     return text
 
 
-def features(existing: str, new: str, similarity: float, embed: Embed | None = None) -> np.ndarray:
-    """The feature vector of a pair, in the order of :data:`FEATURES`."""
+def features(existing: str, new: str, similarity: float, embed: Embed | None = None,
+             states: WordStates | None = None) -> np.ndarray:
+    """The feature vector of a pair, in the order of :data:`FEATURES` (``states``: the embedder's contextual
+    word vectors, :mod:`hippo.core.pair_tokens`)."""
     norm_old, norm_new = _normalize(existing), _normalize(new)
     if embed is not None and (norm_old, norm_new) != (existing, new) and similarity < 0.9999:
         spelled = np.asarray(embed([norm_old, norm_new]), dtype=np.float64)  # "k8s" → "Kubernetes": re-read
@@ -287,7 +302,7 @@ def features(existing: str, new: str, similarity: float, embed: Embed | None = N
         "len_ratio": min(len(old_w), len(new_w)) / max(len(old_w), len(new_w), 1)}
     word_embed = None if feats["non_latin"] > 0.5 else embed
     feats |= _alignment(old_w, new_w, word_embed) | _marks(existing, new) | _lexicon(existing, new)
-    feats |= _rule(existing, new)
+    feats |= _rule(existing, new) | contextual(existing, new, states, readable=feats["non_latin"] <= 0.5)
     flags = ("num_diff", "name_diff", "person_diff", "class_clash", "lex_clash", "degenerate", "neg_diff")
     feats["clean_cos"] = similarity * (1.0 - max(feats[f] for f in flags))
     return np.array([feats[name] for name in FEATURES], dtype=np.float64)
@@ -323,20 +338,21 @@ def decide(x: np.ndarray, probs: np.ndarray, model: dict[str, Any]) -> Label:
 
 
 def classify_pair(existing: str, new: str, similarity: float, embed: Embed | None = None,
-                  model_path: Path = MODEL_PATH) -> Label | None:
+                  model_path: Path = MODEL_PATH, states: WordStates | None = None) -> Label | None:
     """Classify a new fact against one existing fact without an LLM.
 
     ``similarity`` is the cosine of the two facts under the current embedder (trained on
     all-MiniLM-L6-v2's). ``embed`` maps texts to unit vectors (``embedder.embed_documents``) and
-    is used for single words; without it only equal words align and paraphrases mostly come out
-    ``distinct``. Returns None when a side is empty.
+    is used for single words; ``states`` gives the contextual vectors of each text's words
+    (``LocalEmbedder.word_states``). Without them only equal words align and paraphrases mostly
+    come out ``distinct``. Returns None when a side is empty.
     """
     if not existing.strip() or not new.strip():
         return None
     if _off._strip_end(existing).casefold() == _off._strip_end(new).casefold():
         return "duplicate"
     model = load_model(model_path)
-    x = features(existing, new, similarity, embed)
+    x = features(existing, new, similarity, embed, states)
     return decide(x, pair_probabilities(x, model), model)
 
 
@@ -350,13 +366,14 @@ class ModelRule:
 
     decides_duplicates = True
 
-    def __init__(self, embed: Embed | None) -> None:
+    def __init__(self, embed: Embed | None, states: WordStates | None = None) -> None:
         self.embed = embed
+        self.states = states
 
     def __call__(self, existing: str, new: str, similarity: float | None) -> Label | None:
         if similarity is None:
             return _off.relation(existing, new)
-        return classify_pair(existing, new, similarity, self.embed)
+        return classify_pair(existing, new, similarity, self.embed, states=self.states)
 
 
 def offline_kind(setting: str, model_id: str | None) -> str:
@@ -367,10 +384,11 @@ def offline_kind(setting: str, model_id: str | None) -> str:
     return setting
 
 
-def offline_rule(kind: str, embed: Embed | None) -> Rule:
+def offline_rule(kind: str, embed: Embed | None, states: WordStates | None = None) -> Rule:
     """The offline classifier ``remember_facts`` uses for ambiguous pairs (``Settings.offline_pairs``
     resolved by :func:`offline_kind`): ``rules`` is :func:`hippo.core.offline.relation`; ``model`` is a
-    :class:`ModelRule`."""
+    :class:`ModelRule` over the embedder's single-word vectors (``embed``) and contextual word vectors
+    (``states``)."""
     if kind == "rules":
         return lambda existing, new, _similarity: _off.relation(existing, new)
-    return ModelRule(embed)
+    return ModelRule(embed, states)

@@ -299,8 +299,40 @@ class LocalEmbedder:
         """The unit-length vector of one query, shape ``(384,)``."""
         return self.embed_documents([text])[0]
 
+    def word_states(self, texts: Sequence[str]) -> list[tuple[list[str], "np.ndarray"]]:
+        """The contextual vectors of each text's words (the model's last hidden states, word pieces
+        averaged per word, unit length), with the words as written: what the offline pair classifier
+        aligns (:mod:`hippo.core.pairs`). The special tokens are left out."""
 
-def _run_batch(session: Any, tokenizer: Any, texts: list[str], spec: OnnxModel) -> "np.ndarray":
+        texts = check_texts(texts)
+        if not texts:
+            return []
+        session, tokenizer = self._load()
+        out: list[tuple[list[str], np.ndarray]] = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = list(texts[start:start + self.batch_size])
+            out += _word_vectors(batch, *_encode(session, tokenizer, batch, self.spec))
+        return out
+
+
+def _word_vectors(texts: list[str], encodings: list[Any], states: "np.ndarray") -> list[tuple[list[str], "np.ndarray"]]:
+    """Word pieces averaged per word (special tokens and padding left out), unit length, with the words as written."""
+    import numpy as np
+
+    out: list[tuple[list[str], np.ndarray]] = []
+    for text, enc, rows in zip(texts, encodings, states):
+        spans: dict[int, list[int]] = {}
+        for i, (word, special) in enumerate(zip(enc.word_ids, enc.special_tokens_mask)):
+            if word is not None and not special:
+                spans.setdefault(word, []).append(i)
+        words = [text[enc.offsets[p[0]][0]:enc.offsets[p[-1]][1]] for p in spans.values()]
+        vectors = np.stack([rows[p].mean(axis=0) for p in spans.values()]) if spans else np.zeros((0, DIMENSION))
+        out.append((words, normalize_rows(vectors.astype(np.float32))))
+    return out
+
+
+def _encode(session: Any, tokenizer: Any, texts: list[str], spec: OnnxModel) -> tuple[list[Any], "np.ndarray"]:
+    """The encodings of a batch and the graph's token states, shape ``(texts, tokens, 384)``."""
     import numpy as np
 
     try:
@@ -314,5 +346,12 @@ def _run_batch(session: Any, tokenizer: Any, texts: list[str], spec: OnnxModel) 
         tokens: np.ndarray = session.run([spec.output], feeds)[0]
     except Exception as exc:
         raise ProviderError(f"local embedding failed: {exc}") from exc
-    mask = feeds["attention_mask"][..., None].astype(np.float32)  # mean over real tokens only
+    return encodings, tokens
+
+
+def _run_batch(session: Any, tokenizer: Any, texts: list[str], spec: OnnxModel) -> "np.ndarray":
+    import numpy as np
+
+    encodings, tokens = _encode(session, tokenizer, texts, spec)
+    mask = np.array([e.attention_mask for e in encodings], dtype=np.float32)[..., None]  # mean over real tokens only
     return (tokens * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
