@@ -9,10 +9,11 @@ fact is the only candidate. The outcome maps to the label: duplicate
 (strengthen), supersedes (replace) or distinct (keep both; "new" counts as
 distinct). Reports accuracy, per-label recall and the confusion matrix.
 
-``fact_pairs_test.jsonl`` is the held-out test set: never use it to choose a
-threshold or a rule (``fact_pairs.jsonl`` is the tuning set).
+``fact_pairs_test2.jsonl`` is the held-out test set: never use it to choose a
+threshold or a rule. The tuning files are ``fact_pairs.jsonl``, ``fact_pairs_train.jsonl`` and
+``fact_pairs_test.jsonl`` (the first test set, retired into tuning after four measurements).
 
-    .venv/bin/python calibration/measure_offline.py [--pairs calibration/fact_pairs_test.jsonl]
+    .venv/bin/python calibration/measure_offline.py [--pairs calibration/fact_pairs_test2.jsonl]
         [--embedder local] [--offline-pairs auto|rules|model] [--json]
 """
 
@@ -82,12 +83,14 @@ def measure(pairs: Path, embedder_spec: str, offline_pairs: str = "rules") -> di
         "recall": {g: round(confusion[(g, g)] / totals[g], 3) for g in LABELS if totals[g]},
         "merged_wrongly": sum(confusion[(g, "duplicate")] for g in LABELS if g != "duplicate"),
         "confusion": {g: {p: confusion[(g, p)] for p in LABELS} for g in LABELS},
+        "wrong_merges": [{"existing": r["existing"], "new": r["new"], "label": r["label"]}
+                         for r, p in zip(rows, predicted) if p == "duplicate" and r["label"] != "duplicate"],
     }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--pairs", type=Path, default=HERE / "fact_pairs_test.jsonl")
+    parser.add_argument("--pairs", type=Path, default=HERE / "fact_pairs_test2.jsonl")
     parser.add_argument("--embedder", default="local")
     parser.add_argument("--offline-pairs", choices=("auto", "rules", "model"), default="rules",
                         help="the offline classifier remember_facts is configured with (Settings.offline_pairs; "
@@ -105,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         row = report["confusion"][gold]
         print(f"  {gold:10} recall {report['recall'][gold]:.3f}   "
               + ", ".join(f"{label}: {row[label]}" for label in LABELS))
+    for pair in report["wrong_merges"]:
+        print(f"  merged, labelled {pair['label']}: {pair['existing']!r} / {pair['new']!r}")
     return 0
 
 
