@@ -89,8 +89,9 @@ CREATE TRIGGER experiences_chunk_gone AFTER DELETE ON chunks BEGIN
 END;
 """
 
-# A filtered vector search first looks among the best 2·limit of all rows, then 10·limit, before it
-# lists the rows the filter passes: a filter that passes one row in ten or more is answered there.
+# A filtered vector search first looks among the best 2·limit of all rows, then (as many as the share
+# that passed says) at most 10·limit, before it lists the rows the filter passes: a filter that
+# passes one row in ten or more is answered there.
 AFTERWARDS = (2, 10)
 # A part of a filter is listed when it passes at most WIDER times the rows left by the narrower
 # parts: listing costs ~0.1 µs a row from an index, testing the filter on a row a few µs.
@@ -140,7 +141,6 @@ def narrowed(conn: sqlite3.Connection, agent_id: str, where: ChunkFilter, cap: i
         if not len(found):
             break
     return found
-
 
 
 def _wider(limit: int, seen: int, passed: int) -> int:
