@@ -17,6 +17,7 @@ from typing import Any, Callable, ContextManager, Iterator, Sequence
 
 from hippo.clock import from_iso, to_iso
 from hippo.stores.base import PruneCandidate
+from hippo.stores.sqlite.fts import drop_deleted_terms
 from hippo.stores.sqlite.search import EPOCH_JULIAN_DAY, match_expression
 from hippo.types import ArchivedMemory, Chunk
 
@@ -150,7 +151,7 @@ class CurationMixin:
         count = self._conn.execute(f"DELETE FROM chunks_archive WHERE agent_id = ? AND id IN ({_marks(len(ids))})",
                                    (agent_id, *ids)).rowcount
         if count:
-            self._conn.execute("INSERT INTO chunks_archive_fts(chunks_archive_fts) VALUES ('optimize')")
+            drop_deleted_terms(self._conn, "chunks_archive_fts")
             self._after_commit.append(self._scrub.after_delete)
         return count
 

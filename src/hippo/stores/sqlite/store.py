@@ -24,6 +24,7 @@ from hippo.stores.sqlite.conversation import has_messages_table, search_messages
 from hippo.stores.sqlite.curation import CurationMixin
 from hippo.stores.sqlite.experiences import ExperienceMixin
 from hippo.stores.sqlite.filters import filter_sql
+from hippo.stores.sqlite.fts import drop_deleted_terms, rebuild_grown
 from hippo.stores.sqlite.schema import migrate
 from hippo.stores.sqlite.scrub import Scrubber
 from hippo.stores.sqlite.search import EPOCH_JULIAN_DAY, SearchMixin, match_expression
@@ -89,6 +90,7 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
             for pragma in ("journal_mode=WAL", "busy_timeout=5000", "secure_delete=ON", "synchronous=NORMAL"):
                 self._conn.execute(f"PRAGMA {pragma}")
             migrate(self._conn)
+            rebuild_grown(self._conn)
         except sqlite3.Error as exc:
             raise StorageError(f"cannot open database {self.path}: {exc}") from exc
         self._lock = threading.RLock()
@@ -424,7 +426,7 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
         saved ANN files), FTS5 rewrites its index without their terms (it only marks them deleted;
         secure_delete zeroes the pages it frees), and the WAL is scrubbed after the commit."""
         self._vectors.stage_remove(agent_id, rowids, forget=True)
-        self._conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
+        drop_deleted_terms(self._conn, "chunks_fts")
         self._after_commit.append(self._scrub.after_delete)  # see scrub.py: never waits on readers
 
     def add_feedback(self, agent_id: str, chunk_id: str, delta: int, reinforced_at: datetime | None) -> bool:
