@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
+from pg import PostgresForTests  # before any test clears HIPPO_*: it reads HIPPO_PGTEST_ROOT
 from support import START, Clock, SyncView, counts, sql  # noqa: F401  (re-exported for tests)
 
 import hippo
@@ -45,7 +46,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[Any]:
     """The session's PostgreSQL server (started on first use)."""
-    from pg import PostgresForTests
 
     server = PostgresForTests()
     yield server

@@ -12,6 +12,10 @@ from pathlib import Path
 __all__ = ["PostgresForTests"]
 
 
+# Read when the module loads: the tests run with every HIPPO_* variable cleared (conftest.py).
+_ROOT = os.environ.get("HIPPO_PGTEST_ROOT")
+
+
 class PostgresForTests:
     """One server for the session; ``new_database()`` a URL of an empty, migrated database."""
 
@@ -27,7 +31,7 @@ class PostgresForTests:
         # HIPPO_PGTEST_ROOT gives a run its own server (parallel runs otherwise share one, and a
         # CREATE DATABASE in one run holds back the byte checks of another's scrub).
         default = Path(tempfile.gettempdir()) / f"hippo-pgtest-{os.getuid()}"
-        root = Path(os.environ.get("HIPPO_PGTEST_ROOT") or default)
+        root = Path(_ROOT or default)
         self.server = pgserver.get_server(root, cleanup_mode="stop")
         self.admin = self.server.get_uri()
         self._lock = threading.Lock()
