@@ -11,6 +11,7 @@ from __future__ import annotations
 CONTENT_CHARS = 32_000  # a memory, a fact text, a block value (Settings.max_content_chars)
 QUERY_CHARS = 4_000  # a recall query, a forget description (Settings.max_query_chars)
 RESULT_LIMIT = 1_000  # hits, forgotten chunks or listed items in one call
+BROWSE_OFFSET = 100_000_000  # how deep a browse pages (Memory.browse_memories' offset)
 METADATA_BYTES = 16_384  # a chunk's metadata as UTF-8 JSON
 ITEM_KEY_CHARS = 1_024  # the key of a keyed memory (Memory.put_item, the LangGraph store)
 NESTING = 32  # levels of objects and arrays in metadata, tool arguments or an imported record

@@ -48,6 +48,11 @@ def test_browse_sorts_by_newest_strength_last_access_and_feedback(notes, clock):
     assert {c.id: c.access_count for c in mem.browse_memories().items} == before
     with pytest.raises(InvalidInput):
         mem.browse_memories(sort="loudest")
+    for bad in (-1, True, "2", 10**30, 1.5):
+        with pytest.raises(InvalidInput, match="offset"):
+            mem.browse_memories(offset=bad)
+    with pytest.raises(InvalidInput, match="scan"):
+        mem.browse_memories(archived=True, scan=0)
 
 
 def test_browse_filters_and_pages(notes, clock):

@@ -14,6 +14,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
+from hippo import limits
 from hippo.core import archive
 from hippo.core import validation as v
 from hippo.core.experiences import check_type
@@ -71,9 +72,10 @@ class BrowseFacet:
         ``Listing.archived``), sorted in with the rest. Browsing: nothing counts as retrieved."""
         limit, where = v.check_limit(limit), recall_filter(kind=kind, tags=tags, since=since, until=until,
                                                              source=source, session_id=session_id)
-        if not (0 <= offset and 1 <= scan <= MAX_SCAN):
-            raise InvalidInput(f"offset must be 0 or more and scan 1 to {MAX_SCAN}")
-        key = sort_key(sort, self.now(), self.settings.decay_lambda)
+        _check_whole("offset", offset, 0, limits.BROWSE_OFFSET)
+        _check_whole("scan", scan, 1, MAX_SCAN)
+        now = self.now()
+        key = sort_key(sort, now, self.settings.decay_lambda)
         wanted = _types(types)
         where = replace(where, include_superseded=superseded,
                         experience=ExperienceFilter(types=wanted) if wanted else None)
@@ -82,7 +84,7 @@ class BrowseFacet:
             typed = self._types_of([c.id for c in gone], wanted)
             gone = [c for c in gone if c.id in typed]
         gone = [c for c in gone if passes(c, replace(where, experience=None))]
-        order = BrowseOrder(sort, self.now(), self.settings.decay_lambda)
+        order = BrowseOrder(sort, now, self.settings.decay_lambda)
         # With archived ones to sort in, the store's first offset + limit are all the page can hold.
         live, matched = self.store.browse_chunks(self.agent_id, where, order, offset=0 if gone else offset,
                                                  limit=offset + limit if gone else limit)
@@ -117,6 +119,11 @@ class BrowseFacet:
         """The experience type of each of ``ids`` that is an experience (of the wanted types, if any)."""
         records = self.store.experience_records(self.agent_id, ids)
         return {i: r.type for i, r in records.items() if not wanted or r.type in wanted}
+
+
+def _check_whole(name: str, value: Any, low: int, high: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InvalidInput(f"{name} must be an integer from {low} to {high}, got {v.shown(value)}")
 
 
 def _types(types: str | Sequence[str] | None) -> tuple[str, ...]:
