@@ -74,6 +74,8 @@ def test_browse_lists_the_archive_on_request_without_words(archived):
     assert shown.archived == frozenset(notes) and shown.complete and bobs not in {c.id for c in shown.items}
     page = mem.browse_memories(archived=True, limit=2, offset=2)
     assert [c.id for c in page.items] == [notes[3], notes[2]] and page.next_offset == 4 and page.matched == 6
+    with pytest.raises(InvalidInput, match="deep"):
+        mem.browse_memories(archived=True, offset=19_990, limit=20)
     windowed = mem.browse_memories(archived=True, scan=3)
     assert windowed.archived == frozenset(notes[2:]) and not windowed.complete  # the latest archived 3 of 5
     both = mem.browse_memories(archived=True, archived_matching="heron", scan=2)

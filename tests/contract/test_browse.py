@@ -146,3 +146,15 @@ def test_browse_sorts_every_chunk_not_a_window(many):
             assert pages == expected[:len(pages)] and len(pages) == min(len(expected), 300), (sort, where)
             tail = many.browse_memories(sort=sort, limit=50, offset=max(0, len(expected) - 30), **where)
             assert ids(tail) == expected[-30:] and tail.next_offset is None, (sort, where)
+
+
+def test_memories_decayed_to_nothing_still_sort_and_count(make_mem, clock):
+    """Years without a retrieval under a fast decay: PostgreSQL's exp would underflow (an error where
+    SQLite gives 0); browse and the stats still answer, every strength about 0."""
+    mem = make_mem("alice", decay_lambda=0.1)
+    stored = [r.id for r in mem.store_memories([MemoryInput(f"Old note {i}") for i in range(3)])]
+    clock.advance(days=1_000)
+    fresh = mem.store_memory("A fresh note").id
+    assert ids(mem.browse_memories(sort="strength"))[0] == fresh
+    assert sorted(ids(mem.browse_memories(sort="feedback"))[1:]) == sorted(stored)
+    assert mem.memory_summary().strength[0] == 3

@@ -64,3 +64,42 @@ def test_a_file_whose_index_grew_under_an_earlier_hippo_is_rebuilt_when_opened(m
     for result in kept[:5]:
         again.delete_memory(result.id)
     assert len(again.recall_memories("orchard note", limit=100).hits) == 45
+
+
+def grown_file(make_mem, db) -> list[str]:
+    """A file whose index grew under an earlier hippo (900 forgets' optimizes); the ids kept."""
+    mem = make_mem("alice")
+    gone = mem.store_memories([MemoryInput(f"Lantern note {i}") for i in range(900)])
+    kept = [r.id for r in mem.store_memories([MemoryInput(f"Orchard note {i}") for i in range(20)])]
+    mem.close()
+    with sqlite3.connect(db) as conn:
+        for result in gone:
+            conn.execute("DELETE FROM chunks WHERE id = ?", (result.id,))
+            conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
+    assert structure_bytes(db) > fts.STRUCTURE_LIMIT
+    return kept
+
+
+def test_a_grown_file_opens_read_only_and_a_later_write_rebuilds_it(make_mem, db, monkeypatch):
+    kept = grown_file(make_mem, db)
+    from hippo.stores.sqlite import store as sqlite_store
+
+    class ReadOnly:  # sqlite3, as the store module sees it, opening its file read-only
+        def __getattr__(self, name: str):
+            return getattr(sqlite3, name)
+
+        def connect(self, path, **kwargs):
+            return sqlite3.connect(f"file:{path}?mode=ro", uri=True, **kwargs)
+
+    monkeypatch.setattr(sqlite_store, "sqlite3", ReadOnly())
+    reader = sqlite_store.SQLiteStore(db)  # cannot rebuild: opens all the same, for reading
+    assert reader.counts("alice")["memories"] == 20
+    reader.close()
+    monkeypatch.undo()
+    monkeypatch.setattr(sqlite_store, "rebuild_grown", lambda conn: False)  # as if another process wrote
+    writer = sqlite_store.SQLiteStore(db)
+    monkeypatch.undo()
+    assert structure_bytes(db) > fts.STRUCTURE_LIMIT
+    writer.delete_chunks("alice", kept[:1])  # the first write rebuilds before it touches the index
+    assert structure_bytes(db) < fts.STRUCTURE_LIMIT
+    writer.close()

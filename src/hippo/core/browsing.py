@@ -33,6 +33,7 @@ __all__ = ["SORTS", "BrowseFacet", "MAX_SCAN", "sort_key"]
 SORTS = ("newest", "strength", "last_access", "feedback")
 MAX_SCAN = 5_000  # the most archived chunks one browse lists; the listing says when that was not all
 _READ = 1_000  # chunks per store listing call
+ARCHIVED_DEPTH = 20_000  # how deep a browse that sorts archived memories in pages (it reads each live one before)
 
 
 def sort_key(sort: str, now: datetime, decay_lambda: float) -> Callable[[Chunk], Any]:
@@ -84,6 +85,9 @@ class BrowseFacet:
             typed = self._types_of([c.id for c in gone], wanted)
             gone = [c for c in gone if c.id in typed]
         gone = [c for c in gone if passes(c, replace(where, experience=None))]
+        if gone and offset + limit > ARCHIVED_DEPTH:
+            raise InvalidInput(f"with archived memories shown, browse pages go {ARCHIVED_DEPTH:,} deep; "
+                               f"got offset {offset} and limit {limit}")
         order = BrowseOrder(sort, now, self.settings.decay_lambda)
         # With archived ones to sort in, the store's first offset + limit are all the page can hold.
         live, matched = self.store.browse_chunks(self.agent_id, where, order, offset=0 if gone else offset,

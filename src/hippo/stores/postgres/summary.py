@@ -18,9 +18,11 @@ __all__ = ["SummaryMixin", "count_retrievals"]
 
 
 def _strength(decay: str = "%s", now: str = "%s") -> str:
-    """The SQL of a chunk's effective strength; parameters: the decay lambda, then now."""
+    """The SQL of a chunk's effective strength; parameters: the decay lambda, then now. PostgreSQL's
+    ``exp`` raises on underflow where SQLite's gives 0, so the exponent stops at -700 (e^-700 ≈ 0)."""
     hours = f"greatest(0.0, extract(epoch FROM {now}::timestamptz - last_accessed_at)::double precision / 3600.0)"
-    return f"running_intensity * exp(-{decay}::float8 / (1.0 + ln(1.0 + greatest(0, access_count)) * 0.3) * {hours})"
+    exponent = f"-{decay}::float8 / (1.0 + ln(1.0 + greatest(0, access_count)) * 0.3) * {hours}"
+    return f"running_intensity * exp(greatest(-700.0, {exponent}))"
 
 
 def _strength_bin(bins: int) -> str:

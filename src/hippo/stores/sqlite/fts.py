@@ -14,9 +14,12 @@ at 100k rows, once in hundreds of forgets, against 0.1 s for an optimize.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 
 __all__ = ["STRUCTURE_LIMIT", "drop_deleted_terms", "rebuild_grown"]
+
+_log = logging.getLogger(__name__)
 
 STRUCTURE_LIMIT = 2_000  # bytes of the FTS5 structure record (id 10 of <table>_data) before a rebuild
 _TABLES = frozenset({"chunks_fts", "chunks_archive_fts"})  # external-content indexes: 'rebuild' reads their table
@@ -29,12 +32,19 @@ def drop_deleted_terms(conn: sqlite3.Connection, table: str) -> None:
     conn.execute(f"INSERT INTO {table}({table}) VALUES ('{command}')")
 
 
-def rebuild_grown(conn: sqlite3.Connection) -> None:
-    """When a store opens: rebuild an index whose structure record has grown past the limit (a file
-    written by an earlier hippo, whose next write to the table would fail); one statement each."""
-    for table in sorted(_TABLES):
-        if _grown(conn, table):
-            conn.execute(f"INSERT INTO {table}({table}) VALUES ('rebuild')")
+def rebuild_grown(conn: sqlite3.Connection) -> bool:
+    """Rebuild an index whose structure record has grown past the limit (a file written by an
+    earlier hippo, whose next write to the table could fail); one statement each. Best effort when
+    a store opens: False when the file cannot be written now (read-only, or another process holds
+    the write lock), and the store tries again inside its next write."""
+    try:
+        for table in sorted(_TABLES):
+            if _grown(conn, table):
+                conn.execute(f"INSERT INTO {table}({table}) VALUES ('rebuild')")
+    except sqlite3.OperationalError as exc:
+        _log.info("the keyword index could not be rebuilt now (%s); the next write will", exc)
+        return False
+    return True
 
 
 def _grown(conn: sqlite3.Connection, table: str) -> bool:

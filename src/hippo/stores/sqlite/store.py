@@ -90,7 +90,7 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
             for pragma in ("journal_mode=WAL", "busy_timeout=5000", "secure_delete=ON", "synchronous=NORMAL"):
                 self._conn.execute(f"PRAGMA {pragma}")
             migrate(self._conn)
-            rebuild_grown(self._conn)
+            self._fts_rebuilt = rebuild_grown(self._conn)
         except sqlite3.Error as exc:
             raise StorageError(f"cannot open database {self.path}: {exc}") from exc
         self._lock = threading.RLock()
@@ -156,6 +156,8 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
             self._conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
             raise StorageError(f"cannot start a write: {exc}") from exc
+        if not self._fts_rebuilt:  # skipped at open (fts.py): before this write touches the index
+            self._fts_rebuilt = rebuild_grown(self._conn)
         self._vectors.begin()
 
     def _check_file(self) -> None:
