@@ -216,6 +216,7 @@ def test_close_consolidates_what_is_worth_keeping(db, clock, embedder):
     mem.record_experience("chat", "The user's dog is called Biscuit")  # 0.6: waiting in the process
     mem.record_experience("observation", "It rained")  # 0.4: not worth keeping
     mem.close()
+    mem.close()  # again (a server's shutdown after its owner's): nothing to do, no error
     again = hippo.open(db, agent_id="alice", embedder=embedder, clock=clock)
     try:
         if db.startswith("postgresql"):  # the buffer lives in the database: nothing waits on the process

@@ -91,8 +91,10 @@ class Memory(BlockFacet, BrowseFacet, CaptureFacet, CompactionFacet, CurationFac
 
     def close(self) -> None:
         """Close the database (when this memory opened it), first consolidating what the agents'
-        in-process short-term buffers hold that is worth keeping."""
+        in-process short-term buffers hold that is worth keeping. Closing again does nothing (a
+        server's shutdown may close a memory its owner has closed already)."""
         if self._owns_store:
+            self._owns_store = False
             try:
                 for agent in local_agents(self.store):
                     self.for_agent(agent).consolidate()
