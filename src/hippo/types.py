@@ -330,8 +330,8 @@ class Page(_Dictable):
 class Listing(_Dictable):
     """A page of a filtered, sorted browse (``Memory.browse_memories``): ``archived`` names the
     items that come from the archive, ``types`` the experience type (seed 001) of each shown item
-    that is an experience; ``next_offset`` is the next page's offset (``None`` on the
-    last), ``matched`` how many passed the filters, ``complete`` whether every chunk was read."""
+    that is an experience; ``next_offset`` is the next page's offset (``None`` on the last),
+    ``matched`` how many passed the filters, ``complete`` whether the archive's listing was read whole."""
 
     items: list[Chunk]
     archived: frozenset[str] = frozenset()

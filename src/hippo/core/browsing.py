@@ -21,16 +21,17 @@ from hippo.core.experiences import check_type
 from hippo.core.filters import passes, recall_filter
 from hippo.core.strength import effective_strength
 from hippo.errors import InvalidInput
-from hippo.stores.base import BrowseOrder, ExperienceFilter
+from hippo.stores.base import BROWSE_ORDERS, BrowseOrder, ExperienceFilter
 from hippo.types import Chunk, Listing
 
 if TYPE_CHECKING:
     from hippo.config import Settings
     from hippo.stores.base import Store
 
-__all__ = ["SORTS", "BrowseFacet", "MAX_SCAN", "sort_key"]
+__all__ = ["ARCHIVE_SCAN", "SORTS", "BrowseFacet", "MAX_SCAN", "sort_key"]
 
-SORTS = ("newest", "strength", "last_access", "feedback")
+SORTS = BROWSE_ORDERS
+ARCHIVE_SCAN = 2_000  # the latest archived chunks a browse lists by default
 MAX_SCAN = 5_000  # the most archived chunks one browse lists; the listing says when that was not all
 _READ = 1_000  # chunks per store listing call
 ARCHIVED_DEPTH = 20_000  # how deep a browse that sorts archived memories in pages (it reads each live one before)
@@ -64,7 +65,7 @@ class BrowseFacet:
                         source: str | None = None, session_id: str | None = None,
                         since: datetime | str | None = None, until: datetime | str | None = None,
                         superseded: bool = True, archived: bool = False, archived_matching: str | None = None,
-                        types: str | Sequence[str] | None = None, scan: int = 2_000) -> Listing:
+                        types: str | Sequence[str] | None = None, scan: int = ARCHIVE_SCAN) -> Listing:
         """A page of this agent's facts and memories, filtered and sorted (``newest``, ``strength``,
         ``last_access``, ``feedback``; strongest, latest or most reinforced first) over all of them by
         the store. ``types`` keeps seed 001's experiences of those types only; ``Listing.types`` names
@@ -73,8 +74,8 @@ class BrowseFacet:
         ``Listing.archived``), sorted in with the rest. Browsing: nothing counts as retrieved."""
         limit, where = v.check_limit(limit), recall_filter(kind=kind, tags=tags, since=since, until=until,
                                                              source=source, session_id=session_id)
-        _check_whole("offset", offset, 0, limits.BROWSE_OFFSET)
-        _check_whole("scan", scan, 1, MAX_SCAN)
+        v.check_int(offset, "offset", 0, limits.BROWSE_OFFSET)
+        v.check_int(scan, "scan", 1, MAX_SCAN)
         now = self.now()
         key = sort_key(sort, now, self.settings.decay_lambda)
         wanted = _types(types)
@@ -123,11 +124,6 @@ class BrowseFacet:
         """The experience type of each of ``ids`` that is an experience (of the wanted types, if any)."""
         records = self.store.experience_records(self.agent_id, ids)
         return {i: r.type for i, r in records.items() if not wanted or r.type in wanted}
-
-
-def _check_whole(name: str, value: Any, low: int, high: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise InvalidInput(f"{name} must be an integer from {low} to {high}, got {v.shown(value)}")
 
 
 def _types(types: str | Sequence[str] | None) -> tuple[str, ...]:

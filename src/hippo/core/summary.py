@@ -14,8 +14,8 @@ from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Callable
 
 from hippo.clock import to_utc
+from hippo.core import validation as v
 from hippo.core.experiences import EXPERIENCE_TYPES
-from hippo.errors import InvalidInput
 from hippo.types import Summary
 
 if TYPE_CHECKING:
@@ -50,8 +50,7 @@ class SummaryFacet:
         """This agent's memory counted whole: strength now, experiences by type, and the last
         ``days`` days (at most 366) of storing, retrieving, consolidating and pruning (see
         :class:`~hippo.types.Summary`). Reading it is not a retrieval."""
-        if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_DAYS:
-            raise InvalidInput(f"days must be a whole number from 1 to {MAX_DAYS}")
+        v.check_int(days, "days", 1, MAX_DAYS)
         now = self.now()
         since = day_of(now) - timedelta(days=days - 1)
         found = self.store.chunk_summary(self.agent_id, now, since=since, decay_lambda=self.settings.decay_lambda,

@@ -122,10 +122,15 @@ def shown(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def check_limit(value: Any, name: str = "limit") -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LIMIT:
-        raise InvalidInput(f"{name} must be an integer from 1 to {MAX_LIMIT}, got {shown(value)}")
+def check_int(value: Any, name: str, low: int, high: int) -> int:
+    """A whole number from ``low`` to ``high`` (a bool is not one)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InvalidInput(f"{name} must be an integer from {low} to {high}, got {shown(value)}")
     return value
+
+
+def check_limit(value: Any, name: str = "limit") -> int:
+    return check_int(value, name, 1, MAX_LIMIT)
 
 
 def check_datetime(value: Any, name: str) -> datetime | None:

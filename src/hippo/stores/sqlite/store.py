@@ -28,7 +28,7 @@ from hippo.stores.sqlite.fts import drop_deleted_terms, rebuild_grown
 from hippo.stores.sqlite.schema import migrate
 from hippo.stores.sqlite.scrub import Scrubber
 from hippo.stores.sqlite.search import EPOCH_JULIAN_DAY, SearchMixin, match_expression
-from hippo.stores.sqlite.summary import SummaryMixin, count_retrievals
+from hippo.stores.sqlite.summary import SummaryMixin, count_retrievals, register_math
 from hippo.stores.sqlite.vectors import VectorCache
 from hippo.types import ApiKey, Block, Chunk, ConversationHit
 
@@ -90,6 +90,7 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
             for pragma in ("journal_mode=WAL", "busy_timeout=5000", "secure_delete=ON", "synchronous=NORMAL"):
                 self._conn.execute(f"PRAGMA {pragma}")
             migrate(self._conn)
+            register_math(self._conn)
             self._fts_rebuilt = rebuild_grown(self._conn)
         except sqlite3.Error as exc:
             raise StorageError(f"cannot open database {self.path}: {exc}") from exc

@@ -22,7 +22,7 @@ from hippo.stores.sqlite.driving import narrowed
 from hippo.stores.sqlite.filters import filter_sql
 from hippo.types import Chunk
 
-__all__ = ["SummaryMixin", "count_retrievals"]
+__all__ = ["SummaryMixin", "count_retrievals", "register_math"]
 
 _JULIAN_EPOCH = 2440587.5  # julianday('1970-01-01')
 _NARROW_CAP = 25_000  # the most rows a browse lists from a filter's own index before it reads them
@@ -78,7 +78,6 @@ class SummaryMixin:
     _conn: sqlite3.Connection
     _reading: Callable[[], ContextManager[sqlite3.Connection]]
     transaction: Callable[[], ContextManager[None]]
-    _math_checked: bool = False
     get_chunks: Callable[[str, Sequence[str]], list[Chunk]]
 
     def chunk_summary(self, agent_id: str, now: datetime, *, since: date, decay_lambda: float,
@@ -86,7 +85,6 @@ class SummaryMixin:
         julian_now = _julian(now)
         first = to_iso(datetime(since.year, since.month, since.day, tzinfo=timezone.utc))
         with self._reading() as conn:
-            self._math_functions(conn)
             strength = conn.execute(
                 f"SELECT {_strength_bin(bins)} AS bin, count(*) FROM chunks INDEXED BY idx_chunks_summary "
                 "WHERE agent_id = ? AND superseded_by IS NULL GROUP BY bin",
@@ -113,14 +111,12 @@ class SummaryMixin:
         clause, params = filter_sql(where)
         key, key_params = _order_sql(order)
         with self._reading() as conn:
-            self._math_functions(conn)
             source, source_params = _browsed_rows(conn, agent_id, where)
             total = conn.execute(f"SELECT count(*) FROM {source} AND {clause}", (*source_params, *params)).fetchone()[0]
             ids = [row[0] for row in conn.execute(
                 f"SELECT c.id FROM {source} AND {clause} ORDER BY {key} LIMIT ? OFFSET ?",
                 (*source_params, *params, *key_params, limit, offset))]
-        found = {c.id: c for c in self.get_chunks(agent_id, ids)}
-        return [found[i] for i in ids if i in found], int(total)
+        return self.get_chunks(agent_id, ids), int(total)  # in the order of ids
 
     def add_daily(self, agent_id: str, day: date, counts: dict[str, int]) -> None:
         if not any(counts.values()):
@@ -141,12 +137,12 @@ class SummaryMixin:
         """Inside ``delete_agent``: the agent's counters per day."""
         self._conn.execute("DELETE FROM agent_daily WHERE agent_id = ?", (agent_id,))
 
-    def _math_functions(self, conn: sqlite3.Connection) -> None:
-        if self._math_checked:
-            return
-        try:
-            conn.execute("SELECT exp(0.0), ln(1.0)").fetchone()
-        except sqlite3.OperationalError:  # a library built without SQLITE_ENABLE_MATH_FUNCTIONS
-            conn.create_function("exp", 1, math.exp, deterministic=True)
-            conn.create_function("ln", 1, math.log, deterministic=True)
-        self._math_checked = True
+
+def register_math(conn: sqlite3.Connection) -> None:
+    """Give ``conn`` the ``exp`` and ``ln`` that effective strength needs when the library was built
+    without SQLite's math functions (``SQLITE_ENABLE_MATH_FUNCTIONS``): Python's, once per connection."""
+    try:
+        conn.execute("SELECT exp(0.0), ln(1.0)").fetchone()
+    except sqlite3.OperationalError:
+        conn.create_function("exp", 1, math.exp, deterministic=True)
+        conn.create_function("ln", 1, math.log, deterministic=True)

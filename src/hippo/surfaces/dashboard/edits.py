@@ -12,7 +12,7 @@ from fastapi import APIRouter, Form, Query, Request, Response
 from fastapi.responses import RedirectResponse
 
 from hippo.errors import Conflict, InvalidInput
-from hippo.surfaces.dashboard.pages import MEMORY_ID, Agent, memory_page
+from hippo.surfaces.dashboard.pages import MEMORY_ID, Agent, memory_page, persons_keys
 from hippo.surfaces.dashboard.render import PageRoute, page
 from hippo.surfaces.dashboard.sessions import check_csrf
 
@@ -54,8 +54,7 @@ def edit(request: Request, view: Agent, memory_id: Annotated[str, MEMORY_ID], co
 def edited_metadata(stored: dict[str, Any], tags: str, text: str | None) -> dict[str, Any]:
     """The metadata an edit asks for: hippo's own keys as stored, the person's keys from the form's
     JSON object (as stored when the form sent none), the tags from their own field."""
-    own = ({k: v for k, v in stored.items() if not k.startswith("_") and k != "tags"} if text is None
-           else person_metadata(text))
+    own = persons_keys(stored) if text is None else person_metadata(text)
     wanted = {**own, **{k: v for k, v in stored.items() if k.startswith("_")}}
     if tag_list(tags):
         wanted["tags"] = tag_list(tags)

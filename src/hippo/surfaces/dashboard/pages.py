@@ -14,6 +14,7 @@ from fastapi import APIRouter, Depends, Form, Path, Query, Request, Response
 from fastapi.responses import RedirectResponse
 from pydantic import BaseModel, Field
 
+from hippo.core.browsing import ARCHIVE_SCAN
 from hippo.core.experiences import EXPERIENCE_TYPES
 from hippo.core.memory import Memory
 from hippo.core.strength import effective_strength, strength_curve
@@ -32,7 +33,7 @@ from hippo.surfaces.dashboard.sessions import (
 from hippo.surfaces.http.app import Service
 from hippo.types import Chunk
 
-__all__ = ["router", "agent_view", "AgentView", "memory_page"]
+__all__ = ["router", "agent_view", "AgentView", "memory_page", "persons_keys"]
 
 router = APIRouter(route_class=PageRoute, include_in_schema=False)
 AGENT = Path(pattern=AGENT_ID.pattern)
@@ -151,7 +152,7 @@ def browse(request: Request, view: Agent, q: Annotated[BrowseQuery, Query()]) ->
     rows = [(c, strength_of(view.mem, c)) for c in found.items]
     link = {k: v for k, v in q.model_dump().items() if v and k != "offset"}
     return page(request, view.viewer, "browse.html", agent=view.mem.agent_id, rows=rows, q=q, found=found,
-                query=urlencode(link), types=EXPERIENCE_TYPES)
+                query=urlencode(link), types=EXPERIENCE_TYPES, archive_scan=ARCHIVE_SCAN)
 
 
 @router.get("/agents/{agent_id}/search")
@@ -176,12 +177,17 @@ def memory(request: Request, view: Agent, memory_id: Annotated[str, MEMORY_ID]) 
                        restored=request.query_params.get("restored"))
 
 
+def persons_keys(metadata: dict[str, Any]) -> dict[str, Any]:
+    """The metadata a person edits as JSON: neither hippo's own keys (``_`` first) nor the tags,
+    which have their own field."""
+    return {k: v for k, v in metadata.items() if not k.startswith("_") and k != "tags"}
+
+
 def memory_page(request: Request, view: AgentView, chunk: Chunk, status: int = 200, **extra: Any) -> Response:
     """A live memory's page; ``extra`` for the template (a form's error and what was typed)."""
     history = view.mem.fact_history(chunk.id) if chunk.kind == "fact" else None
-    own = {k: v for k, v in chunk.metadata.items() if not k.startswith("_") and k != "tags"}
     context = {"content_text": chunk.content, "tags": ", ".join(str(t) for t in chunk.metadata.get("tags") or ()),
-               "metadata_text": json.dumps(own, indent=2, ensure_ascii=False), **extra}
+               "metadata_text": json.dumps(persons_keys(chunk.metadata), indent=2, ensure_ascii=False), **extra}
     return page(request, view.viewer, "memory.html", status, agent=view.mem.agent_id, chunk=chunk,
                 strength=strength_of(view.mem, chunk), history=history, links=view.mem.related(chunk.id),
                 hippos={k: v for k, v in chunk.metadata.items() if k.startswith("_")},
