@@ -153,6 +153,7 @@ def test_forget_with_a_preview_and_a_confirmation(browser, site):
     tab.click("#confirm button[type=submit]")
     tab.wait_for_selector("#forgotten")
     assert tab.locator("#forgotten li").first.get_attribute("data-id") == site.garden
+    shot(tab, "forget-done")
     with site.memory() as mem:
         with pytest.raises(hippo.NotFound):
             mem.get_memory(site.garden)
@@ -259,6 +260,14 @@ def test_a_key_for_one_agent_cannot_reach_another(browser, site):
                            ("/agents/bob/forget", {"description": "vault", "ids": site.bob_secret}),
                            ("/agents/bob/blocks/persona", {"value": "taken over", "char_limit": ""})):
             assert replay.post(path, data={**form, "csrf": csrf}).status_code == 403, path
+        assert replay.post("/agents/bob/consolidate", data={"csrf": csrf}).status_code == 403
+        # B's memory by id under A's own pages: not found for A, nothing of it shown or changed
+        answer = replay.get(f"/agents/alice/memories/{site.bob_secret}")
+        assert answer.status_code == 404 and "4711" not in answer.text
+        for action, form in (("edit", {"content": "changed", "tags": ""}), ("delete", {"confirm": "yes"}),
+                             ("restore", {})):
+            answer = replay.post(f"/agents/alice/memories/{site.bob_secret}/{action}", data={**form, "csrf": csrf})
+            assert answer.status_code == 404 and "4711" not in answer.text, action
         assert replay.get("/agents/alice").status_code == 200
     with site.memory("bob") as bob:
         assert bob.get_memory(site.bob_secret).content == "Bob's secret: the vault code is 4711"
@@ -277,9 +286,11 @@ def test_no_session_means_the_login_page_and_a_bad_key_is_refused(browser, site)
         assert forged.get("/agents/alice").status_code == 303
     tab = browser.new_context().new_page()
     tab.goto(f"{site.url}/login")
+    shot(tab, "login")
     tab.fill("input[name=key]", "hippo_000000000000_" + "x" * 43)
     tab.click("button[type=submit]")
     assert "not a valid API key" in tab.inner_text("#error")
+    shot(tab, "login-refused")
 
 
 def test_a_keyless_loopback_server_needs_no_login(browser, db_path):
