@@ -19,6 +19,7 @@ from hippo.errors import EmbedderMismatch, StorageError
 from hippo.index.exact import encode_vector
 from hippo.stores.base import UNCHANGED, ChunkFilter, StoreCapabilities, StrengthUpdate
 from hippo.stores.neighbours import nearest_runs
+from hippo.stores.sqlite.bm25 import Bm25
 from hippo.stores.sqlite.capture import CaptureMixin
 from hippo.stores.sqlite.conversation import has_messages_table, search_messages
 from hippo.stores.sqlite.curation import CurationMixin
@@ -104,6 +105,7 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
         self._scrub = Scrubber(self._file)
         self._scrub.at_open()
         self._identity = _identity(self._file)
+        self._bm25 = Bm25(self._conn)
         self._kept: dict[tuple[Any, ...], Any] = {}  # see _kept_now
         self._kept_state: tuple[int, int] | None = None
 
@@ -113,6 +115,7 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
         self._scrub.close()
         with self._lock:
             self._vectors.close()  # saves ANN indexes that changed since they were loaded
+            self._bm25.close()
             self._conn.close()
 
     @contextmanager
