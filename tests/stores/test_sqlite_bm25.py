@@ -11,6 +11,7 @@ import pytest
 pytestmark = pytest.mark.sqlite_only  # the SQLite store's own keyword scoring
 
 import hippo.stores.sqlite.bm25 as bm25_module
+import hippo.stores.sqlite.changes as changes
 from hippo.core.recall import keyword_match
 from hippo.stores.base import ChunkFilter
 
@@ -80,7 +81,7 @@ def test_a_reader_far_behind_the_log_reloads_every_length(make_mem, db, monkeypa
     seen = mem.store._bm25._seq
     mem.store_memories([sentence(rng) for _ in range(40)])
     with sqlite3.connect(db) as conn:  # trimmed past what this reader saw (as after LOG_KEPT more writes)
-        conn.execute("DELETE FROM fts_changes")
+        conn.execute("DELETE FROM chunk_changes")
     mem.store_memories([sentence(rng) for _ in range(10)])
     loads = []
     monkeypatch.setattr(bm25_module.Bm25, "_load", lambda self, last, real=bm25_module.Bm25._load:
@@ -94,10 +95,10 @@ def test_the_log_is_bounded_and_holds_no_text(make_mem, db, monkeypatch):
     mem = make_mem("alice")
     mem.store_memories([sentence(rng) for _ in range(120)])
     with sqlite3.connect(db) as conn:
-        columns = [row[1] for row in conn.execute("PRAGMA table_info(fts_changes)")]
+        columns = [row[1] for row in conn.execute("PRAGMA table_info(chunk_changes)")]
         assert columns == ["seq", "chunk"]
-        assert conn.execute("SELECT count(*) FROM fts_changes").fetchone()[0] <= bm25_module.LOG_KEPT + 1
-        assert conn.execute("SELECT count(*) FROM fts_changes WHERE typeof(chunk) != 'integer'").fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM chunk_changes").fetchone()[0] <= changes.LOG_KEPT + 1
+        assert conn.execute("SELECT count(*) FROM chunk_changes WHERE typeof(chunk) != 'integer'").fetchone()[0] == 0
 
 
 def test_what_the_postings_cannot_score_is_left_to_fts5(make_mem):

@@ -10,6 +10,7 @@ import pytest
 pytestmark = pytest.mark.sqlite_only  # the store's own keyword plans (FTS5 budget, kept scores, time index)
 
 import hippo.stores.sqlite.driving as driving
+import hippo.stores.sqlite.supersets as supersets
 import hippo.stores.sqlite.search as sqlite_store
 from hippo.core.memory import MemoryInput
 from hippo.core.recall import keyword_match as _terms
@@ -156,8 +157,8 @@ def test_a_period_with_fewer_rows_than_matches_is_read_from_the_time_index(make_
         assert [s for _, s in found] == pytest.approx([s for _, s in expected], abs=1e-6)
 
 
-def test_a_period_listed_from_its_index_serves_every_search_until_the_file_changes(make_mem, clock, embedder,
-                                                                                    monkeypatch):
+def test_a_period_listed_from_its_index_serves_every_search_and_takes_in_what_changed(make_mem, clock, embedder,
+                                                                                      monkeypatch):
     mem, other = make_mem("diary"), make_mem("other")  # two connections to one file
     days = [clock() - timedelta(days=d) for d in range(200)]
     mem.store_memories([MemoryInput(f"Day {i}: {'the dog in the park' if i % 10 == 0 else 'a cat'}" + " ok" * i,
@@ -165,9 +166,9 @@ def test_a_period_listed_from_its_index_serves_every_search_until_the_file_chang
     other.store_memories([MemoryInput(f"Other {i}: a dog", observed_at=days[i]) for i in range(1, 11)])
     match, query = keyword_match("dog"), embedder.embed_query("dog")
     month = ChunkFilter(since=days[40], until=days[0])  # 40 rows, more than the 30 matches: no time-index plan
-    listed: list[np.ndarray] = []  # each listing of the month's rows from the time index (driving.py)
-    original = driving.narrowed
-    monkeypatch.setattr(driving, "narrowed", lambda *args, **kwargs: listed.append(original(*args, **kwargs))
+    listed: list[np.ndarray] = []  # each listing of the month's rows from the time index (supersets.py)
+    original = supersets.listed
+    monkeypatch.setattr(supersets, "listed", lambda *args, **kwargs: listed.append(original(*args, **kwargs))
                         or listed[-1])
 
     def check(lists: bool) -> list[str]:
@@ -185,10 +186,14 @@ def test_a_period_listed_from_its_index_serves_every_search_until_the_file_chang
     monkeypatch.setattr(driving, "AFTERWARDS", (2,))  # no wider search first: the vector side needs the list
     mem.store.vector_search("diary", query, 10, month)
     assert len(listed) == 1
-    other.store_memory("Other late: a dog", observed_at=days[5])  # another connection writes: the list is stale
-    check(lists=True)
+    # Another connection writes, then this one: the rows they wrote join the kept list (changes.py).
+    other.store_memory("Other late: a dog", observed_at=days[5])
     check(lists=False)
-    late = mem.store_memory("Day late: the dog again", observed_at=days[5])  # so is it after this connection writes
+    late = mem.store_memory("Day late: the dog again", observed_at=days[5])
+    assert late.id in check(lists=False)
+    # More changes than a quarter of the list (or RELIST_MIN): listed again from the index.
+    monkeypatch.setattr(supersets, "RELIST_MIN", 1)
+    other.store_memories([f"Other more {i}: a cat" for i in range(11)])
     assert late.id in check(lists=True)
     assert len(listed[-1]) == 41
 

@@ -35,3 +35,11 @@ class VectorIndex(Protocol):
         """The ``limit`` best ``(key, similarity)`` pairs, best first, only among ``allowed`` keys if given.
         ``quick``: only near-identical vectors matter (a dedup probe); an approximate index may search
         less widely."""
+
+    def rough(self, query: "np.ndarray", allowed: "np.ndarray") -> "tuple[np.ndarray, np.ndarray] | None":
+        """The live ones of ``allowed`` (sorted) and scores that order them about as the exact ones
+        would, for a caller that picks among them before it needs exact scores (``exact``); None when
+        the index would rather not scan that many keys."""
+
+    def exact(self, query: "np.ndarray", keys: "np.ndarray") -> "np.ndarray":
+        """The exact similarities of live ``keys``, in their order."""

@@ -97,3 +97,13 @@ class ExactIndex:
         if allowed is not None:
             scores = np.where(np.isin(self._keys, allowed), scores, -np.inf)
         return [(int(self._keys[i]), float(scores[i])) for i in top_positions(scores, limit) if np.isfinite(scores[i])]
+
+    def rough(self, query: np.ndarray, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The live ones of ``allowed`` and their scores, exact already."""
+        rows = np.flatnonzero(np.isin(self._keys, allowed))
+        rows = rows[np.argsort(self._keys[rows])]
+        return self._keys[rows], self._matrix[rows] @ np.asarray(query, dtype=np.float32)
+
+    def exact(self, query: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        rows = [self._position[int(k)] for k in keys]
+        return self._matrix[rows] @ np.asarray(query, dtype=np.float32)

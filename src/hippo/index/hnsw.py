@@ -186,6 +186,16 @@ class HnswIndex:
             return None  # fewer than k reachable: removed elements or a narrow filter
         return [(int(key), 1.0 - float(d)) for key, d in zip(labels[0], distances[0])]
 
+    def rough(self, query: np.ndarray, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """The live ones of ``allowed`` and their int8 scores; None past the size where hnswlib's
+        filter is the faster search (see ``search``)."""
+        if len(allowed) > max(EXACT_FILTER_MIN, EXACT_FILTER_SCALE * len(self._rows) ** 0.5):
+            return None
+        return self._rows.scores(np.asarray(query, dtype=np.float32), np.asarray(allowed, dtype=np.int64))
+
+    def exact(self, query: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        return self.vectors(np.asarray(keys, dtype=np.int64)) @ np.asarray(query, dtype=np.float32)
+
     def _exact(self, query: np.ndarray, limit: int, keys: np.ndarray) -> list[tuple[int, float]]:
         """The best ``limit`` of the live ones of ``keys``: picked by the int8 copy, scored exactly."""
         if len(keys) == 0 or limit <= 0:

@@ -9,10 +9,9 @@ FTS5's own (``fts5_aux.c``): for each word, ``idf * tf * (k1 + 1) / (tf + k1 * (
 avgdl))`` with k1 = 1.2, b = 0.75, ``idf = ln((N - n + 0.5) / (n + 0.5))`` (1e-6 when not positive),
 N and avgdl from the index's averages record, n the rows that hold the word; negated, as FTS5 ranks.
 
-The lengths stay in step with the file through ``fts_changes``, a log of the chunk rowids whose text
-was written (by triggers on ``chunks``: rowids only, no text), of which the last ``LOG_KEPT`` are
-kept: a search reads the lengths of the rows logged since it last looked, and reloads them all when
-it fell further behind, or when their count and sum disagree with the index's averages record. Each
+The lengths stay in step with the file through ``chunk_changes`` (``changes.py``): a search reads
+the lengths of the rows logged since it last looked, and reloads them all when it fell further
+behind the log, or when their count and sum disagree with the index's averages record. Each
 query word is tokenised by FTS5 itself (a table of the same tokenizer in a private in-memory
 database), so it reads the postings a MATCH would. Left to FTS5 (``ranks`` returns None): a word
 that is more than one token, and a search inside a write transaction (whose log rows a rollback
@@ -27,31 +26,13 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["LOG_KEPT", "MIGRATION", "Bm25"]
+from hippo.stores.sqlite.changes import changed_since, latest
 
-LOG_KEPT = 10_000  # rows of fts_changes kept: a search further behind reloads every length
+__all__ = ["Bm25", "varints"]
+
 K1, B = 1.2, 0.75  # FTS5's bm25() constants
 _TOKENIZER = "porter unicode61 remove_diacritics 2"  # as chunks_fts (schema.py)
 _WORDS_KEPT = 50_000  # tokenised query words kept in memory
-
-MIGRATION = f"""
-CREATE TABLE fts_changes (
-    seq   INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused, even once the log was emptied
-    chunk INTEGER NOT NULL
-);
-CREATE TRIGGER fts_changes_ai AFTER INSERT ON chunks BEGIN
-    INSERT INTO fts_changes(chunk) VALUES (new.rowid);
-    DELETE FROM fts_changes WHERE seq <= (SELECT max(seq) FROM fts_changes) - {LOG_KEPT};
-END;
-CREATE TRIGGER fts_changes_ad AFTER DELETE ON chunks BEGIN
-    INSERT INTO fts_changes(chunk) VALUES (old.rowid);
-    DELETE FROM fts_changes WHERE seq <= (SELECT max(seq) FROM fts_changes) - {LOG_KEPT};
-END;
-CREATE TRIGGER fts_changes_au AFTER UPDATE OF content ON chunks BEGIN
-    INSERT INTO fts_changes(chunk) VALUES (new.rowid);
-    DELETE FROM fts_changes WHERE seq <= (SELECT max(seq) FROM fts_changes) - {LOG_KEPT};
-END;
-"""
 
 
 def varints(blob: bytes) -> list[int]:
@@ -147,18 +128,15 @@ class Bm25:
 
     def _sync(self, rows: int, total: int) -> None:
         """Bring the lengths in step with the file: the logged rows since the last look, or all."""
-        first, last = self._conn.execute(
-            "SELECT (SELECT min(seq) FROM fts_changes), coalesce((SELECT max(seq) FROM fts_changes), 0)").fetchone()
-        seen = self._seq
-        if seen is not None and (last == seen or (last > seen and first <= seen + 1)):
-            if last > seen:
-                (joined,) = self._conn.execute(
-                    "SELECT group_concat(DISTINCT chunk) FROM fts_changes WHERE seq > ?", (seen,)).fetchone()
-                self._apply(np.fromstring(joined, dtype=np.int64, sep=","))
+        if self._seq is not None:
+            last, changed = changed_since(self._conn, self._seq)
+            if changed is not None:
+                if len(changed):
+                    self._apply(changed)
                 self._seq = last
-            if (self._rows, self._total) == (rows, total):
-                return
-        self._load(last)
+                if (self._rows, self._total) == (rows, total):
+                    return
+        self._load(latest(self._conn))
 
     def _apply(self, chunks: np.ndarray) -> None:
         """Read the lengths of ``chunks`` again (0 for a row gone)."""

@@ -27,12 +27,15 @@ import hashlib
 import json
 import math
 import sqlite3
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from hippo.index.exact import top_positions
+from hippo.index.hnsw import RESCORE_EXTRA
 from hippo.stores.base import ChunkFilter
 from hippo.stores.sqlite.filters import experience_tests, filter_sql
+from hippo.stores.sqlite.supersets import Lister, Supersets, listed
 
 if TYPE_CHECKING:
     from hippo.stores.sqlite.vectors import VectorCache
@@ -125,22 +128,30 @@ def drivers(where: ChunkFilter, agent_id: str) -> list[tuple[str, list[Any]]]:
     return parts
 
 
-def narrowed(conn: sqlite3.Connection, agent_id: str, where: ChunkFilter, cap: int) -> np.ndarray | None:
+def narrowed(conn: sqlite3.Connection, agent_id: str, where: ChunkFilter, cap: int,
+             lister: Lister | None = None) -> np.ndarray | None:
     """A sorted superset of the agent's rowids that pass ``where``, listed from the indexes of its
-    parts (``drivers``); None when no part has an index or every one passes more than ``cap``."""
+    parts (``drivers``), by ``lister`` when given (``supersets.py``: kept listings); None when no
+    part has an index or every one passes more than ``cap``."""
+    part = lister or (lambda sql, params, bound: listed(conn, sql, params, bound))
     found: np.ndarray | None = None
     for sql, params in drivers(where, agent_id):
-        bound = cap if found is None else WIDER * len(found)
-        (joined, count) = conn.execute(
-            f"WITH listed(value) AS ({sql} LIMIT ?) SELECT group_concat(value), count(*) FROM listed",
-            (*params, bound + 1)).fetchone()
-        if count > bound:
+        rowids = part(sql, params, cap if found is None else WIDER * len(found))
+        if rowids is None:
             continue
-        rowids = np.sort(np.fromstring(joined, dtype=np.int64, sep=",")) if joined else np.zeros(0, np.int64)
-        found = rowids if found is None else np.intersect1d(found, rowids, assume_unique=True)
+        found = rowids if found is None else _both(found, rowids)
         if not len(found):
             break
     return found
+
+
+def _both(one: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """The rowids in both sorted arrays: each of the shorter looked up in the longer."""
+    short, long = (one, other) if len(one) <= len(other) else (other, one)
+    if not len(long):
+        return long
+    at = np.minimum(np.searchsorted(long, short), len(long) - 1)
+    return short[long[at] == short]
 
 
 def _wider(limit: int, seen: int, passed: int) -> int:
@@ -154,25 +165,35 @@ class FilteredSearch:
     best of all rows first, else among the rows the filter's indexes list (``narrowed``)."""
 
     _vectors: "VectorCache"
-    _kept_now: Callable[[sqlite3.Connection], dict[tuple[Any, ...], Any]]
+    _supersets: Supersets  # see _narrowed
 
     def _filter_afterwards(self, conn: sqlite3.Connection, agent_id: str, query: np.ndarray, limit: int,
                            clause: str, params: list[Any], where: ChunkFilter) -> list[tuple[int, float]] | None:
-        """The best ``limit`` that pass the filter (``clause``) when they are among the best
-        ``AFTERWARDS[0]``·limit of all, else among as many more as the share that passed says, at
-        most ``AFTERWARDS[1]``·limit (then they are the best that pass); else the best among the
-        rows the filter's own indexes list (``_narrowed``), read wider and wider until enough pass
-        or all are seen; None when none of these answers.
-        Each row's filter test runs once. Listing every allowed row first costs a pass over the
-        filter's rows (a filter passing one row in seven at 100k: ~30 ms); two wider searches ~2."""
+        """The best ``limit`` rows that pass the filter (``clause``). The rows the filter's parts list
+        from their own indexes (``_narrowed``, kept across searches) bound what can pass: when fewer
+        than one row in ``AFTERWARDS[-1]`` can, the answer is looked for among them alone
+        (``_best_within``). Otherwise among the best ``AFTERWARDS[0]``·limit of all, then as many
+        more as the share that passed says (at most ``AFTERWARDS[-1]``·limit), a row outside the
+        listed superset failing untested (a test reads the row: ~2-5 µs); else among the listed
+        rows, read wider and wider until enough pass or all are seen. None when none of these
+        answers (no part of the filter narrows, and too few of the best of all pass). Each row's
+        filter test runs once."""
         passed: dict[int, bool] = {}
         within, want = None, limit * AFTERWARDS[0]
+        known = self._narrowed(conn, agent_id, where)
+        if known is not None and len(known) * AFTERWARDS[-1] < (self._vectors.loaded_count(agent_id) or 0):
+            # Fewer than one row in AFTERWARDS[-1] can pass: the best of all would not answer.
+            best = self._best_within(conn, agent_id, query, limit, known, clause, params, passed)
+            if best is not None:
+                return best
         while True:
             found = self._vectors.search(agent_id, query, want, within)
             if within is None and len(found) < limit:
                 return None
             fresh = [r for r, _ in found if r not in passed]
             passed.update(dict.fromkeys(fresh, False))
+            if known is not None and within is None:
+                fresh = [r for r, inside in zip(fresh, np.isin(fresh, known, assume_unique=True)) if inside]
             passed.update(dict.fromkeys(self._passing(conn, agent_id, fresh, clause, params), True))
             kept = [item for item in found if passed[item[0]]]
             if len(kept) >= limit or len(found) < want:  # enough, or every row looked at
@@ -181,11 +202,43 @@ class FilteredSearch:
                 want = min(limit * AFTERWARDS[-1], _wider(limit, want, len(kept)))  # should answer
                 continue
             if within is None:
-                within, want = self._narrowed(conn, agent_id, where), limit * AFTERWARDS[0]
+                within, want = known, limit * AFTERWARDS[0]
                 if within is None:
                     return None
+                best = self._best_within(conn, agent_id, query, limit, within, clause, params, passed)
+                if best is not None:
+                    return best
                 continue
             want = max(2 * want, _wider(limit, len(found), len(kept)))
+
+    def _best_within(self, conn: sqlite3.Connection, agent_id: str, query: np.ndarray, limit: int,
+                     within: np.ndarray, clause: str, params: list[Any],
+                     passed: dict[int, bool]) -> list[tuple[int, float]] | None:
+        """The best ``limit`` that pass the filter among ``within`` (a superset of them), when the
+        index would scan that many (``VectorIndex.rough``; None otherwise): the rows are tested in
+        the order of their rough scores, a few more each time than the share that passed says, until
+        ``limit`` + RESCORE_EXTRA pass (or all were tested); only those are scored exactly. A search that asked for the
+        best ``want`` first scored each of them exactly (a stored vector read per row) before the
+        test, and again when too few passed."""
+        found = self._vectors.rough(agent_id, query, within)
+        if found is None:
+            return None
+        keys, rough = found
+        order = keys[np.argsort(-rough, kind="stable")].tolist()
+        chosen: list[int] = []
+        need, start, size = limit + RESCORE_EXTRA, 0, limit + RESCORE_EXTRA
+        while start < len(order) and len(chosen) < need:
+            part = order[start:start + size]
+            fresh = [r for r in part if r not in passed]
+            passed.update(dict.fromkeys(fresh, False))
+            passed.update(dict.fromkeys(self._passing(conn, agent_id, fresh, clause, params), True))
+            chosen += [r for r in part if passed[r]]
+            # As many more as the share that passed says, half as many again; at most four times as many.
+            start, size = start + size, min(4 * size, max(limit, math.ceil(
+                1.5 * (need - len(chosen)) * (start + size) / max(1, len(chosen)))))
+        chosen = chosen[:need]
+        exact = self._vectors.exact(agent_id, query, np.asarray(chosen, dtype=np.int64))
+        return [(chosen[i], float(exact[i])) for i in top_positions(exact, limit)]
 
     def _passing(self, conn: sqlite3.Connection, agent_id: str, rowids: list[int], clause: str,
                  params: list[Any]) -> list[int]:
@@ -196,12 +249,12 @@ class FilteredSearch:
             f"SELECT c.rowid FROM chunks c WHERE c.rowid IN (SELECT value FROM json_each(?)) AND +c.agent_id = ? "
             f"AND {clause}", (json.dumps(rowids), agent_id, *params))]
 
-    def _narrowed(self, conn: sqlite3.Connection, agent_id: str, where: ChunkFilter) -> np.ndarray | None:
-        """A superset of the rows ``where`` passes, from its parts' own indexes (``driving.py``),
-        kept until the file changes; None when no part narrows to half the agent's rows or fewer."""
-        kept = self._kept_now(conn)
-        key = ("narrowed", agent_id, where)
-        if key not in kept:
-            own = self._vectors.loaded_count(agent_id)
-            kept[key] = narrowed(conn, agent_id, where, cap=max(1000, (own or 0) // 2))
-        return kept[key]
+    def _narrowed(self, conn: sqlite3.Connection, agent_id: str, where: ChunkFilter, *,
+                  compute: bool = True) -> np.ndarray | None:
+        """A sorted superset of the rows ``where`` passes, from its parts' own indexes (``narrowed``),
+        their listings kept across searches (``supersets.py``). None when no part narrows to half the
+        agent's rows or fewer; with ``compute=False``, from the kept listings alone (None when none
+        is kept), so it costs no listing."""
+        own = self._vectors.loaded_count(agent_id)
+        return narrowed(conn, agent_id, where, cap=max(1000, (own or 0) // 2),
+                        lister=self._supersets.lister(conn, kept_only=not compute))

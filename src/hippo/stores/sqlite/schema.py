@@ -11,7 +11,7 @@ import sqlite3
 from datetime import datetime, timezone
 
 from hippo.errors import StorageError
-from hippo.stores.sqlite import bm25, driving
+from hippo.stores.sqlite import changes, driving
 
 __all__ = ["MIGRATIONS", "migrate"]
 
@@ -326,7 +326,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0012_daily", _DAILY),
     ("0013_filter_indexes", driving.MIGRATION),  # chunk_tags, experiences' chunk rowids (driving.py)
     ("0014_browse_order", _BROWSE_ORDER),
-    ("0015_fts_changes", bm25.MIGRATION),  # the rows whose text changed, for BM25's lengths (bm25.py)
+    ("0015_chunk_changes", changes.MIGRATION),  # rowids written, for what stores keep in memory (changes.py)
 ]
 
 

@@ -298,7 +298,7 @@ class SearchMixin(FilteredSearch):
             # best matches (exact: a row further down ranks lower), before a join over every match;
             # under a narrow one (the vector side found it so), among the rows its indexes list.
             if scorable and not where.is_empty:
-                narrow = kept.get(("narrowed", agent_id, where))
+                narrow = self._narrowed(conn, agent_id, where, compute=False)
                 if narrow is None:
                     rows = self._among_the_best(conn, match, limit, agent_id, clause, params,
                                                 reach=limit * AFTERWARDS[-1])

@@ -30,6 +30,7 @@ from hippo.stores.sqlite.schema import migrate
 from hippo.stores.sqlite.scrub import Scrubber
 from hippo.stores.sqlite.search import EPOCH_JULIAN_DAY, SearchMixin, match_expression
 from hippo.stores.sqlite.summary import SummaryMixin, count_retrievals, register_math
+from hippo.stores.sqlite.supersets import Supersets
 from hippo.stores.sqlite.vectors import VectorCache
 from hippo.types import ApiKey, Block, Chunk, ConversationHit
 
@@ -107,6 +108,7 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
         self._identity = _identity(self._file)
         self._bm25 = Bm25(self._conn)
         self._kept: dict[tuple[Any, ...], Any] = {}  # see _kept_now
+        self._supersets = Supersets()  # see FilteredSearch._narrowed
         self._kept_state: tuple[int, int] | None = None
 
     # -- plumbing ---------------------------------------------------------

@@ -156,9 +156,24 @@ class VectorCache:
     def search(
         self, agent_id: str, query: np.ndarray, limit: int, allowed: np.ndarray | None, *, quick: bool = False
     ) -> list[tuple[int, float]]:
+        index = self._searched(agent_id, query)
+        return [] if index is None else index.search(query, limit, allowed, quick=quick)
+
+    def rough(self, agent_id: str, query: np.ndarray, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """``VectorIndex.rough`` on the agent's index (nothing allowed when it has none)."""
+        index = self._searched(agent_id, query)
+        return (np.zeros(0, dtype=np.int64), np.zeros(0)) if index is None else index.rough(query, allowed)
+
+    def exact(self, agent_id: str, query: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        """``VectorIndex.exact`` on the agent's index: keys ``rough`` just gave."""
+        index = self._searched(agent_id, query)
+        return np.zeros(0) if index is None or not len(keys) else index.exact(query, keys)
+
+    def _searched(self, agent_id: str, query: np.ndarray) -> VectorIndex | None:
+        """The agent's index, loaded, checked against the query and grown into HNSW when due."""
         entry = self._fresh(agent_id)
         if entry.index is None:
-            return []
+            return None
         if entry.index.dimension != len(query):
             raise EmbedderMismatch(
                 f"query vector has dimension {len(query)} but stored vectors have {entry.index.dimension}; "
@@ -168,7 +183,7 @@ class VectorCache:
             keys, matrix = entry.index.rows()
             entry.index = HnswIndex(entry.index.dimension, keys, matrix, source=self._stored)
             self._save(agent_id, entry)
-        return entry.index.search(query, limit, allowed, quick=quick)
+        return entry.index
 
     def loaded_count(self, agent_id: str) -> int | None:
         """How many vectors the agent's loaded index holds; None when none is loaded."""
