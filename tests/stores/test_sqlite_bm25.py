@@ -8,12 +8,12 @@ import sqlite3
 import numpy as np
 import pytest
 
-pytestmark = pytest.mark.sqlite_only  # the SQLite store's own keyword scoring
-
 import hippo.stores.sqlite.bm25 as bm25_module
 import hippo.stores.sqlite.changes as changes
 from hippo.core.recall import keyword_match
 from hippo.stores.base import ChunkFilter
+
+pytestmark = pytest.mark.sqlite_only  # the SQLite store's own keyword scoring
 
 WORDS = ("garden tomato river bicycle violin mountain coffee winter teacher market harbour pottery "
          "camping running painting library kitchen museum").split()

@@ -7,13 +7,13 @@ import sqlite3
 import numpy as np
 import pytest
 
-pytestmark = pytest.mark.sqlite_only  # the SQLite store's own kept listings
-
 import hippo
 import hippo.stores.sqlite.changes as changes
 import hippo.stores.sqlite.supersets as supersets
 from hippo.core.memory import MemoryInput
 from hippo.stores.base import ChunkFilter
+
+pytestmark = pytest.mark.sqlite_only  # the SQLite store's own kept listings
 
 
 def tagged(mem, tag: str, n: int, start: int = 0) -> list[str]:
