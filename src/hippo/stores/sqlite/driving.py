@@ -181,11 +181,15 @@ class FilteredSearch:
         passed: dict[int, bool] = {}
         within, want = None, limit * AFTERWARDS[0]
         known = self._narrowed(conn, agent_id, where)
-        if known is not None and len(known) * AFTERWARDS[-1] < (self._vectors.loaded_count(agent_id) or 0):
+        own = self._vectors.loaded_count(agent_id) or 0
+        if known is not None and len(known) * AFTERWARDS[-1] < own:
             # Fewer than one row in AFTERWARDS[-1] can pass: the best of all would not answer.
             best = self._best_within(conn, agent_id, query, limit, known, clause, params, passed)
             if best is not None:
                 return best
+        elif known is not None and len(known) * AFTERWARDS[0] < own:
+            # At most the share the listing holds can pass: first ask for as many as that share needs.
+            want = min(limit * AFTERWARDS[-1], math.ceil(1.5 * limit * own / max(1, len(known))))
         while True:
             found = self._vectors.search(agent_id, query, want, within)
             if within is None and len(found) < limit:
