@@ -81,6 +81,23 @@ def test_recall_shows_once_what_both_tiers_hold(mem):
     assert mem.stats().memories == 1
 
 
+def test_a_query_fills_the_limit_when_the_best_short_term_entries_are_held_long_term_too(mem):
+    """Only the best ``limit`` + long-term hits of the short-term entries are kept for the merge:
+    those the long-term tier also holds drop out, and the limit is still filled, each text once,
+    best first."""
+    texts = [f"Kafka broker {i} restarted after the disk filled" for i in range(6)]
+    for text in texts[:3]:
+        mem.record_experience("insight", text)  # 0.85: long-term at once
+    for text in texts:
+        mem.record_experience("chat", text)  # short-term: three of them twins of long-term ones
+    mem.record_experience("chat", "Lunch was pasta with the team")
+    found = mem.recall(query="Kafka broker restarted disk", limit=5)
+    assert len(found) == 5 and len({e.content for e in found}) == 5
+    assert {e.content for e in found if e.tier == "long_term"} == set(texts[:3])
+    assert {e.content for e in found if e.tier == "short_term"} < set(texts[3:])
+    assert [e.relevance for e in found] == sorted((e.relevance for e in found), reverse=True)
+
+
 def test_recall_counts_as_a_retrieval_for_long_term_experiences(mem):
     kept = mem.record_experience("decision", "Release trains leave every second Tuesday")
     before = mem.get_memory(kept.id)

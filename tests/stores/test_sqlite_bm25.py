@@ -15,6 +15,14 @@ from hippo.stores.base import ChunkFilter
 
 pytestmark = pytest.mark.sqlite_only  # the SQLite store's own keyword scoring
 
+
+
+@pytest.fixture(autouse=True)
+def postings_at_any_size(monkeypatch):
+    """These files are small; the postings are read from ``bm25.SMALL`` rows on."""
+    monkeypatch.setattr(bm25_module, "SMALL", 0)
+
+
 WORDS = ("garden tomato river bicycle violin mountain coffee winter teacher market harbour pottery "
          "camping running painting library kitchen museum").split()
 
@@ -101,9 +109,12 @@ def test_the_log_is_bounded_and_holds_no_text(make_mem, db, monkeypatch):
         assert conn.execute("SELECT count(*) FROM chunk_changes WHERE typeof(chunk) != 'integer'").fetchone()[0] == 0
 
 
-def test_what_the_postings_cannot_score_is_left_to_fts5(make_mem):
+def test_what_the_postings_cannot_score_is_left_to_fts5(make_mem, monkeypatch):
     mem = make_mem("alice")
     mem.store_memories(["the e-mail arrived", "mail for the garden"])
+    monkeypatch.setattr(bm25_module, "SMALL", 3)
+    assert mem.store._bm25.ranks(["garden"]) is None  # a small index: FTS5 is as quick
+    monkeypatch.setattr(bm25_module, "SMALL", 0)
     assert mem.store._bm25.ranks(["e-mail"]) is None  # two tokens: a phrase
     with mem.store.transaction():
         assert mem.store._bm25.ranks(["garden"]) is None  # a write transaction's log could roll back

@@ -10,6 +10,7 @@ Nothing here starts a thread: consolidation runs when a trigger fires during a w
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -92,8 +93,10 @@ class Episodic:
         hits = as_hits(self.store, self.agent_id, ranked)
         records = self.store.experience_records(self.agent_id, [h.id for h in hits])
         found = [experiences.long_term(h.chunk, records[h.id], h.relevance) for h in hits if h.id in records]
-        scored = self._scored(query, query_vector, recent)
-        return self._touched(_merged(scored, found, key=lambda e: (e.relevance or 0.0, e.observed_at))[:limit])
+        # Only the best limit + len(found) can make the cut: at most len(found) of them hold a text
+        # long-term memory holds (shown once, as the long-term experience).
+        scored = self._scored(query, query_vector, recent, keep=limit + len(found))
+        return self._touched(_merged(scored, found, key=_by_relevance)[:limit])
 
     def related(self, refs: dict[str, str], limit: int) -> list[Experience]:
         recent = [e for e in self.buffer.entries()
@@ -101,13 +104,18 @@ class Episodic:
         found = self._long_terms(self.store.related_experiences(self.agent_id, refs, limit))
         return _merged(recent, found, key=lambda e: (e.observed_at, e.id))[:limit]
 
-    def _scored(self, query: str, query_vector: "np.ndarray | None", entries: list[Experience]) -> list[Experience]:
-        """Short-term entries relevant to the query (the fusion of recall, over a scan)."""
+    def _scored(self, query: str, query_vector: "np.ndarray | None", entries: list[Experience], *,
+                keep: int) -> list[Experience]:
+        """The ``keep`` short-term entries most relevant to the query (the fusion of recall, over a
+        scan), of those relevant at all, with their relevance set (a copy of each: 86 of 100 entries
+        copied took 1 ms of a 1.3 ms search)."""
         words = keyword_overlap(query, entries)
         cosines = self._cosines(query_vector, entries) if query_vector is not None else {}
         relevance = {e.id: self._fusion.relevance(cosines.get(e.id), words.get(e.id)) for e in entries}
         floor = self.settings.min_relevance
-        return [replace(e, relevance=relevance[e.id]) for e in entries if relevance[e.id] >= floor]
+        relevant = [e for e in entries if relevance[e.id] >= floor]
+        best = heapq.nlargest(keep, relevant, key=lambda e: (relevance[e.id], e.observed_at))
+        return [replace(e, relevance=relevance[e.id]) for e in best]
 
     def _cosines(self, query_vector: "np.ndarray", entries: list[Experience]) -> dict[str, float]:
         vectors = self.buffer.vectors([e.id for e in entries])
@@ -191,6 +199,10 @@ def _passes(entry: Experience, where: ChunkFilter) -> bool:
             and (wanted.min_importance is None or entry.importance >= wanted.min_importance)
             and all(tag in entry.tags for tag in where.tags)
             and (where.since is None or entry.observed_at >= where.since))
+
+
+def _by_relevance(entry: Experience) -> tuple[float, datetime]:
+    return entry.relevance or 0.0, entry.observed_at
 
 
 def _merged(recent: list[Experience], found: list[Experience], *, key: Callable[[Experience], Any]) -> list[Experience]:

@@ -35,6 +35,7 @@ class Int8Rows:
         self._alive = np.zeros(0, dtype=bool)
         self._size = 0  # rows in use (live or dead), a prefix of the arrays
         self._dead = 0
+        self._blocks: tuple[np.ndarray, np.ndarray] | None = None  # see _scratch
 
     def __len__(self) -> int:
         return self._size - self._dead
@@ -99,12 +100,25 @@ class Int8Rows:
         rows = rows[self._alive[rows]]
         query = np.asarray(query, dtype=np.float32)
         out = np.empty(len(rows), dtype=np.float32)
+        codes, floats = self._scratch()
         for start in range(0, len(rows), _BLOCK):
             part = rows[start:start + _BLOCK]
+            n = len(part)
+            np.take(self._codes, part, axis=0, out=codes[:n])
+            floats[:n] = codes[:n]
             # einsum, not ``@``: OpenBLAS splits a product this size over its threads, which on a
             # busy machine wait for a core (6,400 rows: 40-55 ms against 0.7 with two cores loaded).
-            out[start:start + _BLOCK] = np.einsum("ij,j->i", self._codes[part].astype(np.float32), query)
+            np.einsum("ij,j->i", floats[:n], query, out=out[start:start + n])
         return self._keys[rows], out * self._scales[rows]
+
+    def _scratch(self) -> tuple[np.ndarray, np.ndarray]:
+        """Blocks to gather codes into and convert them in, kept: fresh ones each scan cost page
+        faults (~0.3 ms of a 6,500-row scan). One scan at a time: the owner serialises its
+        searches (the SQLite store's lock)."""
+        if self._blocks is None:
+            self._blocks = (np.empty((_BLOCK, self.dimension), dtype=np.int8),
+                            np.empty((_BLOCK, self.dimension), dtype=np.float32))
+        return self._blocks
 
     def live(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Keys, codes and scales of the live rows, in key order (views where nothing is dead)."""

@@ -13,9 +13,9 @@ The lengths stay in step with the file through ``chunk_changes`` (``changes.py``
 the lengths of the rows logged since it last looked, and reloads them all when it fell further
 behind the log, or when their count and sum disagree with the index's averages record. Each
 query word is tokenised by FTS5 itself (a table of the same tokenizer in a private in-memory
-database), so it reads the postings a MATCH would. Left to FTS5 (``ranks`` returns None): a word
-that is more than one token, and a search inside a write transaction (whose log rows a rollback
-could take back).
+database), so it reads the postings a MATCH would. Left to FTS5 (``ranks`` returns None): an
+index of fewer than ``SMALL`` rows, a word that is more than one token, and a search inside a write
+transaction (whose log rows a rollback could take back).
 """
 
 from __future__ import annotations
@@ -28,11 +28,14 @@ import numpy as np
 
 from hippo.stores.sqlite.changes import changed_since, latest
 
-__all__ = ["Bm25", "varints"]
+__all__ = ["SMALL", "Bm25", "varints"]
 
 K1, B = 1.2, 0.75  # FTS5's bm25() constants
 _TOKENIZER = "porter unicode61 remove_diacritics 2"  # as chunks_fts (schema.py)
 _WORDS_KEPT = 50_000  # tokenised query words kept in memory
+# Below this many rows FTS5 scores every match in well under a millisecond, fewer statements than
+# these: the postings are read from here on.
+SMALL = 5_000
 
 
 def varints(blob: bytes) -> list[int]:
@@ -70,7 +73,7 @@ class Bm25:
         """Every row that holds one of ``words`` (an OR of them) and its BM25 rank (lower is
         better), rowids ascending; None when FTS5 must score it (see the module's docstring)."""
         conn = self._conn
-        if conn.in_transaction or not words or not self._set_up():
+        if conn.in_transaction or not words or self._averages()[0] < SMALL or not self._set_up():
             return None
         conn.execute("SAVEPOINT hippo_bm25")  # one snapshot: log, lengths, averages and postings
         try:
