@@ -191,7 +191,7 @@ class Bm25:
                 "SELECT group_concat(doc) FROM temp.hippo_postings WHERE term = ?", (token,)).fetchone()
             if not joined:
                 continue
-            held, tf = np.unique(np.fromstring(joined, dtype=np.int64, sep=","), return_counts=True)
+            held, tf = _counted(np.fromstring(joined, dtype=np.int64, sep=","))
             sizes = self._sizes[held] if held[-1] < len(self._sizes) else np.zeros(1, dtype=np.int64)
             if not sizes.all():
                 return None  # a row the lengths do not know: cannot be in one snapshot, but FTS5 can tell
@@ -202,7 +202,23 @@ class Bm25:
             scores.append(idf * (tf * (K1 + 1)) / (tf + K1 * (1 - B + B * lengths / avgdl)))
         if not docs:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
-        rowids, at = np.unique(np.concatenate(docs), return_inverse=True)
-        total = np.zeros(len(rowids))
-        np.add.at(total, at, np.concatenate(scores))
-        return rowids, -total
+        # Each word's rows are sorted: a stable sort merges the runs; each row sums its words in order.
+        merged = np.concatenate(docs)
+        order = np.argsort(merged, kind="stable")
+        merged, summed = merged[order], np.concatenate(scores)[order]
+        starts = _run_starts(merged)
+        return merged[starts], -np.add.reduceat(summed, starts)
+
+
+def _run_starts(values: np.ndarray) -> np.ndarray:
+    """Where each run of equal values of a sorted array starts."""
+    return np.flatnonzero(np.concatenate(([True], values[1:] != values[:-1])))
+
+
+def _counted(occurrences: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows a word occurs in (sorted) and how often in each: a postings list is in row order
+    (sorted here if it ever is not)."""
+    if len(occurrences) > 1 and (occurrences[1:] < occurrences[:-1]).any():
+        occurrences = np.sort(occurrences)
+    starts = _run_starts(occurrences)
+    return occurrences[starts], np.diff(np.append(starts, len(occurrences)))
