@@ -64,7 +64,7 @@ class Bm25:
         self._conn = conn
         self._words_db: sqlite3.Connection | None = None  # the tokenizer's own in-memory database
         self._ready: bool | None = None  # None: not set up yet; False: this SQLite cannot
-        self._seq: int | None = None  # the last fts_changes row applied (0: none yet); None: nothing loaded
+        self._seq: int | None = None  # the last chunk_changes row applied (0: none yet); None: nothing loaded
         self._sizes = np.zeros(0, dtype=np.int64)  # by rowid: length + 1, 0 for no row
         self._rows = self._total = 0
         self._words: dict[str, tuple[str, ...]] = {}
@@ -73,14 +73,14 @@ class Bm25:
         """Every row that holds one of ``words`` (an OR of them) and its BM25 rank (lower is
         better), rowids ascending; None when FTS5 must score it (see the module's docstring)."""
         conn = self._conn
-        if conn.in_transaction or not words or self._averages()[0] < SMALL or not self._set_up():
+        if conn.in_transaction or not words or not self._set_up():
             return None
         conn.execute("SAVEPOINT hippo_bm25")  # one snapshot: log, lengths, averages and postings
         try:
-            tokens = self._tokens(words)
+            rows, total = self._averages()
+            tokens = None if rows < SMALL else self._tokens(words)
             if tokens is None:
                 return None
-            rows, total = self._averages()
             self._sync(rows, total)
             return self._scored(tokens, rows, total / rows if rows else 1.0)
         finally:

@@ -162,7 +162,8 @@ def _wider(limit: int, seen: int, passed: int) -> int:
 
 class FilteredSearch:
     """The filtered vector search of :class:`~hippo.stores.sqlite.search.SearchMixin`: among the
-    best of all rows first, else among the rows the filter's indexes list (``narrowed``)."""
+    rows the filter's indexes list (``narrowed``) when few can pass, else among the best of all
+    rows first, those outside the listing failing untested."""
 
     _vectors: "VectorCache"
     _supersets: Supersets  # see _narrowed
@@ -220,10 +221,10 @@ class FilteredSearch:
                      passed: dict[int, bool]) -> list[tuple[int, float]] | None:
         """The best ``limit`` that pass the filter among ``within`` (a superset of them), when the
         index would scan that many (``VectorIndex.rough``; None otherwise): the rows are tested in
-        the order of their rough scores, a few more each time than the share that passed says, until
-        ``limit`` + RESCORE_EXTRA pass (or all were tested); only those are scored exactly. A search that asked for the
-        best ``want`` first scored each of them exactly (a stored vector read per row) before the
-        test, and again when too few passed."""
+        the order of their rough scores, a few more each time than the share that passed says,
+        until ``limit`` + RESCORE_EXTRA pass (or all were tested); only those are scored exactly.
+        (A search for the best ``want`` scores each of them exactly, a stored vector read per row,
+        before the test, and again when too few pass.)"""
         found = self._vectors.rough(agent_id, query, within)
         if found is None:
             return None
