@@ -68,6 +68,16 @@ def test_scores_equal_fts5s_through_inserts_edits_forgets_and_archives(make_mem)
     assert_same_as_fts5(mem, rng)
 
 
+def test_words_that_share_a_stem_count_once_each_as_in_fts5(make_mem):
+    mem = make_mem("alice")
+    mem.store_memories(["running in the garden", "she runs and runs", "a run of tomatoes", "the garden wall"])
+    for words in (["running", "runs"], ["running", "runs", "run", "garden"], ["garden", "gardens"]):
+        found = mem.store._bm25.ranks(words)
+        expected = fts5_ranks(mem, words)
+        np.testing.assert_array_equal(found[0], expected[0])
+        np.testing.assert_allclose(found[1], expected[1], rtol=1e-9, atol=1e-12)
+
+
 def test_another_connections_writes_are_seen(make_mem):
     rng = random.Random(5)
     mem = make_mem("alice")

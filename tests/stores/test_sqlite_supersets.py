@@ -9,6 +9,7 @@ import pytest
 
 import hippo
 import hippo.stores.sqlite.changes as changes
+import hippo.stores.sqlite.driving as driving
 import hippo.stores.sqlite.supersets as supersets
 from hippo.core.memory import MemoryInput
 from hippo.stores.base import ChunkFilter
@@ -103,6 +104,19 @@ def test_kept_listings_are_bounded(mem, monkeypatch):
         assert len(found_ids(mem, ChunkFilter(tags=(tag,)))) == 5
     kept = mem.store._supersets._kept
     assert sum(len(k.rows) for k in kept.values() if k.rows is not None) <= 12 and len(kept) == 2
+    monkeypatch.setattr(supersets, "ROWS_KEPT", 1_000)
+    monkeypatch.setattr(supersets, "LISTINGS_KEPT", 3)  # empty listings count too
+    for tag in ("a", "b", "c", "d", "none-1", "none-2"):
+        found_ids(mem, ChunkFilter(tags=(tag,)))
+    assert len(kept) == 3
+    listing_of = {tag: ("SELECT chunk FROM chunk_tags WHERE tag_key = ?", (driving.tag_key("alice", tag),))
+                  for tag in "abcdef"}
+    assert listing_of["a"] not in kept and listing_of["d"] in kept
+    found_ids(mem, ChunkFilter(tags=("d",)))  # used last: it outlives the next two
+    found_ids(mem, ChunkFilter(tags=("e",)))
+    found_ids(mem, ChunkFilter(tags=("f",)))
+    assert list(kept) == [listing_of["d"], listing_of["e"], listing_of["f"]]
+    assert mem.store._supersets._rows == sum(len(k.rows) for k in kept.values() if k.rows is not None)
 
 
 def test_the_log_says_what_changed_and_when_it_no_longer_can(mem):
@@ -118,3 +132,31 @@ def test_the_log_says_what_changed_and_when_it_no_longer_can(mem):
     conn.execute("DELETE FROM chunk_changes WHERE seq <= ?", (now - 1,))
     assert changes.changed_since(conn, last)[1] is None
     assert isinstance(changes.changed_since(conn, now - 1)[1], np.ndarray)
+
+
+def test_another_connections_forget_during_a_filtered_search_is_no_error(db, embedder, clock, monkeypatch):
+    """A write between the int8 pass and the exact scores (another process) leaves the search on
+    the index it started with: no error, and recall drops the row that is gone."""
+    mem = hippo.open(db, agent_id="alice", embedder=embedder, clock=clock)
+    other = hippo.open(db, agent_id="alice", embedder=embedder, clock=clock)
+    mem.store_memories([f"Untagged filler {i}" for i in range(300)])
+    rare = tagged(mem, "rare", 5)
+    where = ChunkFilter(tags=("rare",))
+    found_ids(mem, where)
+    real = driving.FilteredSearch._passing
+    fired: list[int] = []
+
+    def passing(self, conn, agent_id, rowids, clause, params):
+        out = real(self, conn, agent_id, rowids, clause, params)
+        if not fired:
+            fired.append(1)
+            other.delete_memory(rare[0])  # commits after the filter test, before the exact scores
+        return out
+
+    monkeypatch.setattr(driving.FilteredSearch, "_passing", passing)
+    query = mem.embedding.query("note tagged rare")
+    found = mem.store.vector_search("alice", query, 3, where)
+    assert fired and 2 <= len(found) <= 3 and rare[0] not in {i for i, _ in found}
+    assert rare[0] not in {h.chunk.id for h in mem.recall_memories("note tagged rare", tags=["rare"], limit=5)}
+    other.close()
+    mem.close()

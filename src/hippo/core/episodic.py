@@ -93,9 +93,10 @@ class Episodic:
         hits = as_hits(self.store, self.agent_id, ranked)
         records = self.store.experience_records(self.agent_id, [h.id for h in hits])
         found = [experiences.long_term(h.chunk, records[h.id], h.relevance) for h in hits if h.id in records]
-        # Only the best limit + len(found) can make the cut: at most len(found) of them hold a text
-        # long-term memory holds (shown once, as the long-term experience).
-        scored = self._scored(query, query_vector, recent, keep=limit + len(found))
+        # A text long-term memory holds is shown once, as the long-term experience: those entries
+        # go first (however many share it), then only the best ``limit`` of the rest can make the cut.
+        held = {e.content for e in found}
+        scored = self._scored(query, query_vector, [e for e in recent if e.content not in held], keep=limit)
         return self._touched(_merged(scored, found, key=_by_relevance)[:limit])
 
     def related(self, refs: dict[str, str], limit: int) -> list[Experience]:

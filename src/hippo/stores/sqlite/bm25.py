@@ -75,16 +75,20 @@ class Bm25:
         conn = self._conn
         if conn.in_transaction or not words or not self._set_up():
             return None
+        found = None
         conn.execute("SAVEPOINT hippo_bm25")  # one snapshot: log, lengths, averages and postings
         try:
             rows, total = self._averages()
             tokens = None if rows < SMALL else self._tokens(words)
-            if tokens is None:
-                return None
-            self._sync(rows, total)
-            return self._scored(tokens, rows, total / rows if rows else 1.0)
-        finally:
+            if tokens is not None:
+                self._sync(rows, total)
+                found = self._scored(tokens, rows, total / rows if rows else 1.0)
+        except BaseException:
+            conn.execute("ROLLBACK TO hippo_bm25")  # nothing written; the read transaction ends below
             conn.execute("RELEASE hippo_bm25")
+            raise
+        conn.execute("RELEASE hippo_bm25")
+        return found
 
     def close(self) -> None:
         if self._words_db is not None:
@@ -93,14 +97,15 @@ class Bm25:
 
     def _set_up(self) -> bool:
         if self._ready is None:
+            words = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
             try:
-                words = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
                 words.execute(f"CREATE VIRTUAL TABLE words USING fts5(word, tokenize='{_TOKENIZER}')")
                 words.execute("CREATE VIRTUAL TABLE tokens USING fts5vocab('words', 'instance')")
                 self._conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.hippo_postings "
                                    "USING fts5vocab(main, 'chunks_fts', 'instance')")
                 self._words_db, self._ready = words, True
             except sqlite3.Error:
+                words.close()
                 self._ready = False
         return self._ready
 
@@ -121,7 +126,8 @@ class Bm25:
         tokens = [self._words[w] for w in words]
         if any(len(t) > 1 for t in tokens):
             return None
-        return list(dict.fromkeys(t[0] for t in tokens if t))
+        # One per word, a repeated token too ("running runs"): FTS5 scores each phrase on its own.
+        return [t[0] for t in tokens if t]
 
     def _averages(self) -> tuple[int, int]:
         """The index's row count and total length (its averages record, id 1)."""
@@ -186,20 +192,16 @@ class Bm25:
 
     def _scored(self, tokens: list[str], rows: int, avgdl: float) -> tuple[np.ndarray, np.ndarray] | None:
         docs, scores = [], []
+        scored: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
         for token in tokens:
-            (joined,) = self._conn.execute(
-                "SELECT group_concat(doc) FROM temp.hippo_postings WHERE term = ?", (token,)).fetchone()
-            if not joined:
-                continue
-            held, tf = _counted(np.fromstring(joined, dtype=np.int64, sep=","))
-            sizes = self._sizes[held] if held[-1] < len(self._sizes) else np.zeros(1, dtype=np.int64)
-            if not sizes.all():
+            if token not in scored:
+                scored[token] = self._token_scores(token, rows, avgdl)
+            found = scored[token]
+            if found is None:
                 return None  # a row the lengths do not know: cannot be in one snapshot, but FTS5 can tell
-            idf = math.log((rows - len(held) + 0.5) / (len(held) + 0.5))
-            idf = idf if idf > 0 else 1e-6
-            lengths = sizes - 1
-            docs.append(held)
-            scores.append(idf * (tf * (K1 + 1)) / (tf + K1 * (1 - B + B * lengths / avgdl)))
+            if len(found[0]):
+                docs.append(found[0])
+                scores.append(found[1])
         if not docs:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
         # Each word's rows are sorted: a stable sort merges the runs; each row sums its words in order.
@@ -208,6 +210,21 @@ class Bm25:
         merged, summed = merged[order], np.concatenate(scores)[order]
         starts = _run_starts(merged)
         return merged[starts], -np.add.reduceat(summed, starts)
+
+
+    def _token_scores(self, token: str, rows: int, avgdl: float) -> tuple[np.ndarray, np.ndarray] | None:
+        """The rows holding ``token`` and its BM25 part in each; None when a row's length is unknown."""
+        (joined,) = self._conn.execute(
+            "SELECT group_concat(doc) FROM temp.hippo_postings WHERE term = ?", (token,)).fetchone()
+        if not joined:
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        held, tf = _counted(np.fromstring(joined, dtype=np.int64, sep=","))
+        sizes = self._sizes[held] if held[-1] < len(self._sizes) else np.zeros(1, dtype=np.int64)
+        if not sizes.all():
+            return None
+        idf = math.log((rows - len(held) + 0.5) / (len(held) + 0.5))
+        idf = idf if idf > 0 else 1e-6
+        return held, idf * (tf * (K1 + 1)) / (tf + K1 * (1 - B + B * (sizes - 1) / avgdl))
 
 
 def _run_starts(values: np.ndarray) -> np.ndarray:

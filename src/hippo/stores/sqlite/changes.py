@@ -8,8 +8,8 @@ access) logs nothing: it changes nothing kept. Only rowids are logged, never tex
 ``LOG_KEPT`` rows stay (each trigger trims the oldest): a reader further behind starts over.
 
 Two readers: keyword scoring (``bm25.py``: the lengths of the rows logged) and filtered search
-(``driving.py``: a superset of the rows a filter passes stays a superset once the logged rows are
-added to it). A reader must not keep what it read inside a write transaction: a rollback takes back
+(``supersets.py``: a superset of the rows a filter's part passes stays a superset once the logged
+rows are added to it). A reader must not keep what it read inside a write transaction: a rollback takes back
 the transaction's log rows, and their numbers are given again.
 """
 
@@ -59,11 +59,9 @@ def latest(conn: sqlite3.Connection) -> int:
 def changed_since(conn: sqlite3.Connection, seen: int) -> tuple[int, np.ndarray | None]:
     """The last change logged and the rowids changed after ``seen`` (sorted, each once); None for
     the rowids when the log no longer reaches back to ``seen`` (or was reset below it)."""
-    first, last = conn.execute(
-        "SELECT (SELECT min(seq) FROM chunk_changes), coalesce((SELECT max(seq) FROM chunk_changes), 0)").fetchone()
-    if last == seen:
-        return last, np.zeros(0, dtype=np.int64)
-    if last < seen or first > seen + 1:
+    first, last, joined = conn.execute(  # one statement: one snapshot, whatever commits meanwhile
+        "SELECT (SELECT min(seq) FROM chunk_changes), coalesce((SELECT max(seq) FROM chunk_changes), 0), "
+        "(SELECT group_concat(DISTINCT chunk) FROM chunk_changes WHERE seq > ?)", (seen,)).fetchone()
+    if last < seen or (last > seen and first > seen + 1):
         return last, None
-    (joined,) = conn.execute("SELECT group_concat(DISTINCT chunk) FROM chunk_changes WHERE seq > ?", (seen,)).fetchone()
     return last, np.unique(np.fromstring(joined or "", dtype=np.int64, sep=","))

@@ -131,8 +131,8 @@ def drivers(where: ChunkFilter, agent_id: str) -> list[tuple[str, list[Any]]]:
 def narrowed(conn: sqlite3.Connection, agent_id: str, where: ChunkFilter, cap: int,
              lister: Lister | None = None) -> np.ndarray | None:
     """A sorted superset of the agent's rowids that pass ``where``, listed from the indexes of its
-    parts (``drivers``), by ``lister`` when given (``supersets.py``: kept listings); None when no
-    part has an index or every one passes more than ``cap``."""
+    parts (``drivers``), by ``lister`` when given (``supersets.py``: kept listings, used whatever
+    their size); None when no part has an index or every one passes more than ``cap``."""
     part = lister or (lambda sql, params, bound: listed(conn, sql, params, bound))
     found: np.ndarray | None = None
     for sql, params in drivers(where, agent_id):
@@ -225,7 +225,10 @@ class FilteredSearch:
         until ``limit`` + RESCORE_EXTRA pass (or all were tested); only those are scored exactly.
         (A search for the best ``want`` scores each of them exactly, a stored vector read per row,
         before the test, and again when too few pass.)"""
-        found = self._vectors.rough(agent_id, query, within)
+        index = self._vectors.searched(agent_id, query)  # one index for both passes (see ``searched``)
+        if index is None:
+            return []
+        found = index.rough(query, within)
         if found is None:
             return None
         keys, rough = found
@@ -242,7 +245,9 @@ class FilteredSearch:
             start, size = start + size, min(4 * size, max(limit, math.ceil(
                 1.5 * (need - len(chosen)) * (start + size) / max(1, len(chosen)))))
         chosen = chosen[:need]
-        exact = self._vectors.exact(agent_id, query, np.asarray(chosen, dtype=np.int64))
+        if not chosen:
+            return []
+        exact = index.exact(query, np.asarray(chosen, dtype=np.int64))
         return [(chosen[i], float(exact[i])) for i in top_positions(exact, limit)]
 
     def _passing(self, conn: sqlite3.Connection, agent_id: str, rowids: list[int], clause: str,

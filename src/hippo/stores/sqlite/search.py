@@ -294,9 +294,9 @@ class SearchMixin(FilteredSearch):
                 allowed = self._allowed_rowids(conn, agent_id, clause, params, read=False)
             if allowed is not None and ("scored", match, None) in kept:
                 return self._keyword_among(conn, match, allowed, limit)
-            # Under a filter that many rows pass: the best that pass, read in rank order among the
-            # best matches (exact: a row further down ranks lower), before a join over every match;
-            # under a narrow one (the vector side found it so), among the rows its indexes list.
+            # Among the rows the filter's indexes list, when a listing is kept (the vector side
+            # lists it: supersets.py); else the best that pass, read in rank order among the best
+            # matches (exact: a row further down ranks lower), before a join over every match.
             if scorable and not where.is_empty:
                 narrow = self._narrowed(conn, agent_id, where, compute=False)
                 if narrow is None:

@@ -24,9 +24,10 @@ import numpy as np
 
 from hippo.stores.sqlite.changes import changed_since, latest
 
-__all__ = ["RELIST_MIN", "ROWS_KEPT", "Lister", "Supersets", "listed"]
+__all__ = ["LISTINGS_KEPT", "RELIST_MIN", "ROWS_KEPT", "Lister", "Supersets", "listed"]
 
-ROWS_KEPT = 2_000_000  # rowids kept in all (16 MB); the oldest listings go first
+ROWS_KEPT = 2_000_000  # rowids kept in all (16 MB); the listings used longest ago go first
+LISTINGS_KEPT = 512  # listings kept at most (a part found too wide, or empty, holds no rows)
 RELIST_MIN = 1_000  # changed rows a kept listing takes in before it is listed again, at least
 
 # ``(sql, params, bound)``: the sorted rowids a part's query lists, or None when more than ``bound``.
@@ -54,7 +55,8 @@ class Supersets:
     """The kept listings of one connection (see the module's docstring)."""
 
     def __init__(self) -> None:
-        self._kept: dict[tuple[str, tuple[Any, ...]], _Kept] = {}
+        self._kept: dict[tuple[str, tuple[Any, ...]], _Kept] = {}  # least recently used first
+        self._rows = 0  # rowids held by the kept listings
 
     def lister(self, conn: sqlite3.Connection, *, kept_only: bool = False) -> Lister:
         """A lister for ``driving.narrowed`` that answers from the kept listings, and lists (and
@@ -71,10 +73,8 @@ class Supersets:
                 if bound <= held.wider_than:
                     return None  # still as wide, or more than a few changes could have narrowed it
             elif changed is not None and held.rows is not None and len(changed) <= max(RELIST_MIN, len(held.rows) // 4):
-                if not len(changed):
-                    return held.rows
-                grown = np.union1d(held.rows, changed)
-                self._keep(conn, key, _Kept(last, grown))
+                grown = np.union1d(held.rows, changed) if len(changed) else held.rows
+                self._keep(conn, key, _Kept(last, grown))  # and it moves to the end: used last
                 return grown
         if kept_only:
             return None
@@ -84,12 +84,17 @@ class Supersets:
         return rows
 
     def _keep(self, conn: sqlite3.Connection, key: tuple[str, tuple[Any, ...]], kept: _Kept) -> None:
+        """Keep ``kept`` as the listing used last; those used longest ago go past the bounds."""
         if conn.in_transaction:
             return
-        self._kept.pop(key, None)
+        self._forget(key)
         size = 0 if kept.rows is None else len(kept.rows)
-        total = sum(len(k.rows) for k in self._kept.values() if k.rows is not None)
-        while self._kept and total + size > ROWS_KEPT:
-            gone = self._kept.pop(next(iter(self._kept)))
-            total -= 0 if gone.rows is None else len(gone.rows)
+        while self._kept and (self._rows + size > ROWS_KEPT or len(self._kept) >= LISTINGS_KEPT):
+            self._forget(next(iter(self._kept)))
         self._kept[key] = kept
+        self._rows += size
+
+    def _forget(self, key: tuple[str, tuple[Any, ...]]) -> None:
+        gone = self._kept.pop(key, None)
+        if gone is not None and gone.rows is not None:
+            self._rows -= len(gone.rows)

@@ -156,21 +156,13 @@ class VectorCache:
     def search(
         self, agent_id: str, query: np.ndarray, limit: int, allowed: np.ndarray | None, *, quick: bool = False
     ) -> list[tuple[int, float]]:
-        index = self._searched(agent_id, query)
+        index = self.searched(agent_id, query)
         return [] if index is None else index.search(query, limit, allowed, quick=quick)
 
-    def rough(self, agent_id: str, query: np.ndarray, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-        """``VectorIndex.rough`` on the agent's index (nothing allowed when it has none)."""
-        index = self._searched(agent_id, query)
-        return (np.zeros(0, dtype=np.int64), np.zeros(0)) if index is None else index.rough(query, allowed)
-
-    def exact(self, agent_id: str, query: np.ndarray, keys: np.ndarray) -> np.ndarray:
-        """``VectorIndex.exact`` on the agent's index: keys ``rough`` just gave."""
-        index = self._searched(agent_id, query)
-        return np.zeros(0) if index is None or not len(keys) else index.exact(query, keys)
-
-    def _searched(self, agent_id: str, query: np.ndarray) -> VectorIndex | None:
-        """The agent's index, loaded, checked against the query and grown into HNSW when due."""
+    def searched(self, agent_id: str, query: np.ndarray) -> VectorIndex | None:
+        """The agent's index, loaded, checked against the query and grown into HNSW when due; None
+        when the agent has no vectors. A caller that asks it twice (``rough``, then ``exact``)
+        holds on to it: another connection's write may replace it meanwhile."""
         entry = self._fresh(agent_id)
         if entry.index is None:
             return None
