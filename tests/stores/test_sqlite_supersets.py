@@ -112,6 +112,7 @@ def test_kept_listings_are_bounded(mem, monkeypatch):
     listing_of = {tag: ("SELECT chunk FROM chunk_tags WHERE tag_key = ?", (driving.tag_key("alice", tag),))
                   for tag in "abcdef"}
     assert listing_of["a"] not in kept and listing_of["d"] in kept
+    mem.store_memories(["Untagged filler after"])  # the file changed: the listings are asked again
     found_ids(mem, ChunkFilter(tags=("d",)))  # used last: it outlives the next two
     found_ids(mem, ChunkFilter(tags=("e",)))
     found_ids(mem, ChunkFilter(tags=("f",)))

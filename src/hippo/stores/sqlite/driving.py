@@ -27,7 +27,7 @@ import hashlib
 import json
 import math
 import sqlite3
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
@@ -40,7 +40,7 @@ from hippo.stores.sqlite.supersets import Lister, Supersets, listed
 if TYPE_CHECKING:
     from hippo.stores.sqlite.vectors import VectorCache
 
-__all__ = ["AFTERWARDS", "MIGRATION", "FilteredSearch", "drivers", "narrowed", "register", "tag_key"]
+__all__ = ["AFTERWARDS", "MIGRATION", "FilteredSearch", "drivers", "narrowed", "next_batch", "register", "tag_key"]
 
 # The keys of a chunk's tags, as the tag filter reads them: the text values at '$.tags' of its metadata.
 _TAG_KEYS = ("INSERT OR IGNORE INTO chunk_tags (tag_key, chunk) SELECT hippo_tag_key({row}.agent_id, t.value), "
@@ -160,6 +160,13 @@ def _wider(limit: int, seen: int, passed: int) -> int:
     return max(seen + limit, math.ceil(1.5 * limit * seen / max(1, passed)))
 
 
+def next_batch(size: int, limit: int, missing: int, seen: int, passed: int) -> int:
+    """How many rows to test next, in rank order, for ``missing`` more that pass when ``passed`` of
+    the first ``seen`` did: as many as that share says, half as many again; at least ``limit``, at
+    most four times the last batch (``size``)."""
+    return min(4 * size, max(limit, math.ceil(1.5 * missing * seen / max(1, passed))))
+
+
 class FilteredSearch:
     """The filtered vector search of :class:`~hippo.stores.sqlite.search.SearchMixin`: among the
     rows the filter's indexes list (``narrowed``) when few can pass, else among the best of all
@@ -167,6 +174,7 @@ class FilteredSearch:
 
     _vectors: "VectorCache"
     _supersets: Supersets  # see _narrowed
+    _kept_now: Callable[[sqlite3.Connection], dict[tuple[Any, ...], Any]]
 
     def _filter_afterwards(self, conn: sqlite3.Connection, agent_id: str, query: np.ndarray, limit: int,
                            clause: str, params: list[Any], where: ChunkFilter) -> list[tuple[int, float]] | None:
@@ -241,9 +249,7 @@ class FilteredSearch:
             passed.update(dict.fromkeys(fresh, False))
             passed.update(dict.fromkeys(self._passing(conn, agent_id, fresh, clause, params), True))
             chosen += [r for r in part if passed[r]]
-            # As many more as the share that passed says, half as many again; at most four times as many.
-            start, size = start + size, min(4 * size, max(limit, math.ceil(
-                1.5 * (need - len(chosen)) * (start + size) / max(1, len(chosen)))))
+            start, size = start + size, next_batch(size, limit, need - len(chosen), start + size, len(chosen))
         chosen = chosen[:need]
         if not chosen:
             return []
@@ -264,7 +270,14 @@ class FilteredSearch:
         """A sorted superset of the rows ``where`` passes, from its parts' own indexes (``narrowed``),
         their listings kept across searches (``supersets.py``). None when no part narrows to half the
         agent's rows or fewer; with ``compute=False``, from the kept listings alone (None when none
-        is kept), so it costs no listing."""
+        is kept), so it costs no listing. Kept for the rest of the search (``_kept_now``), which the
+        keyword side asks again."""
+        kept, key = self._kept_now(conn), ("narrowed", agent_id, where)  # once per search: both sides
+        if key in kept:
+            return kept[key]
         own = self._vectors.loaded_count(agent_id)
-        return narrowed(conn, agent_id, where, cap=max(1000, (own or 0) // 2),
+        rows = narrowed(conn, agent_id, where, cap=max(1000, (own or 0) // 2),
                         lister=self._supersets.lister(conn, kept_only=not compute))
+        if compute or rows is not None:
+            kept[key] = rows
+        return rows

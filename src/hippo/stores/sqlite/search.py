@@ -22,7 +22,7 @@ import numpy as np
 
 from hippo.index.exact import decode_vector, top_positions
 from hippo.stores.base import Candidates, ChunkFilter, SearchQuery, Standing
-from hippo.stores.sqlite.driving import AFTERWARDS, FilteredSearch
+from hippo.stores.sqlite.driving import AFTERWARDS, FilteredSearch, next_batch
 from hippo.stores.sqlite.filters import experience_rowids_sql, filter_sql
 from hippo.stores.sqlite.vectors import read_rowids
 
@@ -340,9 +340,7 @@ class SearchMixin(FilteredSearch):
                 f"AND +c.agent_id = ? AND {clause}", (json.dumps(rowids[part].tolist()), agent_id, *params),
             ).fetchall())
             found += [(passing[r], -float(ranks[i])) for i, r in zip(part, rowids[part].tolist()) if r in passing]
-            # As many more as the share that passed says, half as many again; at most four times as many.
-            start, size = start + size, min(size * 4, max(limit, math.ceil(
-                1.5 * (limit - len(found)) * (start + size) / max(1, len(found)))))
+            start, size = start + size, next_batch(size, limit, limit - len(found), start + size, len(found))
         return found[:limit]
 
     def _keyword_among(self, conn: sqlite3.Connection, match: str, allowed: np.ndarray,

@@ -23,6 +23,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from hippo.stores.sqlite.changes import changed_since, latest
+from hippo.stores.sqlite.vectors import read_rowids
 
 __all__ = ["LISTINGS_KEPT", "RELIST_MIN", "ROWS_KEPT", "Lister", "Supersets", "listed"]
 
@@ -37,12 +38,8 @@ Lister = Callable[[str, list[Any], int], "np.ndarray | None"]
 def listed(conn: sqlite3.Connection, sql: str, params: list[Any], bound: int) -> np.ndarray | None:
     """The sorted rowids ``sql`` lists (one integer column), None when it lists more than ``bound``
     (found by listing ``bound`` + 1 of them)."""
-    (joined, count) = conn.execute(
-        f"WITH listed(value) AS ({sql} LIMIT ?) SELECT group_concat(value), count(*) FROM listed",
-        (*params, bound + 1)).fetchone()
-    if count > bound:
-        return None
-    return np.sort(np.fromstring(joined, dtype=np.int64, sep=",")) if joined else np.zeros(0, np.int64)
+    rowids = read_rowids(conn, f"{sql} LIMIT ?", (*params, bound + 1))
+    return None if len(rowids) > bound else np.sort(rowids)
 
 
 class _Kept(NamedTuple):
