@@ -15,8 +15,9 @@ Four measurements, each beside a baseline timed in the same process:
    up, as above) and with the local model (``embedder="local"``, texts it has not seen). The first
    batch of each series warms up and is not counted.
 3. **recall with filters at 100k long-term experiences** (types, min_importance, tags, since, all
-   four), with a query (its vector looked up) and without (the latest first); baselines: numpy
-   top-10 over the 100k vectors, and a numpy mask over the same attributes for the listing.
+   four), with a query (its vector looked up; each case asks its own questions) and without (the
+   latest first); baselines: numpy top-10 over the 100k vectors, and a numpy mask over the same
+   attributes for the listing.
 
 The 100k experiences are ``bench/scale.py``'s corpus with its cached vectors, written as
 consolidation writes them (``store_memories`` of the same inputs, then their experience records)
@@ -256,6 +257,10 @@ def filtered_recall(db: str, data: Data, n: int, attrs: list[dict[str, Any]], qu
               "observed": np.array([a["observed_at"].timestamp() for a in attrs]),
               "tags": np.array([[t in a["tags"] for t in TAGS] for a in attrs])}
     questions, qvectors = data.questions[:queries], data.qvectors[:queries]
+    # Each case asks its own questions: what a search keeps for the next (a word's postings)
+    # helps only where a case's own questions repeat their words, as an agent's do.
+    per_case = [[data.questions[(k * queries + j) % len(data.questions)] for j in range(queries)]
+                for k in range(len(filter_cases(n, data.scale.observed)))]
     out: dict[str, Any] = {}
     with hippo.open(db, agent_id="bench", embedder=data.lookup) as mem:
         out["first_recall_s"] = timed(lambda: mem.recall(query=questions[0]))[0] / 1000  # loads (or builds) the index
@@ -263,10 +268,10 @@ def filtered_recall(db: str, data: Data, n: int, attrs: list[dict[str, Any]], qu
         numpy_ms = [timed(lambda qv=qv: np.argpartition(-(data.matrix @ qv), 9)[:10])[0] for qv in qvectors]
         out["numpy_top10_ms"] = pcts(numpy_ms)
         cases = {}
-        for name, kw_of in filter_cases(n, data.scale.observed):
+        for (name, kw_of), asked in zip(filter_cases(n, data.scale.observed), per_case):
             row: dict[str, Any] = {"share": float(np.mean([mask_of(arrays, kw_of(j)).mean() for j in range(20)]))}
             query_ms, hits = [], []
-            for j, q in enumerate(questions):
+            for j, q in enumerate(asked):
                 kw = kw_of(j)
                 ms, found = timed(lambda q=q, kw=kw: mem.recall(query=q, limit=10, **kw))
                 query_ms.append(ms)

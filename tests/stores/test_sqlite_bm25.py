@@ -147,3 +147,61 @@ def test_recall_ranks_keyword_hits_as_before(make_mem):
                 "WHERE chunks_fts MATCH ? AND c.agent_id = 'alice' ORDER BY bm25(chunks_fts), c.rowid LIMIT 20",
                 (match,)).fetchall()
         assert [s for _, s in fast] == pytest.approx([s for _, s in joined])
+
+
+def postings_reads(mem) -> list[str]:
+    """Records each statement that reads a word's postings on the store's connection."""
+    reads: list[str] = []
+    mem.store._conn.set_trace_callback(lambda sql: reads.append(sql) if "hippo_postings" in sql else None)
+    return reads
+
+
+def test_a_words_postings_are_kept_until_anything_changes(make_mem):
+    rng = random.Random(17)
+    mem = make_mem("alice")
+    mem.store_memories([sentence(rng) for _ in range(200)])
+    bm25 = mem.store._bm25
+    first = bm25.ranks(["garden", "violin"])
+    reads = postings_reads(mem)
+    again = bm25.ranks(["violin", "garden", "garden"])  # kept: no read, in any order, repeated
+    assert reads == []
+    np.testing.assert_array_equal(first[0], again[0])
+    np.testing.assert_allclose(again[1], fts5_ranks(mem, ["violin", "garden", "garden"])[1], rtol=1e-9)
+    mem.store_memories(["a teacher at the market"])  # holds neither word, yet changes both weights (N, avgdl)
+    reads.clear()
+    changed = bm25.ranks(["garden", "violin"])
+    assert len(reads) == 2
+    np.testing.assert_allclose(changed[1], fts5_ranks(mem, ["garden", "violin"])[1], rtol=1e-9, atol=1e-12)
+    assert not np.allclose(changed[1], first[1])
+    mem.store._conn.set_trace_callback(None)
+
+
+def test_kept_words_answer_the_keyword_budget_until_a_write(make_mem):
+    rng = random.Random(19)
+    mem = make_mem("alice")
+    mem.store_memories([sentence(rng) for _ in range(200)])
+    bm25 = mem.store._bm25
+    assert bm25.matches(["garden", "winter"]) == [None, None]  # nothing kept yet
+    bm25.ranks(["garden"])
+    expected = len(fts5_ranks(mem, ["garden"])[0])
+    assert bm25.matches(["garden", "winter", "e-mail"]) == [expected, None, None]
+    writer = make_mem("alice")  # another connection's write is seen too
+    writer.store_memories(["garden garden"])
+    writer.close()
+    assert bm25.matches(["garden"]) == [None]
+    bm25.ranks(["garden"])
+    assert bm25.matches(["garden"]) == [expected + 1]
+
+
+def test_kept_postings_are_bounded_in_rows(make_mem, monkeypatch):
+    monkeypatch.setattr(bm25_module, "POSTINGS_KEPT", 150)
+    rng = random.Random(23)
+    mem = make_mem("alice")
+    mem.store_memories([sentence(rng) for _ in range(200)])
+    bm25 = mem.store._bm25
+    for word in WORDS:
+        found = bm25.ranks([word])
+        np.testing.assert_allclose(found[1], fts5_ranks(mem, [word])[1], rtol=1e-9, atol=1e-12)
+        held = sum(len(rows) for rows, _ in bm25._postings.values())
+        assert held == bm25._postings_rows and (held <= 150 or len(bm25._postings) == 1)
+    assert WORDS[-1] in [t for t in bm25._postings]  # the last used stays

@@ -92,9 +92,9 @@ class Int8Rows:
 
     def scores(self, query: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The live ones of ``keys`` (sorted) and their approximate dot products with ``query``."""
-        keys = np.sort(np.asarray(keys, dtype=np.int64))  # sorted needles: searchsorted is 8x faster
-        if len(keys) > 1 and (keys[1:] == keys[:-1]).any():
-            keys = np.unique(keys)
+        keys = np.asarray(keys, dtype=np.int64)
+        if len(keys) > 1 and not (keys[1:] > keys[:-1]).all():  # sorted needles: searchsorted is 8x faster
+            keys = np.unique(keys)  # sorted, each once (a listing comes sorted: no copy)
         at, found = self._positions(keys)
         rows = at[found]
         rows = rows[self._alive[rows]]

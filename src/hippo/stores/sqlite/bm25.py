@@ -13,7 +13,12 @@ The lengths stay in step with the file through ``chunk_changes`` (``changes.py``
 the lengths of the rows logged since it last looked, and reloads them all when it fell further
 behind the log, or when their count and sum disagree with the index's averages record. Each
 query word is tokenised by FTS5 itself (a table of the same tokenizer in a private in-memory
-database), so it reads the postings a MATCH would. Left to FTS5 (``ranks`` returns None): an
+database), so it reads the postings a MATCH would.
+
+Queries repeat their words (a user's names, the words of a question), so each word's rows and
+scores are kept for the next search, up to ``POSTINGS_KEPT`` rows in all, until anything is logged
+as changed (a write of any row can change every word's weight: N and avgdl). A kept word's row
+count also answers the keyword search's budget (``matches``) without a MATCH. Left to FTS5 (``ranks`` returns None): an
 index of fewer than ``SMALL`` rows, a word that is more than one token, and a search inside a write
 transaction (whose log rows a rollback could take back).
 """
@@ -28,11 +33,12 @@ import numpy as np
 
 from hippo.stores.sqlite.changes import changed_since, latest
 
-__all__ = ["SMALL", "Bm25", "varints"]
+__all__ = ["POSTINGS_KEPT", "SMALL", "Bm25", "varints"]
 
 K1, B = 1.2, 0.75  # FTS5's bm25() constants
 _TOKENIZER = "porter unicode61 remove_diacritics 2"  # as chunks_fts (schema.py)
 _WORDS_KEPT = 50_000  # tokenised query words kept in memory
+POSTINGS_KEPT = 1_000_000  # rows of the kept words' postings, in all (16 MB); used longest ago go first
 # Below this many rows FTS5 scores every match in well under a millisecond, fewer statements than
 # these: the postings are read from here on.
 SMALL = 5_000
@@ -68,6 +74,11 @@ class Bm25:
         self._sizes = np.zeros(0, dtype=np.int64)  # by rowid: length + 1, 0 for no row
         self._rows = self._total = 0
         self._words: dict[str, tuple[str, ...]] = {}
+        # token -> its rows (sorted) and BM25 part in each, at the log position and averages of
+        # ``_postings_at``; least recently used first
+        self._postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._postings_at: tuple[int | None, int, int] | None = None
+        self._postings_rows = 0
 
     def ranks(self, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray] | None:
         """Every row that holds one of ``words`` (an OR of them) and its BM25 rank (lower is
@@ -82,12 +93,30 @@ class Bm25:
             tokens = None if rows < SMALL else self._tokens(words)
             if tokens is not None:
                 self._sync(rows, total)
+                if self._postings_at != (self._seq, rows, total):  # something changed: weights too
+                    self._drop_postings()
+                    self._postings_at = (self._seq, rows, total)
                 found = self._scored(tokens, rows, total / rows if rows else 1.0)
         except BaseException:
             conn.execute("ROLLBACK TO hippo_bm25")  # nothing written; the read transaction ends below
             conn.execute("RELEASE hippo_bm25")
             raise
         conn.execute("RELEASE hippo_bm25")
+        return found
+
+    def matches(self, words: Sequence[str]) -> list[int | None]:
+        """How many rows hold each of ``words``, where its postings are kept and still current
+        (None elsewhere: a word not kept, or not one token)."""
+        if not self._postings or self._conn.in_transaction:
+            return [None] * len(words)
+        if self._postings_at is None or latest(self._conn) != self._postings_at[0]:
+            self._drop_postings()
+            return [None] * len(words)
+        found: list[int | None] = []
+        for word in words:
+            tokens = self._words.get(word)
+            kept = self._postings.get(tokens[0]) if tokens is not None and len(tokens) == 1 else None
+            found.append(None if kept is None else len(kept[0]))
         return found
 
     def close(self) -> None:
@@ -213,7 +242,24 @@ class Bm25:
 
 
     def _token_scores(self, token: str, rows: int, avgdl: float) -> tuple[np.ndarray, np.ndarray] | None:
-        """The rows holding ``token`` and its BM25 part in each; None when a row's length is unknown."""
+        """The rows holding ``token`` and its BM25 part in each (kept: see the module's docstring);
+        None when a row's length is unknown."""
+        kept = self._postings.pop(token, None)
+        if kept is None:
+            kept = self._read_scores(token, rows, avgdl)
+            if kept is None:
+                return None
+            while self._postings and self._postings_rows + len(kept[0]) > POSTINGS_KEPT:
+                self._postings_rows -= len(self._postings.pop(next(iter(self._postings)))[0])
+            self._postings_rows += len(kept[0])
+        self._postings[token] = kept  # used last
+        return kept
+
+    def _drop_postings(self) -> None:
+        self._postings.clear()
+        self._postings_rows, self._postings_at = 0, None
+
+    def _read_scores(self, token: str, rows: int, avgdl: float) -> tuple[np.ndarray, np.ndarray] | None:
         (joined,) = self._conn.execute(
             "SELECT group_concat(doc) FROM temp.hippo_postings WHERE term = ?", (token,)).fetchone()
         if not joined:

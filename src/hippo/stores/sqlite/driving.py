@@ -240,10 +240,12 @@ class FilteredSearch:
         if found is None:
             return None
         keys, rough = found
-        order = keys[np.argsort(-rough, kind="stable")].tolist()
         chosen: list[int] = []
+        order: list[int] = []  # keys best first, as far as ranked (all of them rarely are needed)
         need, start, size = limit + RESCORE_EXTRA, 0, limit + RESCORE_EXTRA
-        while start < len(order) and len(chosen) < need:
+        while start < len(keys) and len(chosen) < need:
+            if start + size > len(order):
+                order = keys[top_positions(rough, max(4 * need, 2 * (start + size)))].tolist()
             part = order[start:start + size]
             fresh = [r for r in part if r not in passed]
             passed.update(dict.fromkeys(fresh, False))

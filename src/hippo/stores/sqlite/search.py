@@ -73,14 +73,17 @@ class Affordable(NamedTuple):
     completion: str | None = None
 
 
-def _affordable(conn: sqlite3.Connection, match: str) -> Affordable:
+def _affordable(conn: sqlite3.Connection, match: str, bm25: "Bm25 | None" = None) -> Affordable:
     if not _OR_TERMS.fullmatch(match):
         return Affordable(match, None)
     terms = match.split(" OR ")
+    # The words whose postings ``bm25`` keeps are counted there; the others by a MATCH.
+    known = bm25.matches([term[1:-1] for term in terms]) if bm25 is not None else [None] * len(terms)
     counts = [
+        min(count, KEYWORD_BUDGET + 1) if count is not None else
         conn.execute("SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
                      (term, KEYWORD_BUDGET + 1)).fetchone()[0]
-        for term in terms
+        for term, count in zip(terms, known)
     ]
     if sum(counts) <= KEYWORD_BUDGET or len(terms) == 1:
         return Affordable(match, sum(counts))
@@ -258,7 +261,7 @@ class SearchMixin(FilteredSearch):
         with self._reading() as conn:
             kept = self._kept_now(conn)
             if ("affordable", match, KEYWORD_BUDGET) not in kept:
-                kept["affordable", match, KEYWORD_BUDGET] = _affordable(conn, match)
+                kept["affordable", match, KEYWORD_BUDGET] = _affordable(conn, match, self._bm25)
             match, matches, completion = kept["affordable", match, KEYWORD_BUDGET]
             if completion is not None:  # scored as a whole, then the agent's rows picked in rank order
                 allowed = None if where.is_empty else self._allowed_rowids(conn, agent_id, clause, params, read=False)

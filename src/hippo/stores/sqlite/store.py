@@ -66,6 +66,15 @@ def _row_to_chunk(row: tuple) -> Chunk:
     )
 
 
+# Reads through a memory map where the platform has one that SQLite trusts (not Windows, where a
+# mapped file cannot shrink): a search reads a few dozen rows at random, and each read that copies a
+# page in costs ~20 µs on a slow machine against a mapped page's few (~1 ms of a recall at 100k).
+# Writes still go through the file. The mapped pages count in the process's resident memory; they
+# are the page cache's, shared and given back under pressure.
+_MMAP_SIZE = 0 if os.name == "nt" else 1 << 31  # SQLite caps it at its own largest (2 GB)
+_PRAGMAS = ("journal_mode=WAL", "busy_timeout=5000", "secure_delete=ON", "synchronous=NORMAL",
+            f"mmap_size={_MMAP_SIZE}")
+
 _WHEN_SECONDS = f"(julianday(COALESCE(observed_at, created_at)) - {EPOCH_JULIAN_DAY}) * 86400.0"
 
 
@@ -78,7 +87,8 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
 
     One connection per store, guarded by a lock so a store can be shared by
     threads. Every connection runs WAL, ``busy_timeout=5000`` and
-    ``secure_delete``; every write is one ``BEGIN IMMEDIATE`` transaction.
+    ``secure_delete`` (and reads through a memory map: ``_MMAP_SIZE``); every write is one
+    ``BEGIN IMMEDIATE`` transaction.
     """
 
     capabilities = StoreCapabilities(supports_ann=False, secure_delete=True, conversation=True)
@@ -89,7 +99,7 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
         self.location = self.path
         try:
             self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=5.0)
-            for pragma in ("journal_mode=WAL", "busy_timeout=5000", "secure_delete=ON", "synchronous=NORMAL"):
+            for pragma in _PRAGMAS:
                 self._conn.execute(f"PRAGMA {pragma}")
             migrate(self._conn)
             register_math(self._conn)
