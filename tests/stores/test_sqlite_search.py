@@ -46,3 +46,19 @@ def test_a_wide_filter_is_checked_on_the_results_and_a_narrow_one_listed_first(m
         found = mem.store.vector_search("alice", query, limit, ChunkFilter(since=clock() - timedelta(days=days)))
         assert {i for i, _ in found} <= allowed
         assert [s for _, s in found] == pytest.approx(best, abs=1e-6)  # ties may come in either order
+
+
+def test_an_agent_without_chunks_is_answered_without_a_search_until_one_is_written(make_mem):
+    alice, bob = make_mem("alice"), make_mem("bob")
+    bob.store_memory("Bob keeps the ferry timetable")
+    statements: list[str] = []
+    alice.store._conn.set_trace_callback(statements.append)
+    assert alice.recall_memories("ferry timetable").hits == []  # bob's chunk is not alice's
+    assert not any("chunks_fts" in s for s in statements)
+    writer = make_mem("alice")  # another connection: the file's change is seen
+    writer.store_memory("Alice takes the ferry at nine")
+    assert [h.chunk.content for h in alice.recall_memories("ferry").hits] == ["Alice takes the ferry at nine"]
+    alice.store._conn.set_trace_callback(None)
+    only = writer.list_memories().items[0]
+    assert writer.store.archive_chunks("alice", [only.id], writer.now()) == 1  # archived: no longer a chunk
+    assert alice.recall_memories("ferry").hits == []

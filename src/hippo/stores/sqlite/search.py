@@ -58,7 +58,7 @@ def _marks(n: int) -> str:
 
 KEYWORD_BUDGET = 10_000  # rows FTS5 may score per keyword search (bench/scale.py measures what it changes)
 _OR_TERMS = re.compile(r'"[^"]+"(?: OR "[^"]+")*')
-_KEPT_MAX = 8  # entries of SQLiteStore._kept (a recall adds three; a wide rowid list at 1M is 8 MB)
+_KEPT_MAX = 12  # entries of SQLiteStore._kept (a recall adds four to eight; a wide rowid list at 1M is 8 MB)
 
 
 class Affordable(NamedTuple):
@@ -114,6 +114,8 @@ class SearchMixin(FilteredSearch):
     _rows_by_id: Callable[..., list]
 
     def search(self, agent_id: str, query: SearchQuery) -> Candidates:
+        if not self._holds_chunks(agent_id):  # a new agent, or one whose memories are all short-term yet
+            return Candidates([], {}, {}, exhausted=True)
         similarity: dict[str, float] = {}
         depth = query.depth
         if query.vector is not None:
@@ -175,6 +177,15 @@ class SearchMixin(FilteredSearch):
             if where.include_superseded:
                 found = self._merge_superseded(conn, agent_id, query, limit, found, allowed)
             return self._ids_for_rowids(found)
+
+    def _holds_chunks(self, agent_id: str) -> bool:
+        """Whether the agent has a chunk at all (archived ones are not chunks), known until the file changes."""
+        with self._reading() as conn:
+            kept, key = self._kept_now(conn), ("holds", agent_id)
+            if key not in kept:
+                found = conn.execute("SELECT 1 FROM chunks WHERE agent_id = ? LIMIT 1", (agent_id,)).fetchone()
+                kept[key] = found is not None
+            return kept[key]
 
     def _kept_now(self, conn: sqlite3.Connection) -> dict[tuple[Any, ...], Any]:
         """What is worth keeping between the searches of one recall (a period's rowid list, a
