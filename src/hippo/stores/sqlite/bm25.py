@@ -18,9 +18,10 @@ database), so it reads the postings a MATCH would.
 Queries repeat their words (a user's names, the words of a question), so each word's rows and
 scores are kept for the next search, up to ``POSTINGS_KEPT`` rows in all, until anything is logged
 as changed (a write of any row can change every word's weight: N and avgdl). A kept word's row
-count also answers the keyword search's budget (``matches``) without a MATCH. Left to FTS5 (``ranks`` returns None): an
-index of fewer than ``SMALL`` rows, a word that is more than one token, and a search inside a write
-transaction (whose log rows a rollback could take back).
+count also answers the keyword search's budget (``matches``) without a MATCH.
+
+Left to FTS5 (``ranks`` returns None): an index of fewer than ``SMALL`` rows, a word that is more
+than one token, and a search inside a write transaction (whose log rows a rollback could take back).
 """
 
 from __future__ import annotations
