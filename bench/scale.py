@@ -66,7 +66,7 @@ def percentiles(times_ms: list[float]) -> tuple[float, float]:
     return statistics.median(ordered), ordered[int(0.95 * (len(ordered) - 1))]
 
 
-def vm_rss_mb() -> float:
+def own_rss_mb() -> float:
     """The process's own resident memory (RssAnon): the SQLite store reads its file through a memory
     map, whose pages count in VmRSS but are the page cache's, shared and given back under pressure."""
     for line in Path("/proc/self/status").read_text().splitlines():
@@ -152,7 +152,7 @@ def measure(n: int, queries: int, smoke: bool, workdir: Path) -> dict[str, Any]:
     options: dict[str, Any] = {"ann_threshold": 100} if smoke else {}
     db = workdir / f"scale-{n}.db"
     out: dict[str, Any] = {"chunks": n}
-    rss_before = vm_rss_mb()
+    rss_before = own_rss_mb()
     with hippo.open(db, agent_id="bench", embedder=lookup, **options) as mem:
         batch, rates = 1000, []
         for start in range(0, n, batch):
@@ -212,7 +212,7 @@ def measure(n: int, queries: int, smoke: bool, workdir: Path) -> dict[str, Any]:
         out["db_mb_per_10k"] = out["db_mb"] / (n / 10_000)
         out["ann_files_mb"] = sum(p.stat().st_size for p in Path(f"{db}.hnsw").glob("*")) / 2**20 \
             if Path(f"{db}.hnsw").is_dir() else 0.0
-        out["rss_mb"] = vm_rss_mb()
+        out["rss_mb"] = own_rss_mb()
         out["rss_added_mb"] = out["rss_mb"] - rss_before
         out["ann_recall_at_10"] = ann_recall(mem, texts, matrix, qvectors)
         out["keyword_budget"], out["keyword_budget_top10_overlap"] = budget_overlap(mem, questions[:100])
@@ -282,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
               f"store batched {r['store_batched_per_s']:.0f}/s, one by one {r['store_one_by_one_per_s']:.0f}/s; "
               f"with the index loaded {r['store_batched_index_loaded_per_s']:.0f}/s; "
               f"{r['db_mb_per_10k']:.1f} MB per 10k (+{r['ann_files_mb']:.0f} MB index files); "
-              f"RSS {r['rss_mb']:.0f} MB (+{r['rss_added_mb']:.0f}); index {r['index']}, "
+              f"own RSS (RssAnon) {r['rss_mb']:.0f} MB (+{r['rss_added_mb']:.0f}); index {r['index']}, "
               f"ready in {r['first_recall_s']:.1f} s, reopened {r['first_recall_reopened_s']:.2f} s; "
               f"ANN recall@10 {r['ann_recall_at_10']}; top-10 kept under the keyword budget "
               f"{r['keyword_budget_top10_overlap']:.3f}")

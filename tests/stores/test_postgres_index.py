@@ -54,8 +54,9 @@ def test_a_filter_the_first_walk_cannot_fill_is_asked_again_with_a_wider_walk(da
     """pgvector keeps ``hnsw.ef_search`` rows of its walk before the filter: when a few passed, the
     vector side alone is asked again with a walk as much wider as that share needs (not the exact
     scan), and the keyword side's scores are kept."""
+    from hippo.stores.postgres.connection import EF_SEARCH
     from hippo.stores.postgres.filters import filter_sql
-    from hippo.stores.postgres.search import EF_SEARCH, _with_vectors_of
+    from hippo.stores.postgres.search import _with_vectors_of
     from hippo.stores.postgres.store import PostgresStore
 
     embedder = FakeEmbedder()
@@ -78,7 +79,10 @@ def test_a_filter_the_first_walk_cannot_fill_is_asked_again_with_a_wider_walk(da
             # As if the first walk of EF_SEARCH rows had found 5 that pass: a walk of 768 answers.
             again = store._vector_side(conn, "big", query.vector, clause, params, query, found=5)
             assert conn.execute("SHOW hnsw.ef_search").fetchone()[0] == str(EF_SEARCH)  # set for that walk only
-    assert exacts == [False]
+        with store.transaction(), store._read("big") as conn:  # in a write transaction too
+            store._vector_side(conn, "big", query.vector, clause, params, query, found=5)
+            assert conn.execute("SHOW hnsw.ef_search").fetchone()[0] == str(EF_SEARCH)
+    assert exacts == [False, False]
     assert sum(r[8] is not None for r in again) >= 10
     rows = _with_vectors_of(first, again)
     assert {r[0]: r[9] for r in rows if r[9] is not None} == {r[0]: r[9] for r in first if r[9] is not None}

@@ -194,14 +194,16 @@ def test_kept_words_answer_the_keyword_budget_until_a_write(make_mem):
 
 
 def test_kept_postings_are_bounded_in_rows(make_mem, monkeypatch):
-    monkeypatch.setattr(bm25_module, "POSTINGS_KEPT", 150)
+    monkeypatch.setattr(bm25_module, "POSTINGS_KEPT", 140)
     rng = random.Random(23)
     mem = make_mem("alice")
-    mem.store_memories([sentence(rng) for _ in range(200)])
+    mem.store_memories([sentence(rng) for _ in range(200)] + [f"kitchen table {i}" for i in range(100)])
+    assert len(fts5_ranks(mem, ["kitchen"])[0]) > 140 > len(fts5_ranks(mem, ["garden"])[0])
     bm25 = mem.store._bm25
-    for word in WORDS:
+    for word in [*WORDS, "kitchen"]:
         found = bm25.ranks([word])
         np.testing.assert_allclose(found[1], fts5_ranks(mem, [word])[1], rtol=1e-9, atol=1e-12)
         held = sum(len(rows) for rows, _ in bm25._postings.values())
-        assert held == bm25._postings_rows and (held <= 150 or len(bm25._postings) == 1)
-    assert WORDS[-1] in [t for t in bm25._postings]  # the last used stays
+        assert held == bm25._postings_rows <= 140
+    assert bm25.matches(["kitchen", "museum"])[0] is None  # more rows than all may hold: never kept
+    assert bm25.matches(["museum"]) == [len(fts5_ranks(mem, ["museum"])[0])]  # the last kept stays

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from hippo.stores.base import ChunkFilter
+from hippo.stores.base import ChunkFilter, SearchQuery
 
 pytestmark = pytest.mark.sqlite_only  # SQLiteStore's own search internals
 
@@ -62,3 +62,16 @@ def test_an_agent_without_chunks_is_answered_without_a_search_until_one_is_writt
     only = writer.list_memories().items[0]
     assert writer.store.archive_chunks("alice", [only.id], writer.now()) == 1  # archived: no longer a chunk
     assert alice.recall_memories("ferry").hits == []
+
+
+def test_what_a_search_kept_inside_a_rolled_back_transaction_is_not_kept(make_mem):
+    """A rollback moves neither the file's version nor the connection's change count."""
+    mem = make_mem("alice")
+    stored = mem.store_memory("Alice takes the ferry at nine")
+    query = SearchQuery(None, ("ferry",), ChunkFilter(), 10)
+    with pytest.raises(RuntimeError):
+        with mem.store.transaction():
+            mem.store.delete_chunks("alice", [stored.id])
+            assert mem.store.search("alice", query).chunks == []  # the agent holds nothing, in there
+            raise RuntimeError
+    assert [c.id for c in mem.store.search("alice", query).chunks] == [stored.id]

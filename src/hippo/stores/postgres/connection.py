@@ -18,6 +18,8 @@ from typing import Any, Iterator
 
 from hippo.errors import StorageError
 
+EF_SEARCH = 256  # rows an HNSW walk keeps before filters (hnsw.ef_search), on every pooled connection
+
 __all__ = ["Connections", "storage_errors"]
 
 
@@ -43,7 +45,7 @@ class Connections:
         def configure(conn: Any) -> None:
             register_vector(conn)
             conn.execute("SET timezone TO 'UTC'")
-            conn.execute("SET hnsw.ef_search = 256")  # candidates an index scan keeps before filters
+            conn.execute(f"SET hnsw.ef_search = {EF_SEARCH}")
 
         self._pool = ConnectionPool(url, min_size=1, max_size=max_size, kwargs={"autocommit": True},
                                     configure=configure, open=False, name="hippo")

@@ -29,6 +29,7 @@ import numpy as np
 from hippo.errors import EmbedderMismatch
 from hippo.stores.base import Candidates, ChunkFilter, SearchQuery, Standing
 from hippo.stores.neighbours import nearest_runs
+from hippo.stores.postgres.connection import EF_SEARCH
 from hippo.stores.postgres.filters import filter_sql
 from hippo.stores.postgres.schema import vector_index
 from hippo.types import Chunk
@@ -46,8 +47,7 @@ _COUNT_TTL = 30.0  # seconds an agent's counts are trusted (plan choice, the N o
 _WORD_TTL = 300.0  # seconds a word's document frequency is trusted (its IDF, the budget's choice)
 _WORDS_KEPT = 50_000  # words whose counts are kept at most (all dropped past it)
 KEYWORD_BUDGET = 10_000  # rows the keyword side may score per search (as the SQLite store)
-EF_SEARCH = 256  # rows an HNSW walk keeps (hnsw.ef_search, set on every pooled connection)
-EF_MAX = 1000  # pgvector's largest
+EF_MAX = 1000  # pgvector's largest hnsw.ef_search
 
 
 def chunk_of(row: tuple) -> Chunk:
@@ -168,9 +168,10 @@ class SearchMixin:
         allows it, else the exact scan (also when the wider walk falls short)."""
         wanted = EF_SEARCH * query.depth * 3 // max(1, 2 * found) if found else EF_MAX + 1
         if wanted <= EF_MAX:
-            with conn.transaction():
+            with conn.transaction():  # a savepoint inside a write transaction: the setting is put back
                 conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(wanted),))
                 rows = self._candidates(conn, agent_id, vector, [], clause, params, query)
+                conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(EF_SEARCH),))
             if sum(r[8] is not None for r in rows) >= query.depth:
                 return rows
         return self._candidates(conn, agent_id, vector, [], clause, params, query, exact=True)

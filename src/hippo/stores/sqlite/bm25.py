@@ -248,8 +248,8 @@ class Bm25:
         kept = self._postings.pop(token, None)
         if kept is None:
             kept = self._read_scores(token, rows, avgdl)
-            if kept is None:
-                return None
+            if kept is None or len(kept[0]) > POSTINGS_KEPT:
+                return kept  # not kept: more rows than all the kept words may hold
             while self._postings and self._postings_rows + len(kept[0]) > POSTINGS_KEPT:
                 self._postings_rows -= len(self._postings.pop(next(iter(self._postings)))[0])
             self._postings_rows += len(kept[0])

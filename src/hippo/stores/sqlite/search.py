@@ -73,7 +73,7 @@ class Affordable(NamedTuple):
     completion: str | None = None
 
 
-def _affordable(conn: sqlite3.Connection, match: str, bm25: "Bm25 | None" = None) -> Affordable:
+def _affordable(conn: sqlite3.Connection, match: str, *, bm25: "Bm25 | None" = None) -> Affordable:
     if not _OR_TERMS.fullmatch(match):
         return Affordable(match, None)
     terms = match.split(" OR ")
@@ -272,7 +272,7 @@ class SearchMixin(FilteredSearch):
         with self._reading() as conn:
             kept = self._kept_now(conn)
             if ("affordable", match, KEYWORD_BUDGET) not in kept:
-                kept["affordable", match, KEYWORD_BUDGET] = _affordable(conn, match, self._bm25)
+                kept["affordable", match, KEYWORD_BUDGET] = _affordable(conn, match, bm25=self._bm25)
             match, matches, completion = kept["affordable", match, KEYWORD_BUDGET]
             if completion is not None:  # scored as a whole, then the agent's rows picked in rank order
                 allowed = None if where.is_empty else self._allowed_rowids(conn, agent_id, clause, params, read=False)

@@ -193,6 +193,7 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
     def _rollback(self) -> None:
         self._vectors.rollback()
         self._after_commit.clear()
+        self._kept_state = None  # what a search kept inside the transaction: a rollback moves no counter
         try:
             self._conn.execute("ROLLBACK")
         except sqlite3.Error:
