@@ -256,16 +256,3 @@ def test_an_older_file_gets_its_tag_keys_and_experience_links(db_path, clock):
     assert {e.id for e in mem.recall(types=["error"], query="heron")} == {old(2), old(5)}
     assert [e.id for e in mem.recall(types=["error"], tags=["day-5"])] == [old(5)]
 
-
-def test_rows_are_tested_in_one_order_however_far_it_is_ranked():
-    """A narrow filter's rows are tested in the order of their int8 scores, ranked as far as needed:
-    a longer ranking extends a shorter one, ties included (duplicated texts score alike), so no row
-    is passed over when the ranking grows."""
-    rng = np.random.default_rng(1)
-    for _ in range(200):
-        scores = rng.integers(0, 8, int(rng.integers(1, 500))).astype(np.float32)
-        stable = np.argsort(-scores, kind="stable")
-        for count in (1, 5, 76, 600):
-            ranked = driving._first_ranked(scores, count)
-            assert len(ranked) >= min(count, len(scores))
-            np.testing.assert_array_equal(ranked, stable[:len(ranked)])

@@ -22,12 +22,19 @@ def decode_vector(blob: bytes) -> np.ndarray:
 
 
 def top_positions(scores: np.ndarray, limit: int) -> np.ndarray:
-    """Positions of the ``limit`` highest ``scores``, highest first (ties by position)."""
+    """Positions of the ``limit`` highest ``scores``, highest first, ties by position: the start of
+    a stable sort of all, so a longer call extends a shorter one (of rows tied at the cut, the first
+    ones are taken, not any that a partition happens to leave there)."""
     limit = min(limit, len(scores))
     if limit <= 0:
         return np.zeros(0, dtype=np.intp)
-    top = np.argpartition(-scores, limit - 1)[:limit]
-    return top[np.lexsort((top, -scores[top]))]
+    negated = -np.asarray(scores)
+    cut = np.partition(negated, limit - 1)[limit - 1]
+    above = np.flatnonzero(negated < cut)
+    top = np.concatenate([above, np.flatnonzero(negated == cut)[:limit - len(above)]])
+    if len(top) < limit:  # NaN scores: no order to keep
+        top = np.argpartition(negated, limit - 1)[:limit]
+    return top[np.lexsort((top, negated[top]))]
 
 
 def locate(sorted_keys: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -72,6 +72,11 @@ def _lexemes(terms: Sequence[str]) -> list[str]:
     return [f"'{t}'" for t in terms if t and "'" not in t and "\\" not in t]
 
 
+def _by_vector(rows: list[tuple]) -> int:
+    """How many of a search's rows its vector side found."""
+    return sum(r[8] is not None for r in rows)
+
+
 def _with_vectors_of(rows: list[tuple], again: list[tuple]) -> list[tuple]:
     """``rows`` (both sides of a search) with their vector side replaced by ``again``'s (a search
     of the vector side alone; rows: standing, similarity, keyword score, cosine): a row the keyword
@@ -144,7 +149,7 @@ class SearchMixin:
         words = _lexemes(query.terms)
         with self._read(agent_id) as conn:
             rows = self._candidates(conn, agent_id, vector, words, clause, params, query)
-            found_v = sum(r[8] is not None for r in rows)
+            found_v = _by_vector(rows)
             if vector is not None and not found_v:
                 _check_dimension(conn, len(vector))
             if vector is not None and self._ann(conn, agent_id) and found_v < query.depth \
@@ -172,7 +177,7 @@ class SearchMixin:
                 conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(wanted),))
                 rows = self._candidates(conn, agent_id, vector, [], clause, params, query)
                 conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(EF_SEARCH),))
-            if sum(r[8] is not None for r in rows) >= query.depth:
+            if _by_vector(rows) >= query.depth:
                 return rows
         return self._candidates(conn, agent_id, vector, [], clause, params, query, exact=True)
 

@@ -222,11 +222,8 @@ class Bm25:
 
     def _scored(self, tokens: list[str], rows: int, avgdl: float) -> tuple[np.ndarray, np.ndarray] | None:
         docs, scores = [], []
-        scored: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
-        for token in tokens:
-            if token not in scored:
-                scored[token] = self._token_scores(token, rows, avgdl)
-            found = scored[token]
+        for token in tokens:  # a token asked twice ("running runs") is read once: it is kept
+            found = self._token_scores(token, rows, avgdl)
             if found is None:
                 return None  # a row the lengths do not know: cannot be in one snapshot, but FTS5 can tell
             if len(found[0]):
@@ -240,7 +237,6 @@ class Bm25:
         merged, summed = merged[order], np.concatenate(scores)[order]
         starts = _run_starts(merged)
         return merged[starts], -np.add.reduceat(summed, starts)
-
 
     def _token_scores(self, token: str, rows: int, avgdl: float) -> tuple[np.ndarray, np.ndarray] | None:
         """The rows holding ``token`` and its BM25 part in each (kept: see the module's docstring);

@@ -160,16 +160,6 @@ def _wider(limit: int, seen: int, passed: int) -> int:
     return max(seen + limit, math.ceil(1.5 * limit * seen / max(1, passed)))
 
 
-def _first_ranked(scores: np.ndarray, count: int) -> np.ndarray:
-    """Positions of the ``count`` highest ``scores`` and of any tied with the last of them, highest
-    first, ties by position: the start of a stable sort of all, so a longer one only extends it."""
-    if count >= len(scores):
-        return np.lexsort((np.arange(len(scores)), -scores))
-    cut = np.partition(-scores, count - 1)[count - 1]
-    top = np.flatnonzero(-scores <= cut)
-    return top[np.lexsort((top, -scores[top]))]
-
-
 def next_batch(size: int, limit: int, missing: int, seen: int, passed: int) -> int:
     """How many rows to test next, in rank order, for ``missing`` more that pass when ``passed`` of
     the first ``seen`` did: as many as that share says, half as many again; at least ``limit``, at
@@ -255,7 +245,7 @@ class FilteredSearch:
         need, start, size = limit + RESCORE_EXTRA, 0, limit + RESCORE_EXTRA
         while start < len(keys) and len(chosen) < need:
             if start + size > len(order):
-                order = keys[_first_ranked(rough, max(4 * need, 2 * (start + size)))].tolist()
+                order = keys[top_positions(rough, max(4 * need, 2 * (start + size)))].tolist()
             part = order[start:start + size]
             fresh = [r for r in part if r not in passed]
             passed.update(dict.fromkeys(fresh, False))
