@@ -123,3 +123,19 @@ def test_one_process_maintains_the_database_at_a_time(filled, make_mem):
         with capped.store.exclusive("maintain") as second:
             assert not second
     assert capped.maintain().archived > 0  # released
+
+
+def test_a_flooding_agent_archives_its_own_memories_first(make_mem, clock):
+    """The cap is database-wide, but an agent's memories go only once every agent holding more
+    has come down to its size: one agent's flood never archives another's few memories."""
+    alice = make_mem("alice", embedder=WIDE)
+    kept = [r.id for r in alice.store_memories([f"Alice's note {i}: the heron nests by the old mill"
+                                                for i in range(50)])]
+    clock.advance(days=30)  # older than the flood: a database-wide ranking would archive them first
+    bob = make_mem("bob", embedder=WIDE)
+    bob.store_memories([f"Bob's log {i}: the build scrolled past another uneventful line" for i in range(600)])
+    capped = make_mem("alice", embedder=WIDE, max_db_bytes=int(alice.store.used_bytes() * 0.7), prune_percent=5)
+    result = capped.maintain()
+    assert result.archived > 0 and result.bytes_after <= result.cap and result.note is None
+    assert (alice.stats().memories, alice.stats().archived) == (len(kept), 0)
+    assert bob.stats().archived == result.archived

@@ -1,9 +1,12 @@
 """Seed 003's archive: pruning for size moves memories out of recall's way, and never deletes them.
 
-When the database is over its cap (``max_db_bytes``), ``maintain`` ranks every raw memory by seed
-003's ``exp(feedback x 0.2) x 1 / (1 + days x 0.01)`` (days since the last reinforcement, else since
-it was stored) and moves the bottom ``prune_percent`` to the archive, again and again until the
-database is under the cap. Facts and keyed items stay: they are small, and the current state of
+When the database is over its cap (``max_db_bytes``), ``maintain`` ranks each agent's raw memories
+by seed 003's ``exp(feedback x 0.2) x 1 / (1 + days x 0.01)`` (days since the last reinforcement,
+else since it was stored) and moves ``prune_percent`` of them to the archive, again and again until
+the database is under the cap. The cap is the database's, but the agents share it: the next memory
+to go is the least useful one of the agent whose memories take the most bytes (:func:`levelled`),
+so an agent that floods the database archives its own memories down to the others' size before
+any other agent loses one. Facts and keyed items stay: they are small, and the current state of
 what the user said. The archive keeps a memory's text, metadata, strength, feedback and provenance
 but not its vector (most of what archiving saves); it has its own full-text index, so archived
 memories are found by words (``search_archive``, ``include_archived=True`` on recall), and
@@ -12,6 +15,7 @@ memories are found by words (``search_archive``, ``include_archived=True`` on re
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections import defaultdict
 from datetime import datetime
@@ -32,13 +36,38 @@ if TYPE_CHECKING:
     from hippo.core.embedding import EmbeddingService
     from hippo.stores.base import Store
 
-__all__ = ["archived_hits", "forget_archived", "maintain", "prune_rank", "restore", "search"]
+__all__ = ["archived_hits", "forget_archived", "levelled", "maintain", "prune_rank", "restore", "search"]
 
 
 def prune_rank(candidate: PruneCandidate, now: datetime) -> float:
     """Seed 003's ranking for pruning: the feedback factor times recency (higher stays longer)."""
     days = max(0.0, now.timestamp() - candidate.since) / 86400.0
     return math.exp(max(-50.0, min(50.0, candidate.feedback * 0.2))) / (1.0 + days * 0.01)
+
+
+def levelled(candidates: Sequence[PruneCandidate], now: datetime) -> list[PruneCandidate]:
+    """The order in which memories go: each agent's least useful first (:func:`prune_rank`), the
+    next one always from the agent whose remaining memories take the most bytes. An agent of 50
+    memories loses none while another holds more bytes than it (ranked over every agent together,
+    one agent's 5,000 new memories of 1 kB archived 49 of another's 50, issue 32)."""
+    queues: dict[str, list[PruneCandidate]] = defaultdict(list)
+    for candidate in candidates:
+        queues[candidate.agent_id].append(candidate)
+    held: dict[str, int] = {}
+    for agent, mine in queues.items():
+        mine.sort(key=lambda c: (prune_rank(c, now), c.since, c.id), reverse=True)  # taken from the end
+        held[agent] = sum(max(1, c.size) for c in mine)
+    heap = [(-size, agent) for agent, size in held.items()]
+    heapq.heapify(heap)
+    order = []
+    while heap:
+        _, agent = heapq.heappop(heap)
+        candidate = queues[agent].pop()
+        order.append(candidate)
+        held[agent] -= max(1, candidate.size)
+        if queues[agent]:
+            heapq.heappush(heap, (-held[agent], agent))
+    return order
 
 
 def maintain(store: "Store", now: datetime, cap: int | None, percent: float,
@@ -56,7 +85,7 @@ def maintain(store: "Store", now: datetime, cap: int | None, percent: float,
 
 def _archive_until_under(store: "Store", now: datetime, cap: int, percent: float, before: int,
                          progress: Progress | None) -> MaintainResult:
-    order = sorted(store.prune_candidates(), key=lambda c: (prune_rank(c, now), c.since, c.id))
+    order = levelled(store.prune_candidates(), now)
     step = max(1, math.ceil(len(order) * percent / 100.0))
     archived, used = 0, before
     for start in range(0, len(order), step):

@@ -393,6 +393,7 @@ class PruneCandidate:
     id: str
     feedback: int
     since: float  # seconds since the epoch: the last reinforcement, else the creation
+    size: int = 0  # the bytes its row takes (text, metadata, vector), for each agent's share of the cap
 
 
 class ArchiveStore(Database, Protocol):
@@ -412,8 +413,9 @@ class ArchiveStore(Database, Protocol):
         across processes; yields whether this process holds it (False: another one does, do not wait)."""
         ...
 
-    def prune_candidates(self) -> list[PruneCandidate]:
-        """Every memory of the database that may be archived: raw memories, not facts or keyed items."""
+    def prune_candidates(self, agent_id: str | None = None) -> list[PruneCandidate]:
+        """Every memory that may be archived (raw memories, not facts or keyed items): the
+        database's, or only ``agent_id``'s."""
         ...
 
     def archive_chunks(self, agent_id: str, ids: Sequence[str], now: datetime) -> int:

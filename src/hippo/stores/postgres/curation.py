@@ -60,11 +60,13 @@ class CurationMixin:
             conn.execute("VACUUM (ANALYZE) chunks")
             conn.execute("VACUUM chunks_archive")
 
-    def prune_candidates(self) -> list[PruneCandidate]:
+    def prune_candidates(self, agent_id: str | None = None) -> list[PruneCandidate]:
+        mine, params = ("AND agent_id = %s", (agent_id,)) if agent_id is not None else ("", ())
         with self._read() as conn:
             rows = conn.execute(
-                "SELECT agent_id, id, feedback, extract(epoch FROM COALESCE(reinforced_at, created_at))::float8 "
-                "FROM chunks WHERE kind = 'memory' AND NOT metadata ? '_item_key'").fetchall()
+                "SELECT agent_id, id, feedback, extract(epoch FROM COALESCE(reinforced_at, created_at))::float8, "
+                f"pg_column_size(c.*) FROM chunks c WHERE kind = 'memory' {mine} AND NOT metadata ? '_item_key'",
+                params).fetchall()
         return [PruneCandidate(*row) for row in rows]
 
     def archive_chunks(self, agent_id: str, ids: Sequence[str], now: datetime) -> int:

@@ -74,12 +74,14 @@ class CurationMixin:
             conn.execute("VACUUM")
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
-    def prune_candidates(self) -> list[PruneCandidate]:
+    def prune_candidates(self, agent_id: str | None = None) -> list[PruneCandidate]:
+        mine, params = ("AND agent_id = ?", (agent_id,)) if agent_id is not None else ("", ())
         with self._reading() as conn:
             rows = conn.execute(
                 "SELECT agent_id, id, feedback, (julianday(COALESCE(reinforced_at, created_at)) - "
-                f"{EPOCH_JULIAN_DAY}) * 86400.0 FROM chunks WHERE kind = 'memory' "
-                "AND json_extract(metadata, '$._item_key') IS NULL").fetchall()
+                f"{EPOCH_JULIAN_DAY}) * 86400.0, length(CAST(content AS BLOB)) + coalesce(length(metadata), 0) "
+                f"+ coalesce(length(embedding), 0) FROM chunks WHERE kind = 'memory' {mine} "
+                "AND json_extract(metadata, '$._item_key') IS NULL", params).fetchall()
         return [PruneCandidate(*row) for row in rows]
 
     def archive_chunks(self, agent_id: str, ids: Sequence[str], now: datetime) -> int:
