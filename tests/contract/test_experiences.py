@@ -241,3 +241,32 @@ def test_close_consolidates_what_is_worth_keeping(db, clock, embedder):
             assert again.short_term() == []
     finally:
         again.close()
+
+
+def test_a_process_killed_after_consolidating_counts_what_it_stored(db):
+    """Killed (SIGKILL) right after a consolidation wrote its memories: the ``consolidated`` counter
+    says what is stored, since it is written in the same transaction."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+
+    topics = ["sailing", "pottery", "chess", "baking", "climbing", "violin", "origami", "birding"]
+    code = textwrap.dedent(f"""
+        import os, signal, hippo
+        from hippo.core import consolidation
+        mem = hippo.open({db!r}, agent_id="alice", embedder="fake", short_term_durable=True)
+        for topic in {topics!r}:
+            mem.record_experience("chat", f"The user took up {{topic}} last spring")  # 0.6: waits
+        consolidation.keep_bounds = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)  # after the write
+        mem.consolidate()
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    with hippo.open(db, agent_id="alice", embedder="fake", short_term_durable=True) as mem:
+        stats = mem.stats()
+        assert stats.experiences == len(topics) and stats.short_term == 0
+        assert stats.consolidation["consolidated"] == len(topics)
+        assert mem.memory_summary(days=1).daily["consolidated"] == [len(topics)]
+        assert os.path.exists(db) or db.startswith("postgresql")

@@ -10,9 +10,13 @@ serve`` when configured. What (:func:`run`):
    their type, importance and context recorded beside the memories;
 3. then seed 001's pruning: entries older than ``short_term_max_age`` (an hour) and of importance
    under 0.5 leave the buffer;
-4. the counters (seed 001's ``memory_stats``, and the day's: ``core/summary.py``) are added to,
-   and the agent's long-term bounds (``ltm_max_memories``, ``ltm_min_importance``) are kept by
+4. the agent's long-term bounds (``ltm_max_memories``, ``ltm_min_importance``) are kept by
    archiving, never by deleting.
+
+The counters (seed 001's ``memory_stats``, and the day's: ``core/summary.py``) are added to in the
+transaction of the write they count (the move, the pruning, each archiving), so a process killed
+between two steps leaves them saying what is stored; only ``runs`` and the buffer's own counts
+(recorded, evicted) are written at the end of a run.
 """
 
 from __future__ import annotations
@@ -64,14 +68,18 @@ def run(store: "Store", embedding: "EmbeddingService", buffer: "Buffer", agent_i
     max_age = settings.short_term_max_age
     old = [e.id for e in entries if e.id not in moved and e.importance < KEEP_IMPORTANCE
            and (now - e.created_at).total_seconds() >= max_age]
-    pruned = len(buffer.take(old)) if old else 0
-    archived = keep_bounds(store, agent_id, now, settings) if moved else 0
-    counts = {**buffer.drain_counts(), "consolidated": len(moved), "merged": merged, "pruned": pruned,
-              "archived": archived}
+    pruned = 0
+    if old:
+        with store.transaction():  # a durable buffer's removal and its count together
+            pruned = len(buffer.take(old))
+            if pruned:
+                _count(store, agent_id, now, {"pruned": pruned})
+    if moved:
+        keep_bounds(store, agent_id, now, settings)
+    counts = buffer.drain_counts()
     if moved or pruned or flush:
-        with store.transaction():  # the totals and the day's counters together
-            store.add_stats(agent_id, {**counts, "runs": 1, "last_run_at": now.timestamp()})
-            count_day(store, agent_id, now, counts)
+        with store.transaction():
+            _count(store, agent_id, now, {**counts, "runs": 1, "last_run_at": now.timestamp()})
     else:
         buffer.count(counts)  # put back what was drained: written with the next run that writes
     result = Consolidation(considered=len(entries), consolidated=len(moved), merged=merged, pruned=pruned,
@@ -95,6 +103,9 @@ def _move(store: "Store", embedding: "EmbeddingService", buffer: "Buffer", agent
             results = writer.write(store, embedding, agent_id, [item for _, item in kept], lambda: now,
                                    merge_near=True)
             store.put_experiences(agent_id, [record_of(e, r.id, now) for (e, _), r in zip(kept, results)])
+            if results:  # counted with the write: a kill after the commit leaves the count true
+                _count(store, agent_id, now, {"consolidated": len(results),
+                                              "merged": sum(r.action == "strengthened" for r in results)})
     except BaseException:
         buffer.restore([e for e in chosen if e.id in taken])
         raise
@@ -115,11 +126,26 @@ def keep_bounds(store: "Store", agent_id: str, now: datetime, settings: "Setting
         faded = [s.id for s, h in zip(standings, hours)
                  if strength_after(s.running_intensity, s.access_count, h, settings.decay_lambda)
                  < settings.ltm_min_importance]
-        archived += store.archive_chunks(agent_id, faded, now)
+        archived += _archive(store, agent_id, faded, now)
     if settings.ltm_max_memories is not None:
         over = store.counts(agent_id)["memories"] - settings.ltm_max_memories
         if over > 0:
-            mine = [c for c in store.prune_candidates() if c.agent_id == agent_id]
+            mine = store.prune_candidates(agent_id)
             lowest = sorted(mine, key=lambda c: (prune_rank(c, now), c.id))[:over]
-            archived += store.archive_chunks(agent_id, [c.id for c in lowest], now)
+            archived += _archive(store, agent_id, [c.id for c in lowest], now)
     return archived
+
+
+def _archive(store: "Store", agent_id: str, ids: list[str], now: datetime) -> int:
+    if not ids:
+        return 0
+    with store.transaction():  # the move and its count together
+        moved = store.archive_chunks(agent_id, ids, now)
+        _count(store, agent_id, now, {"archived": moved})
+    return moved
+
+
+def _count(store: "Store", agent_id: str, now: datetime, counts: dict[str, float]) -> None:
+    """Add to the agent's totals and the day's counters (inside the transaction of what they count)."""
+    store.add_stats(agent_id, counts)
+    count_day(store, agent_id, now, counts)
