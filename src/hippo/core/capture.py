@@ -139,6 +139,9 @@ def _process_batch(store: "Store", embedding: "EmbeddingService", llm: "LLM | No
     memories = [d for d in drafts if d not in facts]
     inputs = [writer.check(MemoryInput(d.content, _metadata(d), d.importance / 5, d.observed_at, "conversation",
                                        session), max_chars=settings.max_content_chars) for d in memories]
+    # The model's work (embedding, near-duplicate searches) before the transaction: it takes seconds,
+    # and every other writer, another process's observe included, waits while the write lock is held.
+    prepared = writer.prepare(store, embedding, agent, inputs, merge_near=True)
     planned = plan_facts(store, embedding, llm, agent, [ExtractedFact(d.content, d.importance / 5, ("capture",))
                                                         for d in facts], offline_rule, calls)
     by_text = {d.content: d for d in facts}  # a planned fact's text is its draft's content
@@ -147,7 +150,7 @@ def _process_batch(store: "Store", embedding: "EmbeddingService", llm: "LLM | No
         with store.transaction():
             if not store.advance_cursor(agent, session, cursor, batch[-1].seq, keep_from):
                 raise _Overtaken
-            written = writer.write(store, embedding, agent, inputs, lambda: now, merge_near=True)
+            written = writer.apply(store, agent, prepared, now)
             outcomes = [o for plan, vector in zip(planned.plans, planned.vectors) for o in apply_facts(
                 store, agent, Planned([plan], [vector]), now, by_text[plan.fact.fact].observed_at,
                 _metadata(by_text[plan.fact.fact]), source="conversation", session_id=session)]

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from hippo.core.embedding import EmbeddingService
     from hippo.stores.base import Store
 
-__all__ = ["SOURCE_IDS", "SOURCE_PATTERN", "Checked", "MemoryInput", "check", "write"]
+__all__ = ["SOURCE_IDS", "SOURCE_PATTERN", "Checked", "MemoryInput", "Prepared", "apply", "check", "prepare", "write"]
 
 SOURCE_PATTERN = r"^[a-z][a-z0-9_-]{0,31}$"
 SOURCE_IDS = "_source_ids"  # metadata: the ids of the messages a captured memory came from (seed 002)
@@ -77,21 +77,54 @@ def write(store: "Store", embedding: "EmbeddingService", agent_id: str, inputs: 
     it instead of being added, as a verbatim one does."""
     if not inputs:
         return []
-    hashes = [item.digest for item in inputs]
-    known = store.memories_by_hash(agent_id, hashes)
+    prepared = prepare(store, embedding, agent_id, inputs, merge_near=merge_near)
+    return apply(store, agent_id, prepared, clock())
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """What :func:`prepare` decides before the write transaction: the vectors of the texts not held, and
+    ``near`` (digest -> the id of the stored memory each input nearly repeats)."""
+
+    inputs: list[Checked]
+    vectors: dict[str, Any]
+    near: dict[str, str]
+    embeds: bool  # keyword-only memory has no vector to wait for
+
+
+def prepare(store: "Store", embedding: "EmbeddingService", agent_id: str, inputs: list[Checked], *,
+            merge_near: bool = False) -> Prepared:
+    """The model's part of a write (the embedding, the near-duplicate searches), outside any
+    transaction: it takes seconds on a local model, and a write lock held that long stops every
+    other writer (issue 32: ``observe`` in another process got ``database is locked``)."""
+    known = store.memories_by_hash(agent_id, [item.digest for item in inputs]) if inputs else {}
     to_embed = list(dict.fromkeys(i.content for i in inputs if i.digest not in known or not known[i.digest].has_vector))
     vectors = dict(zip(to_embed, embedding.documents(to_embed)))
     near = _near_twins(store, embedding, agent_id, inputs, known, vectors) if merge_near else {}
-    now = clock()
-    embeds = embedding.embedder is not None  # keyword-only memory has no vector to wait for
+    return Prepared(inputs, vectors, near, embedding.embedder is not None)
+
+
+def apply(store: "Store", agent_id: str, prepared: Prepared, now: datetime) -> list[StoreResult]:
+    """Write what :func:`prepare` decided in one transaction (the caller's, when the writes must
+    commit with more). Only bounded reads by hash and id happen in it, to check again what may have
+    changed since :func:`prepare` looked."""
+    if not prepared.inputs:
+        return []
     with store.transaction():
-        # Read again under the write lock: another writer may have stored the same text.
-        known = store.memories_by_hash(agent_id, hashes)
-        twins = {c.id: c for c in store.get_chunks(agent_id, list(set(near.values())))}
-        for digest, twin_id in near.items():
-            if digest not in known and twin_id in twins and twins[twin_id].superseded_by is None:
+        # Read again under the write lock: another writer may have stored the same text, or
+        # deleted, superseded or keyed the near twin found before the transaction.
+        known = store.memories_by_hash(agent_id, [item.digest for item in prepared.inputs])
+        twins = {c.id: c for c in store.get_chunks(agent_id, list(set(prepared.near.values())))}
+        for digest, twin_id in prepared.near.items():
+            if digest not in known and twin_id in twins and _plain(twins[twin_id]):
                 known[digest] = twins[twin_id]
-        return [_write_one(store, agent_id, known, now, vectors.get(item.content), item, embeds) for item in inputs]
+        return [_write_one(store, agent_id, known, now, prepared.vectors.get(item.content), item, prepared.embeds)
+                for item in prepared.inputs]
+
+
+def _plain(chunk: Chunk) -> bool:
+    """A memory a near twin may strengthen: not a fact, a key's memory or a superseded chunk."""
+    return chunk.kind == "memory" and chunk.superseded_by is None and ITEM_KEY not in chunk.metadata
 
 
 def _near_twins(store: "Store", embedding: "EmbeddingService", agent_id: str, inputs: list[Checked],
@@ -114,8 +147,7 @@ def _near_twins(store: "Store", embedding: "EmbeddingService", agent_id: str, in
         if close:
             nearest[item.digest] = sorted(close, key=lambda pair: -pair[1])
     held = {c.id: c for c in store.get_chunks(agent_id, list({i for pairs in nearest.values() for i, _ in pairs}))}
-    plain = {i for i, c in held.items() if c.kind == "memory" and c.superseded_by is None
-             and ITEM_KEY not in c.metadata}
+    plain = {i for i, c in held.items() if _plain(c)}
     return {digest: next(i for i, _ in pairs if i in plain) for digest, pairs in nearest.items()
             if any(i in plain for i, _ in pairs)}
 
