@@ -12,7 +12,7 @@ import hashlib
 import hmac
 import re
 import secrets
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Sequence
 
 from hippo.clock import Clock, system_clock
@@ -83,7 +83,29 @@ class KeyRing:
         return self._store.get_api_key(key_id) if isinstance(key_id, str) else None
 
     def delete(self, key_id: str) -> None:
+        """Delete a key; every session made with it ends at once."""
         delete_key(self._store, key_id)
+
+    # A dashboard session lives in the database, not only in its signed cookie, so that logging out
+    # on one server ends it on every server sharing the database (a copied cookie is refused).
+
+    def open_session(self, key: ApiKey, *, seconds: int) -> str:
+        """Start a session of ``key`` lasting ``seconds``: returns its secret id; the database keeps
+        only its SHA-256 (a copy of the table opens no session)."""
+        session, now = secrets.token_urlsafe(24), self._clock()
+        self._store.put_session(_digest(session), key.id, now + timedelta(seconds=seconds), now)
+        return session
+
+    def session_key(self, session: str) -> ApiKey | None:
+        """The key of an open session; None once it was closed, expired, or its key deleted."""
+        if not isinstance(session, str) or not session:
+            return None
+        return self._store.session_key(_digest(session), self._clock())
+
+    def close_session(self, session: str) -> None:
+        """End a session on every server (logout); closing an unknown one does nothing."""
+        if isinstance(session, str) and session:
+            self._store.delete_session(_digest(session))
 
     def list(self) -> list[ApiKey]:
         return self._store.list_api_keys()

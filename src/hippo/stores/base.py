@@ -368,7 +368,23 @@ class KeyStore(Database, Protocol):
         """Whether any key exists (asked on every request until one does: must be cheap)."""
         ...
 
-    def delete_api_key(self, key_id: str) -> bool: ...
+    def delete_api_key(self, key_id: str) -> bool:
+        """Delete a key and, in the same transaction, every dashboard session made with it."""
+        ...
+
+    def put_session(self, session_hash: str, key_id: str, expires_at: datetime, now: datetime) -> None:
+        """Record a dashboard session of a key by the SHA-256 of its secret id (never the id, so the
+        table cannot be replayed); sessions expired at ``now`` are dropped in the same transaction."""
+        ...
+
+    def session_key(self, session_hash: str, now: datetime) -> ApiKey | None:
+        """The key of a recorded session unexpired at ``now`` whose key still exists, else None
+        (asked on every dashboard page: one read by primary key)."""
+        ...
+
+    def delete_session(self, session_hash: str) -> bool:
+        """End one dashboard session; False when it was not recorded."""
+        ...
 
 
 class ConversationStore(Database, Protocol):

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from hippo.errors import StorageError
+from hippo.stores.postgres.keys import SESSIONS_MIGRATION
 
 __all__ = ["MIGRATIONS", "MIGRATION_LOCK", "migrate", "vector_index"]
 
@@ -275,6 +276,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0007_archive_order", _ARCHIVE_ORDER),
     ("0008_daily", _DAILY),
     ("0009_tag_index", _TAG_INDEX),
+    ("0010_dashboard_sessions", SESSIONS_MIGRATION),  # logout ends a session on every server (keys.py)
 ]
 
 

@@ -29,20 +29,20 @@ from hippo.stores.postgres.connection import Connections, storage_errors
 from hippo.stores.postgres.conversation import has_messages_table, search_messages
 from hippo.stores.postgres.curation import CurationMixin
 from hippo.stores.postgres.experiences import ExperienceMixin
+from hippo.stores.postgres.keys import KeyMixin
 from hippo.stores.postgres.schema import migrate, vector_index
 from hippo.stores.postgres.search import CHUNK_COLUMNS, SearchMixin, chunk_of
 from hippo.stores.postgres.summary import SummaryMixin, count_retrievals
-from hippo.types import ApiKey, Block, Chunk, ConversationHit
+from hippo.types import Block, Chunk, ConversationHit
 
 __all__ = ["PostgresStore"]
 
 _NOT_SCRUBBED = ("deleted: no query returns it; PostgreSQL keeps the bytes in its files until `hippo scrub` "
                  "(VACUUM FULL) rewrites the tables, and in its write-ahead log until the log is recycled")
-_KEY_COLUMNS = "id, secret_hash, agents, admin, label, created_at"
 SCRUB_WAIT = 30.0  # seconds scrub waits for older transactions before it reports that it could not
 
 
-class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, SummaryMixin):
+class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, SummaryMixin, KeyMixin):
     """A :class:`hippo.stores.base.Store` over a PostgreSQL database with the pgvector extension."""
 
     capabilities = StoreCapabilities(supports_ann=True, secure_delete=False, conversation=True, shared=True)
@@ -377,32 +377,6 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
                                 "ORDER BY key COLLATE \"C\"", (agent_id,)).fetchall()
         return [Block(r[0], r[1], r[2], r[3]) for r in rows]
 
-    # -- API keys -----------------------------------------------------------
-
-    def put_api_key(self, key: ApiKey) -> None:
-        with self._db.writing() as conn:
-            conn.execute("INSERT INTO api_keys (id, secret_hash, agents, admin, label, created_at) "
-                         "VALUES (%s,%s,%s,%s,%s,%s)", (key.id, key.secret_hash, json.dumps(list(key.agents)),
-                                                        key.admin, key.label, key.created_at))
-
-    def get_api_key(self, key_id: str) -> ApiKey | None:
-        with self._read() as conn:
-            row = conn.execute(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE id = %s", (key_id,)).fetchone()
-        return _api_key(row) if row else None
-
-    def list_api_keys(self) -> list[ApiKey]:
-        with self._read() as conn:
-            rows = conn.execute(f"SELECT {_KEY_COLUMNS} FROM api_keys ORDER BY created_at, id").fetchall()
-        return [_api_key(r) for r in rows]
-
-    def has_api_keys(self) -> bool:
-        with self._read() as conn:
-            return bool(conn.execute("SELECT EXISTS (SELECT 1 FROM api_keys)").fetchone()[0])
-
-    def delete_api_key(self, key_id: str) -> bool:
-        with self._db.writing() as conn:
-            return conn.execute("DELETE FROM api_keys WHERE id = %s", (key_id,)).rowcount > 0
-
     # -- the application's conversation -------------------------------------
 
     def has_messages_table(self, table: str) -> bool:
@@ -412,9 +386,3 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
     def search_messages(self, agent_id: str, table: str, terms: Sequence[str], limit: int) -> list[ConversationHit]:
         with self._read() as conn:
             return search_messages(conn, agent_id, table, terms, limit)
-
-
-def _api_key(row: tuple) -> ApiKey:
-    agents = row[2] if isinstance(row[2], list) else json.loads(row[2])
-    return ApiKey(id=row[0], secret_hash=row[1], agents=tuple(agents), admin=bool(row[3]), label=row[4],
-                  created_at=row[5])

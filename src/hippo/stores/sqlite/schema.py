@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 
 from hippo.errors import StorageError
 from hippo.stores.sqlite import changes, driving
+from hippo.stores.sqlite.keys import SESSIONS_MIGRATION
 
 __all__ = ["MIGRATIONS", "migrate"]
 
@@ -327,6 +328,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0013_filter_indexes", driving.MIGRATION),  # chunk_tags, experiences' chunk rowids (driving.py)
     ("0014_browse_order", _BROWSE_ORDER),
     ("0015_chunk_changes", changes.MIGRATION),  # rowids written, for what stores keep in memory (changes.py)
+    ("0016_dashboard_sessions", SESSIONS_MIGRATION),  # logout ends a session on every server (keys.py)
 ]
 
 

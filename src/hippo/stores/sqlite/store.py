@@ -26,13 +26,14 @@ from hippo.stores.sqlite.curation import CurationMixin
 from hippo.stores.sqlite.experiences import ExperienceMixin
 from hippo.stores.sqlite.filters import filter_sql
 from hippo.stores.sqlite.fts import drop_deleted_terms, rebuild_grown
+from hippo.stores.sqlite.keys import KeyMixin
 from hippo.stores.sqlite.schema import migrate
 from hippo.stores.sqlite.scrub import Scrubber
 from hippo.stores.sqlite.search import EPOCH_JULIAN_DAY, SearchMixin, match_expression
 from hippo.stores.sqlite.summary import SummaryMixin, count_retrievals, register_math
 from hippo.stores.sqlite.supersets import Supersets
 from hippo.stores.sqlite.vectors import VectorCache
-from hippo.types import ApiKey, Block, Chunk, ConversationHit
+from hippo.types import Block, Chunk, ConversationHit
 
 __all__ = ["SQLiteStore"]
 
@@ -82,7 +83,7 @@ def _marks(n: int) -> str:
     return ",".join("?" * n)
 
 
-class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, SummaryMixin):
+class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, SummaryMixin, KeyMixin):
     """A :class:`hippo.stores.base.Store` over one SQLite file.
 
     One connection per store, guarded by a lock so a store can be shared by
@@ -558,34 +559,6 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
             ).fetchall()
         return [Block(r[0], r[1], from_iso(r[2]), r[3]) for r in rows]
 
-    # -- API keys -----------------------------------------------------------
-
-    def put_api_key(self, key: ApiKey) -> None:
-        with self.transaction():
-            self._conn.execute(
-                "INSERT INTO api_keys(id, secret_hash, agents, admin, label, created_at) VALUES (?,?,?,?,?,?)",
-                (key.id, key.secret_hash, json.dumps(list(key.agents)), int(key.admin), key.label,
-                 to_iso(key.created_at)),
-            )
-
-    def get_api_key(self, key_id: str) -> ApiKey | None:
-        with self._reading() as conn:
-            row = conn.execute(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE id = ?", (key_id,)).fetchone()
-        return _api_key(row) if row else None
-
-    def list_api_keys(self) -> list[ApiKey]:
-        with self._reading() as conn:
-            rows = conn.execute(f"SELECT {_KEY_COLUMNS} FROM api_keys ORDER BY created_at, id").fetchall()
-        return [_api_key(r) for r in rows]
-
-    def has_api_keys(self) -> bool:
-        with self._reading() as conn:
-            return conn.execute("SELECT EXISTS (SELECT 1 FROM api_keys)").fetchone()[0] == 1
-
-    def delete_api_key(self, key_id: str) -> bool:
-        with self.transaction():
-            return self._conn.execute("DELETE FROM api_keys WHERE id = ?", (key_id,)).rowcount > 0
-
     # -- conversation -------------------------------------------------------
 
     def has_messages_table(self, table: str) -> bool:
@@ -600,17 +573,9 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
             return search_messages(conn, agent_id, table, match, limit)
 
 
-_KEY_COLUMNS = "id, secret_hash, agents, admin, label, created_at"
-
-
 def _identity(path: str) -> tuple[int, int] | None:
     """The file's (device, inode), None for an in-memory database."""
     if path in ("", ":memory:") or path.startswith("file:"):
         return None
     found = os.stat(path)
     return found.st_dev, found.st_ino
-
-
-def _api_key(row: tuple) -> ApiKey:
-    return ApiKey(id=row[0], secret_hash=row[1], agents=tuple(json.loads(row[2])), admin=bool(row[3]),
-                  label=row[4], created_at=from_iso(row[5]))

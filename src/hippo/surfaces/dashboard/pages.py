@@ -27,6 +27,7 @@ from hippo.surfaces.dashboard.sessions import (
     SESSION_SECONDS,
     Viewer,
     check_csrf,
+    end_session,
     new_session,
     viewer_of,
 )
@@ -98,7 +99,8 @@ def login(request: Request, key: Annotated[str, Form(max_length=200)],
     if found is None:
         return page(request, None, "login.html", 401, failed=True)
     response = RedirectResponse("/", status_code=303)
-    response.set_cookie(SESSION_COOKIE, new_session(found), max_age=SESSION_SECONDS, **cookie_options(request))
+    response.set_cookie(SESSION_COOKIE, new_session(service.base.keys, found), max_age=SESSION_SECONDS,
+                        **cookie_options(request))
     response.delete_cookie(CSRF_COOKIE, path="/")
     return response
 
@@ -106,6 +108,8 @@ def login(request: Request, key: Annotated[str, Form(max_length=200)],
 @router.post("/logout")
 def logout(request: Request, viewer: Seen, csrf: Annotated[str, Form(max_length=200)] = "") -> Response:
     check_csrf(request, viewer, csrf)
+    service: Service = request.app.state.service
+    end_session(service.base.keys, request.cookies.get(SESSION_COOKIE))  # a copy of the cookie is refused too
     response = RedirectResponse("/login", status_code=303)
     response.delete_cookie(SESSION_COOKIE, path="/")
     return response

@@ -1,11 +1,13 @@
-"""Who is looking: dashboard sessions and their CSRF tokens, with no state on the server.
+"""Who is looking: dashboard sessions and their CSRF tokens.
 
 A key is entered once on the login page. The session cookie then holds
-``<key id>.<expiry>.<nonce>.<signature>``: never the key itself. The signature is
-an HMAC under a secret derived from the key's stored hash, so any server that
-shares the database can check it, and deleting the key ends every session made
-with it. The CSRF token of a session is another HMAC of its nonce under the same
-secret: forms carry it, and a mutating request without it is refused.
+``<key id>.<expiry>.<session>.<signature>``: never the key itself. The session is a
+secret id the database records (hashed, through :class:`KeyRing`), so any server
+that shares the database can check it, logging out ends it on all of them (a
+copied cookie is refused from then on), and deleting the key ends every session
+made with it. The signature is an HMAC under a secret derived from the key's stored
+hash; the CSRF token of a session is another HMAC of its id under the same secret:
+forms carry it, and a mutating request without it is refused.
 
 On a keyless server (loopback only, as the API) there is no login; forms then
 carry a random token that must equal the one in a cookie (double submit), which
@@ -27,7 +29,8 @@ from hippo.core.keys import KeyRing
 from hippo.surfaces.http.app import Service
 from hippo.types import ApiKey
 
-__all__ = ["SESSION_COOKIE", "CSRF_COOKIE", "Viewer", "LoginRequired", "Refused", "new_session", "viewer_of"]
+__all__ = ["SESSION_COOKIE", "CSRF_COOKIE", "Viewer", "LoginRequired", "Refused", "end_session", "new_session",
+           "viewer_of"]
 
 SESSION_COOKIE = "hippo_session"
 CSRF_COOKIE = "hippo_csrf"
@@ -72,28 +75,35 @@ def _mac(secret: bytes, message: str) -> str:
     return base64.urlsafe_b64encode(digest).decode().rstrip("=")
 
 
-def new_session(key: ApiKey, *, now: float | None = None) -> str:
-    """A signed session token for ``key``, valid for SESSION_SECONDS."""
+def new_session(keys: KeyRing, key: ApiKey, *, now: float | None = None) -> str:
+    """A signed session token for ``key``, valid for SESSION_SECONDS or until logout."""
     expires = int((time.time() if now is None else now) + SESSION_SECONDS)
-    body = f"{key.id}.{expires}.{secrets.token_urlsafe(16)}"
+    body = f"{key.id}.{expires}.{keys.open_session(key, seconds=SESSION_SECONDS)}"
     return f"{body}.{_mac(_secret(key), body)}"
 
 
 def session_key(keys: KeyRing, token: str | None, *, now: float | None = None) -> tuple[ApiKey, str] | None:
-    """The live key a session token was made for, with the session's CSRF token; None otherwise."""
+    """The live key of an open session token, with the session's CSRF token; None otherwise."""
     parts = (token or "").split(".")
     if len(parts) != 4 or not parts[1].isdigit():
         return None
     key_id, expires, nonce, signature = parts
     if int(expires) < (time.time() if now is None else now):
         return None
-    key = keys.get(key_id)
-    if key is None:
+    key = keys.session_key(nonce)  # None once logged out, expired or the key deleted, on any server
+    if key is None or key.id != key_id:
         return None
     secret = _secret(key)
     if not hmac.compare_digest(_mac(secret, f"{key_id}.{expires}.{nonce}"), signature):
         return None
     return key, _mac(secret, f"csrf.{nonce}")
+
+
+def end_session(keys: KeyRing, token: str | None) -> None:
+    """Log out: the session of a token :func:`session_key` accepted ends on every server."""
+    parts = (token or "").split(".")
+    if len(parts) == 4:
+        keys.close_session(parts[2])
 
 
 def viewer_of(request: Request) -> Viewer:
