@@ -139,3 +139,20 @@ def test_a_flooding_agent_archives_its_own_memories_first(make_mem, clock):
     assert result.archived > 0 and result.bytes_after <= result.cap and result.note is None
     assert (alice.stats().memories, alice.stats().archived) == (len(kept), 0)
     assert bob.stats().archived == result.archived
+
+
+def test_forget_reaches_archived_memories_by_meaning_as_it_reaches_live_ones(make_mem, clock, db, local_embedder):
+    """"the garage PIN" holds a word the memory lacks: found by meaning (cosine over the forget
+    threshold), live or archived; a memory archived before archives kept vectors is reached too."""
+    mem = make_mem("alice", embedder=local_embedder)
+    pin, old, heron = (mem.store_memory(text).id for text in (
+        "The code to open the garage door is 4821", "Garage door opener PIN: 4821", "The heron nests by the old mill"))
+    assert mem.store.archive_chunks("alice", [pin, old, heron], clock()) == 3
+    sql(db, "UPDATE chunks_archive SET embedding_int8 = NULL WHERE id = ?", (old,))  # as archived before
+    preview = mem.forget_memory("the garage PIN", preview=True)
+    assert {f.id for f in preview.deleted} == {pin, old}
+    assert all(f.similarity is not None and f.similarity >= 0.5 for f in preview.deleted)
+    assert mem.stats().archived == 3  # a preview deletes nothing
+    result = mem.forget_memory("the garage PIN")
+    assert [(f.id, f.similarity) for f in result.deleted] == [(f.id, f.similarity) for f in preview.deleted]
+    assert mem.search_archive("garage") == [] and [h.id for h in mem.search_archive("heron")] == [heron]

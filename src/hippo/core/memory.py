@@ -292,10 +292,10 @@ class Memory(BlockFacet, BrowseFacet, CaptureFacet, CompactionFacet, CurationFac
                 matches.setdefault(chunk_id, None)
         chunks = self.store.get_chunks(self.agent_id, list(matches))
         forgotten = [Forgotten(c.id, c.content, c.kind, matches[c.id]) for c in chunks]
-        # The archive too: an archived memory has no vector, so it goes when it holds every word.
-        archived = archive.forget_archived(self.store, self.agent_id, words, limit - len(forgotten)) \
-            if words and len(forgotten) < limit else []
-        forgotten += [Forgotten(c.id, c.content, c.kind, None) for c in archived]
+        # The archive too, by the same rule (see archive.forget_archived).
+        archived = archive.forget_archived(self.store, self.embedding, self.agent_id, vector, words, threshold,
+                                           limit - len(forgotten))
+        forgotten += [Forgotten(c.id, c.content, c.kind, sim) for c, sim in archived]
         # And the short-term buffer, by the same rule as long-term memory; and the capture inbox.
         recent = self._episodic.matching(vector, words, threshold, limit - len(forgotten))
         forgotten += [Forgotten(e.id, e.content, "memory", sim) for e, sim in recent]
@@ -304,7 +304,7 @@ class Memory(BlockFacet, BrowseFacet, CaptureFacet, CompactionFacet, CurationFac
             return ForgetResult(forgotten, preview=preview, messages=len(said))
         with self.store.transaction():
             self.store.delete_chunks(self.agent_id, [c.id for c in chunks])
-            self.store.delete_archived(self.agent_id, [c.id for c in archived])
+            self.store.delete_archived(self.agent_id, [c.id for c, _ in archived])
             self._episodic.drop([e.id for e, _ in recent])
             self.store.clear_observed(self.agent_id, [m.seq for m in said])
         note = self.store.pending_scrub()

@@ -75,5 +75,6 @@ def switch_model(store: "Store", embedding: "EmbeddingService", **options: objec
     ):
         with store.transaction():
             store.clear_vectors()
+            store.clear_archived_vectors()  # a forget embeds the archive again with the new model
             store.set_embedder_record(embedder.model_id, embedder.dimension)
     return fill_pending(store, embedding, None, **options)  # type: ignore[arg-type]

@@ -18,7 +18,7 @@ import numpy as np
 
 from hippo.index.exact import locate
 
-__all__ = ["Int8Rows"]
+__all__ = ["Int8Rows", "decode_int8", "encode_int8", "quantize"]
 
 _DEAD_SHARE = 0.25
 _BLOCK = 2048  # rows converted to float32 at a time: keeps the scan in cache (9 against 14 ms for 42k rows)
@@ -177,3 +177,19 @@ def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         safe = np.where(top > 0, top / 127, 1).astype(np.float32)
         codes[start:start + 65_536] = np.clip(np.rint(block / safe[:, None]), -127, 127)
     return codes, scales
+
+
+def encode_int8(vector: np.ndarray) -> bytes:
+    """One vector as stored where a quarter of the float32 size will do (the archive): its scale as
+    a little-endian float32, then its int8 codes."""
+    codes, scales = quantize(np.asarray(vector, dtype=np.float32).reshape(1, -1))
+    return scales.astype("<f4").tobytes() + codes.tobytes()
+
+
+def decode_int8(blobs: list[bytes], dimension: int) -> np.ndarray:
+    """The approximate float32 rows of :func:`encode_int8` blobs (each of ``dimension`` codes)."""
+    if not blobs:
+        return np.zeros((0, dimension), dtype=np.float32)
+    raw = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(len(blobs), dimension + 4)
+    scales = raw[:, :4].copy().view("<f4").reshape(-1)
+    return raw[:, 4:].view(np.int8).astype(np.float32) * scales[:, None]

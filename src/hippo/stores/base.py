@@ -413,8 +413,9 @@ class PruneCandidate:
 
 
 class ArchiveStore(Database, Protocol):
-    """Seed 003's archive: memories pruning moved out of ``chunks`` (without their vectors), with
-    their own full-text index; never deleted by pruning, only by an explicit forget."""
+    """Seed 003's archive: memories pruning moved out of ``chunks`` (their vectors kept only as an
+    8-bit copy, for a forget), with their own full-text index; never deleted by pruning, only by an
+    explicit forget."""
 
     def used_bytes(self) -> int:
         """The bytes the database's data takes (what the size cap is measured on)."""
@@ -435,7 +436,20 @@ class ArchiveStore(Database, Protocol):
         ...
 
     def archive_chunks(self, agent_id: str, ids: Sequence[str], now: datetime) -> int:
-        """Move chunks to the archive in one transaction; how many moved."""
+        """Move chunks to the archive in one transaction, each vector kept as
+        :func:`~hippo.index.int8.encode_int8` bytes; how many moved."""
+        ...
+
+    def archived_vectors(self, agent_id: str) -> dict[str, bytes | None]:
+        """Every archived chunk of the agent with its 8-bit vector (None: archived without one)."""
+        ...
+
+    def set_archived_vectors(self, agent_id: str, codes: dict[str, bytes]) -> None:
+        """Keep these 8-bit vectors with the agent's archived chunks."""
+        ...
+
+    def clear_archived_vectors(self) -> None:
+        """Drop every archived chunk's 8-bit vector, of every agent (before switching models)."""
         ...
 
     def archived_chunks(self, agent_id: str, ids: Sequence[str]) -> list[Chunk]: ...

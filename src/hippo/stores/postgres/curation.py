@@ -14,6 +14,9 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Callable, ContextManager, Iterator, Sequence
 
+import numpy as np
+
+from hippo.index.int8 import encode_int8
 from hippo.stores.base import PruneCandidate
 from hippo.stores.postgres.search import tsquery
 from hippo.types import ArchivedMemory, Chunk
@@ -33,6 +36,7 @@ class CurationMixin:
     _read: Callable[..., ContextManager[Any]]
     _deleted: Callable[[str, int], None]
     _chunk_of: Callable[[tuple], Chunk]
+    get_vectors: Callable[[str, Sequence[str]], dict[str, np.ndarray]]
 
     def used_bytes(self) -> int:
         with self._read() as conn:
@@ -75,6 +79,7 @@ class CurationMixin:
         with self._db.writing(agent_id) as conn:
             conn.execute(f"INSERT INTO chunks_archive ({_MOVED}, archived_at) SELECT {_MOVED}, %s FROM chunks "
                          "WHERE agent_id = %s AND id = ANY(%s)", (now, agent_id, list(ids)))
+            self.set_archived_vectors(agent_id, {i: encode_int8(v) for i, v in self.get_vectors(agent_id, ids).items()})
             count = conn.execute("DELETE FROM chunks WHERE agent_id = %s AND id = ANY(%s)",
                                  (agent_id, list(ids))).rowcount
         self._deleted(agent_id, count)
@@ -113,6 +118,23 @@ class CurationMixin:
                 "to_tsquery('hippo_english', hippo_fold(%s)) q WHERE c.agent_id = %s AND c.tsv @@ q "
                 "ORDER BY rank DESC, c.id LIMIT %s", (query, agent_id, limit)).fetchall()
         return [(self._chunk_of(r[:-1]), float(r[-1])) for r in rows]
+
+    def archived_vectors(self, agent_id: str) -> dict[str, bytes | None]:
+        with self._read(agent_id) as conn:
+            rows = conn.execute("SELECT id, embedding_int8 FROM chunks_archive WHERE agent_id = %s",
+                                (agent_id,)).fetchall()
+        return {r[0]: None if r[1] is None else bytes(r[1]) for r in rows}
+
+    def set_archived_vectors(self, agent_id: str, codes: dict[str, bytes]) -> None:
+        if not codes:
+            return
+        with self._db.writing(agent_id) as conn, conn.cursor() as cur:
+            cur.executemany("UPDATE chunks_archive SET embedding_int8 = %s WHERE agent_id = %s AND id = %s",
+                            [(code, agent_id, i) for i, code in codes.items()])
+
+    def clear_archived_vectors(self) -> None:
+        with self._db.writing() as conn:
+            conn.execute("UPDATE chunks_archive SET embedding_int8 = NULL WHERE embedding_int8 IS NOT NULL")
 
     def restore_chunks(self, agent_id: str, ids: Sequence[str]) -> int:
         if not ids:

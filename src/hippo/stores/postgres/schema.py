@@ -266,6 +266,11 @@ _TAG_INDEX = """
 CREATE INDEX chunks_tags ON chunks USING gin ((metadata -> 'tags') jsonb_path_ops);
 """
 
+# As in SQLite (stores/sqlite/schema.py): an 8-bit copy of each archived memory's vector.
+_ARCHIVE_VECTORS = """
+ALTER TABLE chunks_archive ADD COLUMN embedding_int8 bytea;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_chunks_blocks_model_keys", _BASE),
     ("0002_curation", _CURATION),
@@ -277,6 +282,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0008_daily", _DAILY),
     ("0009_tag_index", _TAG_INDEX),
     ("0010_dashboard_sessions", SESSIONS_MIGRATION),  # logout ends a session on every server (keys.py)
+    ("0011_archive_vectors", _ARCHIVE_VECTORS),
 ]
 
 

@@ -181,7 +181,9 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
         with self._read(agent_id) as conn:
             rows = conn.execute("SELECT id, embedding FROM chunks WHERE agent_id = %s AND embedding IS NOT NULL "
                                 "AND id = ANY(%s)", (agent_id, list(ids))).fetchall()
-        return {row[0]: np.asarray(row[1], dtype=np.float32) for row in rows}
+        # pgvector hands a ``vector`` back as its ``Vector`` (an array in older releases).
+        return {row[0]: np.asarray(row[1].to_numpy() if hasattr(row[1], "to_numpy") else row[1], dtype=np.float32)
+                for row in rows}
 
     def list_chunks(self, agent_id: str, *, limit: int, before: str | None = None,
                     kind: str | None = None) -> list[Chunk]:

@@ -15,7 +15,10 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Callable, ContextManager, Iterator, Sequence
 
+import numpy as np
+
 from hippo.clock import from_iso, to_iso
+from hippo.index.int8 import encode_int8
 from hippo.stores.base import PruneCandidate
 from hippo.stores.sqlite.fts import drop_deleted_terms
 from hippo.stores.sqlite.search import EPOCH_JULIAN_DAY, match_expression
@@ -44,6 +47,7 @@ class CurationMixin:
     _text_removed: Callable[[str, list[int]], None]
     _scrub: Any
     _file: str
+    get_vectors: Callable[[str, Sequence[str]], dict[str, np.ndarray]]
 
     def used_bytes(self) -> int:
         with self._reading() as conn:
@@ -91,6 +95,7 @@ class CurationMixin:
             self._conn.execute(
                 f"INSERT INTO chunks_archive ({_MOVED}, archived_at) SELECT {_MOVED}, ? FROM chunks "
                 f"WHERE agent_id = ? AND id IN ({_marks(len(ids))})", (to_iso(now), agent_id, *ids))
+            self.set_archived_vectors(agent_id, {i: encode_int8(v) for i, v in self.get_vectors(agent_id, ids).items()})
             rows = self._conn.execute(
                 f"DELETE FROM chunks WHERE agent_id = ? AND id IN ({_marks(len(ids))}) RETURNING rowid",
                 (agent_id, *ids)).fetchall()
@@ -130,6 +135,23 @@ class CurationMixin:
                 "ON a.rowid = chunks_archive_fts.rowid WHERE chunks_archive_fts MATCH ? AND a.agent_id = ? "
                 "ORDER BY bm25(chunks_archive_fts), a.id LIMIT ?", (match, agent_id, limit)).fetchall()
         return [(self._chunk_of(r[:-1]), float(r[-1])) for r in rows]
+
+    def archived_vectors(self, agent_id: str) -> dict[str, bytes | None]:
+        with self._reading() as conn:
+            rows = conn.execute("SELECT id, embedding_int8 FROM chunks_archive WHERE agent_id = ?",
+                                (agent_id,)).fetchall()
+        return {r[0]: r[1] for r in rows}
+
+    def set_archived_vectors(self, agent_id: str, codes: dict[str, bytes]) -> None:
+        if not codes:
+            return
+        with self.transaction():
+            self._conn.executemany("UPDATE chunks_archive SET embedding_int8 = ? WHERE agent_id = ? AND id = ?",
+                                   [(code, agent_id, i) for i, code in codes.items()])
+
+    def clear_archived_vectors(self) -> None:
+        with self.transaction():
+            self._conn.execute("UPDATE chunks_archive SET embedding_int8 = NULL WHERE embedding_int8 IS NOT NULL")
 
     def restore_chunks(self, agent_id: str, ids: Sequence[str]) -> int:
         if not ids:

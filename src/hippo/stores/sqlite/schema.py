@@ -312,6 +312,13 @@ CREATE INDEX idx_chunks_summary ON chunks(agent_id, created_at, last_accessed_at
                                           superseded_by, kind, feedback, id);
 """
 
+# An 8-bit copy of each archived memory's vector (index/int8.py: a scale, then the codes; a quarter
+# of the float32 size), so a forget reaches the archive by meaning as it reaches live memories.
+# Memories archived before it have none: a forget embeds them once (core/archive.py).
+_ARCHIVE_VECTORS = """
+ALTER TABLE chunks_archive ADD COLUMN embedding_int8 BLOB;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_chunks_blocks_embedding_model", _CHUNKS),
     ("0002_chunks_fts", _CHUNKS_FTS),
@@ -329,6 +336,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0014_browse_order", _BROWSE_ORDER),
     ("0015_chunk_changes", changes.MIGRATION),  # rowids written, for what stores keep in memory (changes.py)
     ("0016_dashboard_sessions", SESSIONS_MIGRATION),  # logout ends a session on every server (keys.py)
+    ("0017_archive_vectors", _ARCHIVE_VECTORS),
 ]
 
 
