@@ -11,7 +11,7 @@ import threading
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from datetime import datetime
-from typing import Annotated, Any, AsyncIterator, Callable, Literal
+from typing import Annotated, Any, AsyncIterator, Callable, Literal, TypeVar
 
 from fastapi import APIRouter, Body, Depends, FastAPI, Path, Query, Request, Response, Security
 from fastapi.middleware.cors import CORSMiddleware
@@ -57,7 +57,13 @@ from hippo.types import (
     StoreResult,
 )
 
-__all__ = ["Service", "create_app"]
+__all__ = ["HEAVY_WORKERS", "Service", "create_app"]
+
+# Heavy calls (capture, compaction: a batch through the model) at once; the others wait for a slot
+# without a thread, so the request threads (anyio's 40) stay free for every light call. Two, not
+# one: with an LLM, capture mostly waits on the network, and one slot would queue every agent.
+HEAVY_WORKERS = 2
+T = TypeVar("T")
 
 AGENT = Path(pattern=AGENT_ID.pattern, description="The agent whose memory this is.")
 MEMORY_ID = Path(pattern=ULID.pattern, description="A memory's id (ULID).")
@@ -75,6 +81,15 @@ class Service:
         # key must not open a server that was started with keys (or reachable beyond loopback).
         self._keyed = require_keys
         self.on_close: list[Callable[[], None]] = []  # background work to stop before the database closes
+        self._heavy: Any = None  # anyio.CapacityLimiter of HEAVY_WORKERS, made on the event loop
+
+    async def heavy(self, work: Callable[[], T]) -> T:
+        """Run ``work`` (one heavy call) in the bounded pool of heavy work, off the request threads."""
+        import anyio.to_thread
+
+        if self._heavy is None:  # only the event loop's thread gets here: no race
+            self._heavy = anyio.CapacityLimiter(HEAVY_WORKERS)
+        return await anyio.to_thread.run_sync(work, limiter=self._heavy)
 
     def memory(self, agent_id: str) -> Memory:
         agent_id = check_agent_id(agent_id)

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, Path, Request
 
-from hippo.surfaces.http.app import Mem, base_path
+from hippo.core.memory import Memory
+from hippo.surfaces.http.app import Mem, Service, base_path
 from hippo.surfaces.http.models import CompactBody, ObserveBody, SurfaceBody
 from hippo.types import Captured, Compaction, Observation, Surfaced
 
@@ -28,10 +29,15 @@ def observe(mem: Mem, session_id: Annotated[str, SESSION], body: ObserveBody) ->
     return mem.observe(body.messages, session_id=session_id)
 
 
+def _service(request: Request) -> Service:
+    service: Service = request.app.state.service
+    return service
+
+
 @router.post(f"{base_path}/process", response_model=Captured)
-def process(mem: Mem) -> Captured:
+async def process(mem: Mem, request: Request) -> Captured:
     """Turn what this agent observed into memories now: windows, the gate, extraction, dedup."""
-    return mem.process_pending()
+    return await _service(request).heavy(mem.process_pending)
 
 
 @router.post(f"{base_path}/sessions/{{session_id}}/surface", response_model=Surfaced)
@@ -42,10 +48,14 @@ def surface(mem: Mem, session_id: Annotated[str, SESSION], body: SurfaceBody) ->
 
 
 @router.post(f"{base_path}/compact", response_model=Compaction)
-def compact(mem: Mem, body: CompactBody) -> Compaction:
+async def compact(mem: Mem, body: CompactBody, request: Request) -> Compaction:
     """Seed 004's compaction of a session: the `summary`, what became of each message (`entries`)
     and the `stats`. With `session_id`, what is compressed or reduced to a pointer is stored as
     memories of that session (idempotent) and each line carries its id; without, nothing is stored."""
+    return await _service(request).heavy(lambda: _compacted(mem, body))
+
+
+def _compacted(mem: Memory, body: CompactBody) -> Compaction:
     if body.session_id is None:
         from hippo import compact as summarize
 
