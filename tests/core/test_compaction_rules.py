@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 import re
 
 import pytest
@@ -361,7 +362,7 @@ def test_the_seeds_log_lines_go_to_the_logger_and_the_log_file(tmp_path, caplog)
     log_file = tmp_path / "hippocampus.log"
     session = [{"role": "user", "content": f"Message number {i}"} for i in range(12)]
     with caplog.at_level(logging.INFO, logger="hippo.compaction"):
-        result = hippo.compact(session, {"logFile": str(log_file)})
+        result = hippo.compact(session, CompactionConfig(log_file=str(log_file)))
     messages = [r.getMessage() for r in caplog.records if r.name == "hippo.compaction"]
     stats = result.stats
     assert (stats.sparse, stats.compressed, stats.kept) == (0, 7, 5)
@@ -375,6 +376,35 @@ def test_the_seeds_log_lines_go_to_the_logger_and_the_log_file(tmp_path, caplog)
     assert len(written) == 3
     assert all(re.fullmatch(r"\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\] \[hippocampus\] .+", line) for line in written)
     assert written[0].endswith(messages[0])
+
+
+@pytest.mark.parametrize("values", [{"logFile": "x.log"}, {"log_file": "x.log"}, {"debug": True},
+                                    {"sparseThreshold": 0.2, "logFile": "/tmp/x.log"}, {"sparse": 0.2},
+                                    {"sparseThreshold": 10**400}, {"decayRates": {"decision": -(10**400)}}])
+def test_a_calls_settings_never_name_a_file_and_are_checked(tmp_path, monkeypatch, values):
+    monkeypatch.chdir(tmp_path)
+    session = [{"role": "user", "content": f"Message number {i}"} for i in range(3)]
+    with pytest.raises(InvalidInput):
+        hippo.compact(session, values)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_calls_numbers_go_over_the_operators_settings_and_log_file(tmp_path, monkeypatch):
+    (tmp_path / "hippo.toml").write_text('[compaction]\nlog_file = "ops.log"\nsparse_threshold = 0.1\n',
+                                         encoding="utf-8")
+    monkeypatch.setenv("HIPPO_CONFIG", str(tmp_path / "hippo.toml"))
+    session = [{"role": "user", "content": f"Message number {i}"} for i in range(12)]
+    result = hippo.compact(session, {"compressThreshold": 0.99, "decayRates": {"user_intent": 0.5}})
+    assert result.stats.kept == 0  # the call's threshold: nothing reaches 0.99
+    assert len((tmp_path / "ops.log").read_text(encoding="utf-8").splitlines()) == 3  # the operator's file
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_a_fifo_as_the_log_file_never_holds_compaction_up(tmp_path):
+    fifo = tmp_path / "log.fifo"
+    os.mkfifo(fifo)
+    session = [{"role": "user", "content": f"Message number {i}"} for i in range(3)]
+    assert hippo.compact(session, CompactionConfig(log_file=str(fifo))).stats.kept == 3
 
 
 def test_loading_a_config_file_logs_the_loaded_line(tmp_path, caplog):

@@ -19,16 +19,18 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
+import stat
 import sys
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Mapping, Sequence
 
-from hippo.core.compaction_config import CompactionConfig, load_compaction_config
+from hippo.core.compaction_config import CompactionConfig, for_call, load_compaction_config
 from hippo.core.compaction_summary import summarize
 from hippo.core.messages import ChatMessage, read_messages
 from hippo.core.tokens import count_tokens
-from hippo.errors import ConfigError, InvalidInput
+from hippo.errors import InvalidInput
 from hippo.types import Compaction
 
 __all__ = ["BASE_IMPORTANCE", "CompactionConfig", "Scored", "classify", "compact", "preview", "resolve_config",
@@ -150,15 +152,14 @@ def score(messages: Sequence[ChatMessage], config: CompactionConfig) -> list[Sco
 
 
 def resolve_config(config: CompactionConfig | Mapping[str, Any] | None) -> CompactionConfig:
-    """The config given; a mapping of seed 004's or hippo.toml's names over the defaults; or, for
-    none, hippo.toml's ``[compaction]`` section."""
-    if config is None:
-        return load_compaction_config()
+    """The config given; for none, hippo.toml's ``[compaction]`` section; a mapping (a request's,
+    a tool call's) of the documented numbers over that section, never naming a file to write."""
     if isinstance(config, CompactionConfig):
         return config
-    if isinstance(config, Mapping):
-        return CompactionConfig.from_mapping(config)
-    raise ConfigError(f"config must be a CompactionConfig or a mapping, got {type(config).__name__}")
+    if config is not None and not isinstance(config, Mapping):
+        raise InvalidInput(f"config must be a CompactionConfig or a mapping, got {type(config).__name__}")
+    operator = load_compaction_config()
+    return operator if config is None else for_call(config, operator)
 
 
 def emit(config: CompactionConfig, message: str, data: Mapping[str, Any] | None = None) -> None:
@@ -170,11 +171,22 @@ def emit(config: CompactionConfig, message: str, data: Mapping[str, Any] | None 
         print(f"[hippocampus] {message}{detail}", file=sys.stderr)
     if config.log_file:
         stamp = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-        try:
-            with open(config.log_file, "a", encoding="utf-8") as out:
-                out.write(f"[{stamp}] [hippocampus] {message}{detail}\n")
-        except OSError as exc:  # the reference ignores a log it cannot write; say so once here
-            log.warning("cannot write compaction log %s: %s", config.log_file, exc)
+        _append(config.log_file, f"[{stamp}] [hippocampus] {message}{detail}\n")
+
+
+def _append(path: str, line: str) -> None:
+    """Append a line to the operator's log file. Opened without blocking and written only when it
+    is a regular file: a FIFO or a device named there never holds a request up."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0), 0o644)
+    except OSError as exc:  # the reference ignores a log it cannot write; say so here
+        log.warning("cannot write compaction log %s: %s", path, exc)
+        return
+    with os.fdopen(fd, "a", encoding="utf-8") as out:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            log.warning("compaction log %s is not a regular file; not written", path)
+            return
+        out.write(line)
 
 
 def compact(messages: Sequence[Mapping[str, Any]], config: CompactionConfig | Mapping[str, Any] | None = None, *,

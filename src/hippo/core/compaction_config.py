@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import os
 import tomllib
 from dataclasses import asdict, dataclass, field
@@ -15,9 +14,9 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from hippo.core.validation import shown
-from hippo.errors import ConfigError
+from hippo.errors import ConfigError, InvalidInput
 
-__all__ = ["CompactionConfig", "ENTRY_TYPES", "load_compaction_config"]
+__all__ = ["CALL_SETTINGS", "CompactionConfig", "ENTRY_TYPES", "for_call", "load_compaction_config"]
 
 log = logging.getLogger("hippo.compaction")
 
@@ -34,6 +33,9 @@ _JSON_NAMES = {"decayRates": "decay_rates", "sparseThreshold": "sparse_threshold
                "maxSparseIndexTokens": "max_sparse_index_tokens", "debug": "debug", "logFile": "log_file"}
 _MAX_RATE = 100.0
 _MAX_INDEX_TOKENS = 10_000_000
+# What a call may set (a request, a tool call, a mapping passed to compact): the documented numbers.
+# A file to write and the debug switch are the operator's, from hippo.toml or a config file only.
+CALL_SETTINGS = ("decay_rates", "sparse_threshold", "compress_threshold", "retention_floor", "max_sparse_index_tokens")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,12 +58,13 @@ class CompactionConfig:
         _check(self)
 
     @classmethod
-    def from_mapping(cls, values: Mapping[str, Any], *, base: Path | None = None) -> "CompactionConfig":
-        """Settings over the defaults: seed 004's names (``decayRates``) or hippo.toml's
-        (``decay_rates``); a relative ``log_file`` is taken from ``base``."""
+    def from_mapping(cls, values: Mapping[str, Any], *, base: Path | None = None,
+                     over: "CompactionConfig | None" = None) -> "CompactionConfig":
+        """Settings over the defaults (or over ``over``): seed 004's names (``decayRates``) or
+        hippo.toml's (``decay_rates``); a relative ``log_file`` is taken from ``base``."""
         if not isinstance(values, Mapping):
             raise ConfigError(f"compaction settings must be an object, got {type(values).__name__}")
-        merged: dict[str, Any] = asdict(cls())
+        merged: dict[str, Any] = asdict(over or cls())
         for key, value in values.items():
             name = _JSON_NAMES.get(key, key)
             if name not in merged:
@@ -89,6 +92,25 @@ class CompactionConfig:
         return config
 
 
+def for_call(values: Mapping[str, Any], operator: CompactionConfig) -> CompactionConfig:
+    """A call's settings over the ``operator``'s: only :data:`CALL_SETTINGS`, in either
+    spelling, each checked. InvalidInput (the caller's mistake, nothing written) for anything
+    else: a call never names a file on the server."""
+    if not isinstance(values, Mapping):
+        raise InvalidInput(f"compaction settings must be an object, got {shown(values)}")
+    for key in values:
+        name = _JSON_NAMES.get(key, key) if isinstance(key, str) else key
+        if name not in CALL_SETTINGS:
+            theirs = name in ("log_file", "debug")
+            raise InvalidInput(f"compaction setting {shown(key)} " + (
+                "is the operator's: set it in hippo.toml's [compaction] section" if theirs else
+                f"is unknown; a call may set {', '.join(CALL_SETTINGS)}"))
+    try:
+        return CompactionConfig.from_mapping(values, over=operator)
+    except ConfigError as exc:
+        raise InvalidInput(exc.message) from None
+
+
 def load_compaction_config(config_file: str | os.PathLike[str] | None = None) -> CompactionConfig:
     """The ``[compaction]`` section of ``hippo.toml`` (``$HIPPO_CONFIG`` or ./hippo.toml, found as
     :func:`hippo.config.load_settings` finds it) over the defaults; the defaults without one."""
@@ -113,8 +135,8 @@ def _loaded(config: CompactionConfig, where: str) -> None:
 
 
 def _number(value: Any, name: str, low: float, high: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or not low <= value <= high:
+    # Compared before any float(): 10**400 has none, and NaN or infinity fail the comparison.
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
         raise ConfigError(f"compaction setting {name} must be a number from {low:g} to {high:g}, got {shown(value)}")
     return float(value)
 

@@ -186,9 +186,7 @@ def _filter(types: Any, tags: Any, min_importance: Any, since: Any) -> ChunkFilt
         raise InvalidInput("types must be an experience type or a list of them")
     chosen = tuple(dict.fromkeys(experiences.check_type(t) for t in ([types] if isinstance(types, str)
                                                                        else types or ())))
-    if tags is not None and not isinstance(tags, (str, list, tuple)):
-        raise InvalidInput("tags must be a string or a list of strings")
-    tag_list = v.check_metadata({"tags": [tags] if isinstance(tags, str) else list(tags or ())})["tags"]
+    tag_list = experiences.check_tags(tags)
     floor = None if min_importance is None else v.check_intensity(min_importance, "min_importance")
     return ChunkFilter(kinds=("memory",), tags=tuple(tag_list), since=v.check_datetime(since, "since"),
                        experience=ExperienceFilter(chosen, floor))

@@ -19,6 +19,7 @@ from typing import Any, Mapping, Sequence
 
 from ulid import ULID
 
+from hippo import limits
 from hippo.core import validation as v
 from hippo.errors import InvalidInput
 from hippo.stores.base import ExperienceRecord
@@ -50,7 +51,7 @@ _MAX_REF_CHARS = 256
 
 def check_type(value: Any) -> str:
     """One of the seven types (``tool_use`` is read as ``tool-use``); InvalidInput otherwise."""
-    name = value.strip().lower().replace("_", "-") if isinstance(value, str) else value
+    name = value.strip().lower().replace("_", "-") if isinstance(value, str) else None
     if name not in TYPE_WEIGHTS:
         raise InvalidInput(f"unknown experience type {v.shown(value)}; one of: {', '.join(EXPERIENCE_TYPES)}")
     return name
@@ -90,12 +91,24 @@ def refs_asked(user_id: Any = None, room_id: Any = None, task_id: Any = None) ->
 
 
 def _ref_text(value: Any, name: str) -> str:
-    if isinstance(value, bool) or not isinstance(value, (str, int)):
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(v.check_int(value, name, -limits.INTEGER, limits.INTEGER))
+    if not isinstance(value, str):
         raise InvalidInput(f"{name} must be a string or an integer, got {v.shown(value)}")
-    text = str(value)
-    if not text or len(text) > _MAX_REF_CHARS or "\x00" in text:
-        raise InvalidInput(f"{name} must be 1 to {_MAX_REF_CHARS} characters without NUL")
-    return text
+    if not value or len(value) > _MAX_REF_CHARS:
+        raise InvalidInput(f"{name} must be 1 to {_MAX_REF_CHARS} characters")
+    return v.check_text(value, name, max_chars=_MAX_REF_CHARS)
+
+
+def check_tags(tags: Any, name: str = "tags") -> list[str]:
+    """A tag or a list of tags (strings), as metadata keeps them; InvalidInput otherwise."""
+    if tags is None:
+        return []
+    if isinstance(tags, str):
+        tags = [tags]
+    if not isinstance(tags, (list, tuple)):
+        raise InvalidInput(f"{name} must be a string or a list of strings, got {v.shown(tags)}")
+    return list(v.check_metadata({"tags": list(tags)})["tags"])
 
 
 def new_entry(agent_id: str, type_: Any, content: Any, now: datetime, *, context: Any, importance: Any,
@@ -108,7 +121,7 @@ def new_entry(agent_id: str, type_: Any, content: Any, now: datetime, *, context
         raise InvalidInput(f"context must be a JSON object, got {type(context).__name__}")
     ctx = v.check_metadata({"context": dict(context or {})})["context"]  # JSON-safe, within the size limit
     context_refs(ctx)  # its ids must be usable
-    tag_list = v.check_metadata({"tags": [tags] if isinstance(tags, str) else list(tags or ())})["tags"]
+    tag_list = check_tags(tags)
     weight = calculate_importance(kind, ctx) if importance is None else v.check_intensity(importance, "importance")
     when = v.check_datetime(observed_at, "observed_at") or now
     return Experience(id=str(ULID()), agent_id=agent_id, type=kind, content=text, importance=weight, context=ctx,

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Mapping, Sequence
 
+from hippo import limits
 from hippo.core import validation as v
 from hippo.errors import InvalidInput
 
@@ -47,8 +48,8 @@ _ROLES = {"user", "assistant", "system", "developer", "tool", "function", "toolR
 
 def _role(message: Mapping[str, Any], where: str) -> str:
     role = message.get("role")
-    if role not in _ROLES:
-        raise InvalidInput(f"{where}: role must be one of {', '.join(sorted(_ROLES))}, got {role!r}")
+    if not isinstance(role, str) or role not in _ROLES:
+        raise InvalidInput(f"{where}: role must be one of {', '.join(sorted(_ROLES))}, got {v.shown(role)}")
     content = message.get("content")
     if role == "user" and isinstance(content, list) and content and all(
             isinstance(p, Mapping) and p.get("type") == "tool_result" for p in content):
@@ -74,9 +75,10 @@ def _optional_text(message: Mapping[str, Any], key: str, where: str) -> str | No
     value = message.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value) or len(str(value)) > _MAX_ID:
+    text = _id_text(value)
+    if text is None or len(text) > _MAX_ID:
         raise InvalidInput(f"{where}: {key} must be a non-empty string of up to {_MAX_ID} characters")
-    return str(value)
+    return v.check_text(text, f"{where}: {key}", max_chars=_MAX_ID)
 
 
 def read_messages(messages: Sequence[Any]) -> list[ChatMessage]:
@@ -94,18 +96,32 @@ def read_messages(messages: Sequence[Any]) -> list[ChatMessage]:
         text = _tool_result_text(content) if role == "tool" and isinstance(content, list) else _text_of(content, where)
         calls = _calls(message) if role == "assistant" else []
         tools.update((call_id, name) for call_id, name, _ in calls if call_id)
-        read.append(ChatMessage(role, text.strip(), _optional_text(message, "id", where),
-                                _optional_text(message, "name", where),
-                                v.check_datetime(message.get("timestamp"), f"{where}: timestamp"),
-                                tuple(f"{name}({args})" for _, name, args in calls),
-                                _tool_of(message, tools) if role == "tool" else None))
+        read.append(_checked(ChatMessage(
+            role, text.strip(), _optional_text(message, "id", where), _optional_text(message, "name", where),
+            v.check_datetime(message.get("timestamp"), f"{where}: timestamp"),
+            tuple(f"{name}({args})" for _, name, args in calls), _tool_of(message, tools) if role == "tool" else None),
+            where))
     return read
 
 
-def _arguments(value: Any) -> str:
+def _checked(message: ChatMessage, where: str) -> ChatMessage:
+    """The message, once its text, tool calls and tool name are text hippo can keep (no NUL, no
+    lone surrogate): InvalidInput naming the message otherwise, before anything is written."""
+    for part in (message.text, *message.calls, message.tool or ""):
+        v.check_text(part, where, max_chars=len(part), allow_empty=True)
+    return message
+
+
+def _arguments(value: Any) -> str | None:
+    """A call's arguments as text; None when they cannot be written as JSON (too deep, a number
+    too long to print): the call is then passed over as malformed."""
     if value is None or isinstance(value, str):
         return value or ""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    try:
+        v.check_json_value(value, "arguments")
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    except (InvalidInput, TypeError, ValueError):
+        return None
 
 
 _CALL_BLOCKS = ("tool_use", "toolCall")  # Anthropic's block, the Pi agent's
@@ -114,7 +130,7 @@ _CALL_BLOCKS = ("tool_use", "toolCall")  # Anthropic's block, the Pi agent's
 def _calls(message: Mapping[str, Any]) -> list[tuple[str | None, str, str]]:
     """(call id, tool name, arguments) of each tool call an assistant turn makes; a malformed call
     is passed over (the turn's text is what most readers want)."""
-    found: list[tuple[str | None, str, str]] = []
+    found: list[tuple[str | None, str, str | None]] = []
     raw_calls = message.get("tool_calls")
     for call in raw_calls if isinstance(raw_calls, list) else ():
         function = call.get("function") if isinstance(call, Mapping) else None
@@ -127,11 +143,14 @@ def _calls(message: Mapping[str, Any]) -> list[tuple[str | None, str, str]]:
     for part in content if isinstance(content, list) else ():
         if isinstance(part, Mapping) and part.get("type") in _CALL_BLOCKS and isinstance(part.get("name"), str):
             found.append((_id_text(part.get("id")), part["name"], _arguments(part.get("input", part.get("arguments")))))
-    return found
+    return [(call_id, name, args) for call_id, name, args in found if args is not None]
 
 
 def _id_text(value: Any) -> str | None:
-    return str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value) else None
+    """An id as text: a non-empty string, or a whole number that fits (a bool is no id)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) <= limits.INTEGER:
+        return str(value)
+    return value if isinstance(value, str) and value else None
 
 
 def _tool_of(message: Mapping[str, Any], tools: Mapping[str, str]) -> str | None:

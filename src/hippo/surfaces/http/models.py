@@ -108,7 +108,8 @@ class CompactBody(_Body):
         "Store what fades as memories of this session (their ids in the summary); omit to store nothing."))
     previous_summary: str | None = Field(None, max_length=1_000_000, description="An earlier compaction's summary.")
     config: dict[str, Any] | None = Field(None, description=(
-        "Compaction settings (seed 004's names or hippo.toml's); omit for the server's [compaction]."))
+        "Compaction numbers over the server's [compaction]: decay_rates, sparse_threshold, compress_threshold, "
+        "retention_floor, max_sparse_index_tokens (camelCase too). Where to log is the operator's, not a request's."))
 
 
 class ErrorDetail(BaseModel):
