@@ -10,8 +10,9 @@ import hashlib
 import sqlite3
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 # Text that breaks naive code: lone surrogates, NUL, newlines at the end, FTS syntax, SQL.
@@ -53,12 +54,14 @@ metadata = st.one_of(st.none(), st.dictionaries(st.sampled_from(["tags", "k", "s
 
 
 def fingerprint(db: Path) -> str:
-    """A digest of every row the caller could have changed (chunks, blocks, keys, versions)."""
+    """A digest of every row a caller could have changed: memories, blocks, keys, versions, the archive,
+    experiences and the capture inbox."""
     conn = sqlite3.connect(db)
     try:
         digest = hashlib.sha256()
-        for table in ("chunks", "memory_blocks", "api_keys", "agent_versions", "embedding_model"):
-            for row in conn.execute(f"SELECT * FROM {table} ORDER BY rowid"):
+        for table in ("chunks", "memory_blocks", "api_keys", "agent_versions", "embedding_model", "chunks_archive",
+                      "experiences", "short_term", "observed_messages", "capture_cursors", "surfaced"):
+            for row in sorted(conn.execute(f"SELECT * FROM {table}"), key=repr):
                 digest.update(repr(row).encode("utf-8", "surrogatepass"))
         return digest.hexdigest()
     finally:
@@ -73,3 +76,31 @@ def hippo_error_or_none(exc: BaseException | None) -> Any:
         where = [f"{f.filename.rsplit('/', 1)[-1]}:{f.lineno} {f.name}" for f in traceback.extract_tb(exc.__traceback__)]
         raise AssertionError(f"untyped {type(exc).__name__}: {str(exc)[:200]} at {' <- '.join(reversed(where[-6:]))}")
     return exc
+
+
+Operations = dict[str, tuple[Callable[..., Any], tuple[st.SearchStrategy, ...]]]
+
+
+def fuzz_calls(ops: Operations, target: Any, db: Path, calls: int) -> list[str]:
+    """``calls`` generated calls of ``ops`` on ``target`` (a strategy per argument): each raises
+    nothing but a hippo error, and one that raises leaves ``db`` as it was. The names called."""
+    made: list[str] = []
+
+    @settings(max_examples=calls, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(data=st.data(), name=st.sampled_from(sorted(ops)))
+    def call(data: st.DataObject, name: str) -> None:
+        run, strategies = ops[name]
+        args = [data.draw(strategy) for strategy in strategies]
+        before = fingerprint(db)
+        error = None
+        try:
+            run(target, *args)
+        except Exception as exc:  # noqa: BLE001 - the property: nothing but hippo errors
+            error = exc
+        hippo_error_or_none(error)
+        if error is not None:
+            assert fingerprint(db) == before, f"{name} raised {error!r} but changed the database"[:500]
+        made.append(name)
+
+    call()
+    return made

@@ -6,9 +6,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from nasty import fingerprint, hippo_error_or_none, metadata, nasty, numbers, texts, values
+from nasty import fuzz_calls, metadata, nasty, numbers, texts, values
 
 import hippo
 from hippo.providers.fake import FakeEmbedder
@@ -59,25 +58,7 @@ def test_generated_calls_raise_only_hippo_errors_and_rejections_change_nothing(t
     seeded = [r.id for r in mem.store_memories(["gardening: tomatoes need sun", "We chose SQLite"])]
     mem.set_memory_block("human", "Name: Kris", char_limit=500)
     ops = operations(st.one_of(st.sampled_from(seeded), texts, nasty))
-    made: list[str] = []
-
-    @settings(max_examples=CALLS, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-    @given(data=st.data(), name=st.sampled_from(sorted(ops)))
-    def call(data: st.DataObject, name: str) -> None:
-        run, strategies = ops[name]
-        args = [data.draw(strategy) for strategy in strategies]
-        before = fingerprint(db)
-        error = None
-        try:
-            run(mem, *args)
-        except Exception as exc:  # noqa: BLE001 - the property: nothing but hippo errors
-            error = exc
-        hippo_error_or_none(error)
-        if error is not None:
-            assert fingerprint(db) == before, f"{name} raised {error!r} but changed the database"[:500]
-        made.append(name)
-
-    call()
+    made = fuzz_calls(ops, mem, db, CALLS)
     mem.close()
     assert len(made) >= CALLS and set(made) == set(ops), f"{len(made)} calls over {len(set(made))} operations"
 
