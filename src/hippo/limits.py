@@ -16,6 +16,7 @@ METADATA_BYTES = 16_384  # a chunk's metadata as UTF-8 JSON
 ITEM_KEY_CHARS = 1_024  # the key of a keyed memory (Memory.put_item, the LangGraph store)
 NESTING = 32  # levels of objects and arrays in metadata, tool arguments or an imported record
 JSON_BYTES = 1_000_000  # one JSON document parsed from text: tool arguments, one imported line
+IMPORT_FILE_BYTES = 128_000_000  # one file an importer reads whole: a mem0 or Letta export, a JSONL graph, a note
 INTEGER = 2**63 - 1  # the largest magnitude of an integer anywhere (SQLite's INTEGER)
 BLOCK_CHAR_LIMIT = 1_000_000  # the largest character limit a block may be given
 CONTEXT_TOKENS = (50, 1_000_000)  # the token budget of the blocks' prompt section (Memory.context)

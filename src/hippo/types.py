@@ -406,16 +406,20 @@ class Link(_Dictable):
 
 @dataclass(frozen=True, slots=True)
 class Skipped(_Dictable):
-    """Something an import left out: where in the input, and why."""
+    """Something an import left out: where in the input (``MEMORY.md:12``, ``results[520]``,
+    ``line 3, observation 2``, ``block human``) and why. ``duplicate``: the agent holds it already
+    (or the input repeats it), which is no problem; every other skip is one to look at."""
 
     where: str
     reason: str
+    duplicate: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class ImportReport(_Dictable):
     """What ``import_from`` did (or, with ``dry_run``, would do): memories and blocks written,
-    links made (mcp-memory relations), and everything skipped with the reason."""
+    links made (mcp-memory relations), and everything skipped with the reason. A dry run reports
+    the same skips as the import."""
 
     format: str
     imported: int
@@ -423,6 +427,11 @@ class ImportReport(_Dictable):
     links: int
     skipped: list[Skipped]
     dry_run: bool = False
+
+    @property
+    def problems(self) -> list[Skipped]:
+        """The skipped items that were not duplicates: what could not be read or kept."""
+        return [s for s in self.skipped if not s.duplicate]
 
 
 @dataclass(frozen=True, slots=True)

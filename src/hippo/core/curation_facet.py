@@ -5,6 +5,7 @@ hands the work to its module (:mod:`~hippo.core.feedback`, :mod:`~hippo.core.lin
 
 from __future__ import annotations
 
+import os
 from datetime import datetime
 from typing import TYPE_CHECKING, Callable, cast
 
@@ -35,10 +36,13 @@ class CurationFacet:
         """A memory's links: memories recalled with it (strongest first) and its supersession history."""
         return links.related(self.store, self.agent_id, chunk_id)
 
-    def import_from(self, path: str, format: str, *, dry_run: bool = False,
+    def import_from(self, path: str | os.PathLike[str], format: str, *, dry_run: bool = False,
                     progress: Progress | None = None) -> ImportReport:
         """Import another memory system's file (markdown, mcp-memory, mem0, letta); see
-        :mod:`hippo.core.importers`. Idempotent; ``dry_run`` writes nothing."""
+        :mod:`hippo.core.importers`. Writes every item it can read, all in one transaction, and
+        reports each other one with its reason (``skipped``). Idempotent; ``dry_run`` writes
+        nothing and reports the same. Bad arguments, or a file that cannot be read at all, raise
+        InvalidInput with nothing written."""
         return importers.import_from(cast("Memory", self), path, format, dry_run=dry_run, progress=progress)
 
     def maintain(self, *, progress: Progress | None = None) -> MaintainResult:

@@ -24,6 +24,7 @@ __all__ = [
     "check_metadata",
     "check_text",
     "parse_json",
+    "parse_json_values",
     "shown",
 ]
 
@@ -147,9 +148,10 @@ def check_datetime(value: Any, name: str) -> datetime | None:
     raise InvalidInput(f"{name} must be a datetime or ISO-8601 text, got {shown(value)}")
 
 
-def check_json_value(value: Any, name: str) -> None:
+def check_json_value(value: Any, name: str, *, stored: bool = False) -> None:
     """A JSON value hippo can keep: at most ``limits.NESTING`` levels deep, integers that fit
-    SQLite's INTEGER, finite floats, string keys. Walked without recursion, so no depth of
+    SQLite's INTEGER, finite floats, string keys; ``stored`` (it is written as JSON): no NUL in
+    any string or key, which PostgreSQL's jsonb refuses. Walked without recursion, so no depth of
     nesting raises anything but InvalidInput."""
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
@@ -160,6 +162,8 @@ def check_json_value(value: Any, name: str) -> None:
             if isinstance(item, dict):
                 if not all(isinstance(k, str) for k in item):
                     raise InvalidInput(f"{name} has a key that is not a string")
+                if stored:
+                    stack.extend((k, depth + 1) for k in item)
                 stack.extend((v, depth + 1) for v in item.values())
             else:
                 stack.extend((v, depth + 1) for v in item)
@@ -167,6 +171,8 @@ def check_json_value(value: Any, name: str) -> None:
             raise InvalidInput(f"{name} holds an integer larger than {limits.INTEGER}")
         elif isinstance(item, float) and not math.isfinite(item):
             raise InvalidInput(f"{name} holds {item}, which JSON cannot carry")
+        elif stored and isinstance(item, str) and "\x00" in item:
+            raise InvalidInput(f"{name} holds a NUL character")
 
 
 def parse_json(text: str, name: str, *, or_text: bool = False) -> Any:
@@ -184,6 +190,39 @@ def parse_json(text: str, name: str, *, or_text: bool = False) -> Any:
         raise InvalidInput(f"{name} is nested more than {limits.NESTING} levels deep") from None
     check_json_value(value, name)
     return value
+
+
+def parse_json_values(text: str, name: str, *, max_chars: int) -> list[Any]:
+    """The JSON values of ``text``, one after another (a line where two writers joined their
+    objects holds two), for a reader that checks each part it keeps with :func:`check_json_value`
+    (an imported file: a bad item is skipped, not the file). So an integer too large to keep
+    reads as one just past ``limits.INTEGER``, and NaN or Infinity as that float, for the check to
+    refuse the part that holds it. Nesting deeper than the parser follows is InvalidInput."""
+    if len(text) > max_chars:
+        raise InvalidInput(f"{name} is {len(text)} characters of JSON; the limit is {max_chars}")
+    found: list[Any] = []
+    at = 0
+    try:
+        while True:
+            at = _SPACE.match(text, at).end()  # type: ignore[union-attr]  # matches the empty string too
+            if at == len(text):
+                return found
+            value, at = _LENIENT.raw_decode(text, at)
+            found.append(value)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"{name} is not valid JSON: {exc.msg} at position {exc.pos}") from None
+    except RecursionError:
+        raise InvalidInput(f"{name} is nested more than {limits.NESTING} levels deep") from None
+
+
+def _clamped_int(digits: str) -> int:
+    if len(digits.lstrip("-")) > 19:  # int() of 4,300 digits is a ValueError; check_json_value refuses this one
+        return -(limits.INTEGER + 1) if digits.startswith("-") else limits.INTEGER + 1
+    return int(digits)
+
+
+_SPACE = re.compile(r"[ \t\n\r]*")  # JSON's whitespace
+_LENIENT = json.JSONDecoder(parse_int=_clamped_int)
 
 
 def _bounded_int(digits: str) -> int:
@@ -210,7 +249,7 @@ def check_metadata(value: Any) -> dict[str, Any]:
         not isinstance(tags, list) or not all(isinstance(t, str) and t.strip() for t in tags)
     ):
         raise InvalidInput("metadata 'tags' must be a list of non-empty strings")
-    check_json_value(value, "metadata")
+    check_json_value(value, "metadata", stored=True)
     try:
         encoded = json.dumps(value, ensure_ascii=False, allow_nan=False)
         encoded.encode("utf-8")
