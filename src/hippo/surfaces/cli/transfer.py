@@ -21,7 +21,7 @@ from typing import Annotated, Any, Iterator, Optional, TextIO
 
 import typer
 
-from hippo.core.validation import parse_json
+from hippo.core.validation import parse_json, shown
 from hippo.errors import InvalidInput, NotFound
 from hippo.surfaces.cli import render
 from hippo.surfaces.cli.app import JSON, Options, app, opened
@@ -113,8 +113,13 @@ def _read_records(file: str) -> list[dict[str, Any]]:
     if file == "-":
         lines = sys.stdin.read().splitlines()
     else:
-        with open(file, encoding="utf-8") as handle:
-            lines = handle.read().splitlines()
+        try:
+            with open(file, encoding="utf-8") as handle:
+                lines = handle.read().splitlines()
+        except UnicodeDecodeError:
+            raise  # the error table's: a file that is not text
+        except ValueError as exc:  # a NUL or a lone surrogate in the name
+            raise InvalidInput(f"cannot open {shown(file)}: {exc}") from None
     records: list[dict[str, Any]] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -169,18 +174,24 @@ def import_(
     render.note("; ".join(parts))
 
 
+SKIPS_SHOWN = 20  # problem lines before "... and N more": --json lists every one
+
+
 def _import_other(ctx: typer.Context, file: str, format: str, dry_run: bool, json: bool) -> None:
     with opened(ctx, create=not dry_run) as mem, render.ProgressBar("importing") as bar:
         report = mem.import_from(file, format, dry_run=dry_run, progress=bar)
     if json:
         return render.emit_json(report.to_dict())
-    for item in report.skipped:
+    problems = report.problems
+    for item in problems[:SKIPS_SHOWN]:
         render.note(f"skipped {item.where}: {item.reason}")
+    if len(problems) > SKIPS_SHOWN:
+        render.note(f"... and {len(problems) - SKIPS_SHOWN} more skipped (--json lists them all)")
     verb = "would import" if dry_run else "imported"
     memories = f"{report.imported} memor{'y' if report.imported == 1 else 'ies'}"
     render.note(f"{verb} {memories} and {render.plural(report.blocks, 'block')} "
                 f"from {format}" + (f", {render.plural(report.links, 'link')}" if report.links else "")
-                + f"; {len(report.skipped)} skipped")
+                + f"; {len(report.skipped) - len(problems)} already there, {len(problems)} skipped")
 
 
 @app.command()
