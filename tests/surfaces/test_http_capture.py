@@ -77,7 +77,7 @@ def test_errors_come_through_the_one_table(api):
     error(api.post(f"{A}/sessions/s/surface", json={"messages": [{"role": "user", "content": 5}]}), 400,
           "invalid_input")
     error(api.post(f"{A}/compact", json={"messages": TALK, "session_id": ""}), 400, "invalid_input")
-    error(api.post(f"{A}/compact", json={"messages": TALK, "config": {"decayRates": "fast"}}), 409, "config_error")
+    error(api.post(f"{A}/compact", json={"messages": TALK, "config": {"decayRates": "fast"}}), 400, "invalid_input")
     error(api.post("/v1/agents/bad%20agent/process"), 422, "invalid_request")
 
 

@@ -116,6 +116,17 @@ class CaptureMixin:
                             "ON CONFLICT DO NOTHING", [(agent_id, session_id, i, now, i) for i in ids])
 
     @staticmethod
+    def _release_sources(conn: Any, table: str, agent_id: str, ids: Sequence[str]) -> None:
+        """As in SQLite (``stores/sqlite/capture.py``): inside a write that deletes or rewrites these
+        rows of ``table``, the processed messages they were captured from lose their text."""
+        conn.execute(
+            "UPDATE observed_messages m SET content = '' WHERE m.agent_id = %s AND m.content <> '' "
+            "AND m.message_id IN (SELECT jsonb_array_elements_text(c.metadata -> '_source_ids') FROM " + table +
+            " c WHERE c.agent_id = %s AND c.id = ANY(%s) AND jsonb_typeof(c.metadata -> '_source_ids') = 'array') "
+            "AND m.seq <= (SELECT k.processed_seq FROM capture_cursors k WHERE k.agent_id = m.agent_id "
+            "AND k.session_id = m.session_id)", (agent_id, agent_id, list(ids)))
+
+    @staticmethod
     def _erase_capture(conn: Any, agent_id: str) -> int:
         """Inside ``delete_agent``: the agent's inbox, cursors and surfacing record."""
         gone = conn.execute("DELETE FROM observed_messages WHERE agent_id = %s", (agent_id,)).rowcount

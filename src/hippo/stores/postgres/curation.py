@@ -35,6 +35,7 @@ class CurationMixin:
     _db: Any
     _read: Callable[..., ContextManager[Any]]
     _deleted: Callable[[str, int], None]
+    _release_sources: Callable[[Any, str, str, Sequence[str]], None]
     _chunk_of: Callable[[tuple], Chunk]
     get_vectors: Callable[[str, Sequence[str]], dict[str, np.ndarray]]
 
@@ -150,6 +151,7 @@ class CurationMixin:
         if not ids:
             return 0
         with self._db.writing(agent_id) as conn:
+            self._release_sources(conn, "chunks_archive", agent_id, ids)
             count = conn.execute("DELETE FROM chunks_archive WHERE agent_id = %s AND id = ANY(%s)",
                                  (agent_id, list(ids))).rowcount
         self._deleted(agent_id, count)

@@ -271,6 +271,11 @@ _ARCHIVE_VECTORS = """
 ALTER TABLE chunks_archive ADD COLUMN embedding_int8 bytea;
 """
 
+# As in SQLite: the captured messages a removed memory came from, found by message id.
+_OBSERVED_BY_ID = """
+CREATE INDEX observed_message ON observed_messages (agent_id, message_id);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_chunks_blocks_model_keys", _BASE),
     ("0002_curation", _CURATION),
@@ -283,6 +288,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0009_tag_index", _TAG_INDEX),
     ("0010_dashboard_sessions", SESSIONS_MIGRATION),  # logout ends a session on every server (keys.py)
     ("0011_archive_vectors", _ARCHIVE_VECTORS),
+    ("0012_observed_by_id", _OBSERVED_BY_ID),
 ]
 
 

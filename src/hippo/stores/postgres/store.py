@@ -243,6 +243,7 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
         if not ids:
             return 0
         with self._db.writing(agent_id) as conn:
+            self._release_sources(conn, "chunks", agent_id, ids)
             count = conn.execute("DELETE FROM chunks WHERE agent_id = %s AND id = ANY(%s)",
                                  (agent_id, list(ids))).rowcount
         self._deleted(agent_id, count)
@@ -259,6 +260,7 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
         with self._db.writing(agent_id) as conn:
             if vector is not None:
                 self._check_dimension(conn, [vector])
+            self._release_sources(conn, "chunks", agent_id, [chunk_id])
             count = conn.execute("UPDATE chunks SET content = %s, content_hash = %s, embedding = %s, "
                                  "last_accessed_at = %s WHERE agent_id = %s AND id = %s",
                                  (content, content_hash, vector, now, agent_id, chunk_id)).rowcount

@@ -115,6 +115,19 @@ class CaptureMixin:
                 self._after_commit.append(self._scrub.after_delete)
         return int(count)
 
+    def _release_sources(self, table: str, agent_id: str, ids: Sequence[str]) -> None:
+        """Inside a write that deletes or rewrites these rows of ``table`` (chunks or the archive):
+        the processed messages they were captured from (their ``_source_ids``) lose their text, so
+        it leaves the file with the memory's. A message still pending is never touched."""
+        cleared = self._conn.execute(
+            "UPDATE observed_messages AS m SET content = '' WHERE m.agent_id = ? AND m.content <> '' "
+            "AND m.message_id IN (SELECT s.value FROM " + table + " c, json_each(c.metadata, '$._source_ids') s "
+            f"WHERE c.agent_id = ? AND c.id IN ({_marks(len(ids))})) AND m.seq <= (SELECT k.processed_seq "
+            "FROM capture_cursors k WHERE k.agent_id = m.agent_id AND k.session_id = m.session_id)",
+            (agent_id, agent_id, *ids)).rowcount
+        if cleared:
+            self._after_commit.append(self._scrub.after_delete)
+
     def surfaced_ids(self, agent_id: str, session_id: str) -> set[str]:
         with self._reading() as conn:
             rows = conn.execute("SELECT chunk_id FROM surfaced WHERE agent_id = ? AND session_id = ?",

@@ -45,6 +45,7 @@ class CurationMixin:
     _chunk_of: Callable[[tuple], Chunk]
     transaction: Callable[[], ContextManager[None]]
     _text_removed: Callable[[str, list[int]], None]
+    _release_sources: Callable[[str, str, Sequence[str]], None]
     _scrub: Any
     _file: str
     get_vectors: Callable[[str, Sequence[str]], dict[str, np.ndarray]]
@@ -167,6 +168,7 @@ class CurationMixin:
         if not ids:
             return 0
         with self.transaction():
+            self._release_sources("chunks_archive", agent_id, ids)
             return self._delete_archived(agent_id, ids)
 
     def _delete_archived(self, agent_id: str, ids: Sequence[str]) -> int:

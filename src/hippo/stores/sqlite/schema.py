@@ -319,6 +319,12 @@ _ARCHIVE_VECTORS = """
 ALTER TABLE chunks_archive ADD COLUMN embedding_int8 BLOB;
 """
 
+# A removed memory takes the text of the captured messages it came from (its source ids) with it:
+# found by message id, which the inbox's unique key (agent, session, message) cannot seek alone.
+_OBSERVED_BY_ID = """
+CREATE INDEX idx_observed_message ON observed_messages(agent_id, message_id);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_chunks_blocks_embedding_model", _CHUNKS),
     ("0002_chunks_fts", _CHUNKS_FTS),
@@ -337,6 +343,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0015_chunk_changes", changes.MIGRATION),  # rowids written, for what stores keep in memory (changes.py)
     ("0016_dashboard_sessions", SESSIONS_MIGRATION),  # logout ends a session on every server (keys.py)
     ("0017_archive_vectors", _ARCHIVE_VECTORS),
+    ("0018_observed_by_id", _OBSERVED_BY_ID),
 ]
 
 

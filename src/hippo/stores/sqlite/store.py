@@ -433,6 +433,7 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
         if not ids:
             return 0
         with self.transaction():
+            self._release_sources("chunks", agent_id, ids)
             rows = self._conn.execute(
                 f"DELETE FROM chunks WHERE +agent_id = ? AND id IN ({_marks(len(ids))}) RETURNING rowid",
                 (agent_id, *ids),
@@ -461,6 +462,7 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
         with self.transaction():
             if vector is not None:
                 self._check_dimension([vector])
+            self._release_sources("chunks", agent_id, [chunk_id])
             row = self._conn.execute(
                 "UPDATE chunks SET content = ?, content_hash = ?, embedding = ?, last_accessed_at = ? "
                 "WHERE agent_id = ? AND id = ? RETURNING rowid, superseded_by",

@@ -1,0 +1,118 @@
+"""The forget guarantee, every way in by every way out: a memory made from a canary string by any
+path (stored, learnt as a fact, captured from a conversation, lived as an experience, kept by
+compaction, imported, held by a key) and removed by any path (forget, delete by id, a new text,
+delete_all, archived then forgotten) leaves no byte of the canary in any file of the database:
+SQLite's file, WAL and shared memory; PostgreSQL's relation files after ``scrub``."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pytest
+from test_forget import SECRET, occurrences, total
+
+FILLER = [f"Gardening note {i}: tomatoes need sun and regular watering" for i in range(12)]
+SAID = f"My locker at the climbing gym opens with the code {SECRET} every evening."
+
+
+def _stored(mem: Any, tmp: Any) -> list[str]:
+    return [mem.store_memory(SAID).id]
+
+
+def _facts(mem: Any, tmp: Any) -> list[str]:
+    return [f.id for f in mem.remember_facts(SAID).facts if f.id]
+
+
+def _captured(mem: Any, tmp: Any) -> list[str]:
+    talk = [{"role": "user", "content": SAID, "id": "m1"},
+            {"role": "assistant", "content": "Noted, I will remember the locker.", "id": "m2"}]
+    mem.observe(talk, session_id="gym")
+    return _holding(mem, mem.process_pending().ids)
+
+
+def _experienced(mem: Any, tmp: Any) -> list[str]:
+    mem.record_experience("insight", SAID, importance=0.9)
+    mem.consolidate()
+    return [e.id for e in mem.recall(query=SECRET) if e.tier == "long_term"]
+
+
+def _compacted(mem: Any, tmp: Any) -> list[str]:
+    session = [{"role": "user", "content": SAID}] + [
+        {"role": "assistant" if i % 2 else "user", "content": f"Step {i} of the plan is routine."} for i in range(30)]
+    return _holding(mem, [i for e in mem.compact(session, session_id="long").entries for i in e.memory_ids])
+
+
+def _imported(mem: Any, tmp: Any) -> list[str]:
+    notes = tmp / "notes"
+    (notes / "memory").mkdir(parents=True)
+    (notes / "memory" / "gym.md").write_text(f"# Gym\n\n- {SAID}\n", encoding="utf-8")
+    mem.import_from(str(notes), "markdown")
+    return [h.id for h in mem.recall_memories(SECRET, touch=False) if SECRET in h.content]
+
+
+def _keyed(mem: Any, tmp: Any) -> list[str]:
+    return [mem.put_item("gym/locker", SAID).chunk.id]
+
+
+def _holding(mem: Any, ids: list[str]) -> list[str]:
+    """The memories among ``ids`` that hold the canary."""
+    return [i for i in ids if SECRET in mem.get_memory(i).content]
+
+
+ENTRIES: dict[str, Callable[[Any, Any], list[str]]] = {
+    "store": _stored, "facts": _facts, "capture": _captured, "experiences": _experienced,
+    "compaction": _compacted, "import": _imported, "keyed items": _keyed,
+}
+
+
+def _forget(mem: Any, ids: list[str], make_mem: Any) -> None:
+    assert {f.id for f in mem.forget_memory(SECRET, limit=20).deleted} >= set(ids)
+
+
+def _delete(mem: Any, ids: list[str], make_mem: Any) -> None:
+    for chunk_id in ids:
+        mem.delete_memory(chunk_id)
+
+
+def _rewrite(mem: Any, ids: list[str], make_mem: Any) -> None:
+    for chunk_id in ids:
+        mem.update_memory(chunk_id, content="The locker code was changed; ask at the desk.")
+
+
+def _delete_all(mem: Any, ids: list[str], make_mem: Any) -> None:
+    mem.delete_all()
+
+
+def _archive_then_forget(mem: Any, ids: list[str], make_mem: Any) -> None:
+    make_mem("alice", max_db_bytes=1).maintain()  # over any cap: every memory that can be is archived
+    archived = {h.id for h in mem.search_archive(SECRET, limit=50)}
+    assert archived >= set(ids), "the canary's memories were archived"
+    assert {f.id for f in mem.forget_memory(SECRET, limit=20).deleted} >= set(ids)
+
+
+EXITS: dict[str, Callable[[Any, list[str], Any], None]] = {
+    "forget": _forget, "delete by id": _delete, "new text": _rewrite, "delete_all": _delete_all,
+    "archive then forget": _archive_then_forget,
+}
+NEVER_ARCHIVED = {"facts", "keyed items"}  # the archive takes memories only: facts and keyed items stay live
+
+
+@pytest.mark.parametrize("exit", sorted(EXITS))
+@pytest.mark.parametrize("entry", sorted(ENTRIES))
+def test_a_canary_leaves_every_file_whichever_way_it_came_and_went(make_mem, db, tmp_path, entry, exit):
+    if exit == "archive then forget" and entry in NEVER_ARCHIVED:
+        pytest.skip(f"{entry} are never archived")
+    mem = make_mem("alice")
+    mem.store_memories(FILLER)
+    ids = ENTRIES[entry](mem, tmp_path)
+    assert ids and all(SECRET in mem.get_memory(i).content for i in ids), f"{entry} kept the canary in a memory"
+    assert total(occurrences(db)) > 0  # the premise: the canary is in the files
+
+    EXITS[exit](mem, ids, make_mem)
+    if mem.database.startswith("postgresql://"):
+        assert mem.scrub() is None
+    found = {k: v for k, v in occurrences(db).items() if v}
+    assert not found, found
+    assert all(SECRET not in h.content for h in mem.recall_memories("locker code climbing gym", touch=False))
+    mem.close()
+    assert not {k: v for k, v in occurrences(db).items() if v}
