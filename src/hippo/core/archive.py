@@ -8,9 +8,10 @@ to go is the least useful one of the agent whose memories take the most bytes (:
 so an agent that floods the database archives its own memories down to the others' size before
 any other agent loses one. Facts and keyed items stay: they are small, and the current state of
 what the user said. The archive keeps a memory's text, metadata, strength, feedback and provenance
-but not its vector (most of what archiving saves); it has its own full-text index, so archived
-memories are found by words (``search_archive``, ``include_archived=True`` on recall), and
-``restore_memory`` brings one back and embeds it again. Only an explicit forget deletes from it.
+and an 8-bit copy of its vector (a quarter of the float32 vector, most of which is what archiving
+saves); it has its own full-text index, so archived memories are found by words (``search_archive``,
+``include_archived=True`` on recall), and ``restore_memory`` brings one back and embeds it again.
+Only an explicit forget deletes from it, reaching it by meaning as it reaches live memories.
 """
 
 from __future__ import annotations

