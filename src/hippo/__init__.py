@@ -220,8 +220,9 @@ def compact(messages: Any, config: "CompactionConfig | dict[str, Any] | None" = 
             previous_summary: str | None = None) -> Compaction:
     """Compact a long message history (OpenAI or Anthropic shapes) into seed 004's summary: each
     message classified, weighed and decayed, kept in full, compressed to a line or reduced to a
-    pointer. ``config``: a :class:`CompactionConfig`, a mapping of its settings, or None for
-    hippo.toml's ``[compaction]`` section. Stores nothing: ``Memory.compact`` also keeps what fades."""
+    pointer. ``config``: a :class:`CompactionConfig`; a mapping of its numbers (``decay_rates``,
+    ``sparse_threshold``, ...; never ``log_file`` or ``debug``, which are the operator's) over
+    hippo.toml's ``[compaction]`` section; or None for that section. Stores nothing: ``Memory.compact`` also keeps what fades."""
     from hippo.core.compaction import compact as run
 
     return run(messages, config, previous_summary=previous_summary)
