@@ -222,7 +222,8 @@ def compact(messages: Any, config: "CompactionConfig | dict[str, Any] | None" = 
     message classified, weighed and decayed, kept in full, compressed to a line or reduced to a
     pointer. ``config``: a :class:`CompactionConfig`; a mapping of its numbers (``decay_rates``,
     ``sparse_threshold``, ...; never ``log_file`` or ``debug``, which are the operator's) over
-    hippo.toml's ``[compaction]`` section; or None for that section. Stores nothing: ``Memory.compact`` also keeps what fades."""
+    hippo.toml's ``[compaction]`` section; or None for that section. Stores nothing:
+    ``Memory.compact`` also keeps what fades."""
     from hippo.core.compaction import compact as run
 
     return run(messages, config, previous_summary=previous_summary)
