@@ -13,6 +13,7 @@ QUERY_CHARS = 4_000  # a recall query, a forget description (Settings.max_query_
 RESULT_LIMIT = 1_000  # hits, forgotten chunks or listed items in one call
 BROWSE_OFFSET = 100_000_000  # how deep a browse pages (Memory.browse_memories' offset)
 METADATA_BYTES = 16_384  # a chunk's metadata as UTF-8 JSON
+NAME_CHARS = 256  # a message's id or speaker, an experience's user, room or task id
 ITEM_KEY_CHARS = 1_024  # the key of a keyed memory (Memory.put_item, the LangGraph store)
 NESTING = 32  # levels of objects and arrays in metadata, tool arguments or an imported record
 JSON_BYTES = 1_000_000  # one JSON document parsed from text: tool arguments, one imported line

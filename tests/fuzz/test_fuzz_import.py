@@ -37,7 +37,7 @@ from hippo.providers.fake import FakeEmbedder
 from hippo.surfaces.cli import app
 
 PYTHON_CALLS = 2_000
-CLI_CALLS = 1_000
+CLI_CALLS = 2_000
 HUGE = "9" * 5_000  # spliced into JSON text: past Python's 4,300-digit int()
 UID = itertools.count()
 

@@ -46,7 +46,7 @@ _REF_KEYS: dict[str, tuple[str, ...]] = {
     "room": ("roomId", "room_id"),
     "task": ("taskId", "task_id"),
 }
-_MAX_REF_CHARS = 256
+_MAX_REF_CHARS = limits.NAME_CHARS
 
 
 def check_type(value: Any) -> str:

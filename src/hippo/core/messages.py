@@ -25,7 +25,7 @@ from hippo.errors import InvalidInput
 
 __all__ = ["ChatMessage", "read_messages", "user_text"]
 
-_MAX_ID = 256
+_MAX_ID = limits.NAME_CHARS
 
 
 @dataclass(frozen=True, slots=True)
