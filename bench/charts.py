@@ -5,6 +5,7 @@
     .venv-bench-mem0/bin/python bench/mem0_compare.py --json > bench/results/mem0.json
     python bench/models.py --json > bench/results/models.json
     python bench/backends.py --sizes 100000,1000000 --json > bench/results/backends.json
+    python bench/contention.py --json > bench/results/contention-run1.json
     python bench/charts.py                       # writes bench/results/*.png from whichever JSON exists
 
 matplotlib comes with the ``bench`` extra.
@@ -161,6 +162,35 @@ def models_chart(data: list, target: Path) -> None:
     plt.close(fig)
 
 
+def contention_chart(before: dict, after: dict, target: Path) -> None:
+    """Light calls while a heavy capture runs, before and after issue 32's fixes (log scale)."""
+    plt = _pyplot()
+    rows = [("observe p99\n(another process)", lambda d: d["observe"]["observe"]["p99_ms"], None),
+            ("/healthz p95", lambda d: d["serve"]["healthz_during"]["p95_ms"],
+             lambda d: d["serve"]["healthz_idle"]["p95_ms"]),
+            ("another agent's\nrecall p95", lambda d: d["serve"]["recall_during"]["p95_ms"],
+             lambda d: d["serve"]["recall_idle"]["p95_ms"])]
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    for i, (label, during, idle) in enumerate(rows):
+        for offset, data, color, name in ((-0.2, before, "tab:red", "before"), (0.2, after, "tab:blue", "after")):
+            value = during(data)
+            ax.bar([i + offset], [value], 0.4, color=color, label=name if i == 0 else None)
+            ax.text(i + offset, value * 1.15, f"{value:,.0f}" if value >= 10 else f"{value:.1f}", ha="center",
+                    fontsize=8)
+            if idle is not None:
+                ax.plot([i + offset - 0.2, i + offset + 0.2], [idle(data)] * 2, color="black", linewidth=1.5,
+                        label="idle p95, same run" if i == 1 and name == "before" else None)
+    ax.set_xticks(range(len(rows)), [r[0] for r in rows])
+    ax.set_yscale("log")
+    ax.set_ylim(top=max(during(d) for _, during, _ in rows for d in (before, after)) * 12)  # room for the legend
+    ax.set_ylabel("ms while 2,000 messages are processed")
+    ax.set_title("Light calls beside a heavy capture (2 cores, the local model)", fontsize=10)
+    ax.legend(fontsize=8, loc="upper center", ncol=3)
+    fig.tight_layout()
+    fig.savefig(target, dpi=110)
+    plt.close(fig)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--results", type=Path, default=RESULTS, help="folder with the JSON; the charts go there")
@@ -172,6 +202,10 @@ def main(argv: list[str] | None = None) -> int:
         if source.exists():
             draw(json.loads(source.read_text()), args.results / f"{name}.png")
             made.append(f"{name}.png")
+    before, after = args.results / "contention-before.json", args.results / "contention-run1.json"
+    if before.exists() and after.exists():
+        contention_chart(json.loads(before.read_text()), json.loads(after.read_text()), args.results / "contention.png")
+        made.append("contention.png")
     print("wrote " + (", ".join(made) if made else "nothing (no results JSON found)"), file=sys.stderr)
     return 0
 
