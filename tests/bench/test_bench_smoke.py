@@ -82,3 +82,23 @@ def test_backends_smoke(capsys, postgres):
     for result in row.values():
         assert result["chunks"] == 300 and result["store_batched_per_s"] > 0 and result["db_mb"] > 0
         assert result["recall_p50_ms"] > 0 and 0.0 <= result["top10_agreement_unbounded"] <= 1.0
+
+
+LONGMEMEVAL = ROOT.parent / "shared" / "bench" / "longmemeval-dev.json.gz"
+
+
+@pytest.mark.skipif(not LONGMEMEVAL.exists(), reason="shared/bench/longmemeval-dev.json.gz is not beside the project")
+def test_longmemeval_smoke(capsys):
+    longmemeval = load_bench("longmemeval")
+    assert longmemeval.main(["--data", str(LONGMEMEVAL), "--embedder", "fake", "--questions", "4",
+                             "--try", "context_weight=0", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"turn", "session"}
+    turn, session = out["turn"], out["session"]
+    assert set(turn["rows"]) == {"bm25", "vectors", "hippo", "hippo context_weight=0"}
+    for row in turn["rows"].values():
+        assert 0.0 <= row["R@5"] <= row["R@10"] <= row["R@50"] <= 1.0 and 0.0 <= row["nDCG@10"] <= 1.0
+    for row in session["rows"].values():
+        assert 0.0 <= row["R@5"] <= row["R@10"] <= 1.0
+    low, high = turn["margins"]["hippo - bm25 R@5"][1:]
+    assert low <= high and session["questions"] == 4
