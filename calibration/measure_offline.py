@@ -14,7 +14,7 @@ threshold or a rule. The tuning files are ``fact_pairs.jsonl``, ``fact_pairs_tra
 ``fact_pairs_test.jsonl`` (the first test set, retired into tuning after four measurements).
 
     .venv/bin/python calibration/measure_offline.py [--pairs calibration/fact_pairs_test2.jsonl]
-        [--embedder local] [--offline-pairs auto|rules|model] [--json]
+        [--embedder local] [--offline-pairs auto|rules|model (default: the released setting)] [--json]
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from hippo.config import Settings
 from hippo.core.embedding import EmbeddingService
 from hippo.core.offline import ExtractedFact
 from hippo.core.pairs import offline_kind, offline_rule
@@ -61,7 +62,7 @@ def classify(existing: str, new: str, similarity: float, thresholds: Any, rule: 
     return "distinct" if plan.action == "new" else plan.action
 
 
-def measure(pairs: Path, embedder_spec: str, offline_pairs: str = "rules") -> dict[str, Any]:
+def measure(pairs: Path, embedder_spec: str, offline_pairs: str = Settings().offline_pairs) -> dict[str, Any]:
     rows = [json.loads(line) for line in pairs.read_text(encoding="utf-8").splitlines() if line.strip()]
     embedder = create_embedder(embedder_spec)
     offline_pairs = offline_kind(offline_pairs, embedder.model_id)
@@ -92,9 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pairs", type=Path, default=HERE / "fact_pairs_test2.jsonl")
     parser.add_argument("--embedder", default="local")
-    parser.add_argument("--offline-pairs", choices=("auto", "rules", "model"), default="rules",
-                        help="the offline classifier remember_facts is configured with (Settings.offline_pairs; "
-                             "auto: model with all-MiniLM-L6-v2, else rules)")
+    parser.add_argument("--offline-pairs", choices=("auto", "rules", "model"), default=Settings().offline_pairs,
+                        help="the offline classifier remember_facts is configured with (Settings.offline_pairs, "
+                             "default the released one; auto: model with all-MiniLM-L6-v2, else rules)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args(argv)
     report = measure(args.pairs.resolve(), args.embedder, args.offline_pairs)

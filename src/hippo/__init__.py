@@ -42,6 +42,7 @@ from hippo.types import (
     Hit,
     ImportResult,
     LLMCall,
+    MergedWording,
     Recall,
     ReembedResult,
     RememberResult,
@@ -63,7 +64,8 @@ __version__ = "0.1.0"
 __all__ = [
     "Block", "BlockNotFound", "BlockResult", "LimitExceeded", "TextNotFound", "Chunk", "Conflict", "ConfigError",
     "ConversationHit", "EmbedderMismatch", "FactHistory", "FactOutcome", "ForgetResult", "Forgotten", "HippoError",
-    "Hit", "ImportResult", "InvalidInput", "LLMCall", "Memory", "MemoryInput", "MissingDependency", "NotFound",
+    "Hit", "ImportResult", "InvalidInput", "LLMCall", "Memory", "MemoryInput", "MergedWording", "MissingDependency",
+    "NotFound",
     "ProviderError", "Recall", "ReembedResult", "RememberResult", "StorageError", "StoreResult", "Tool", "Toolset",
     "create_messages_table", "database_exists", "discard_database", "open", "open_async", "open_keys", "reembed",
     "AsyncMemory", "Compaction", "CompactionConfig", "compact",

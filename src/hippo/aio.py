@@ -29,9 +29,9 @@ __all__ = ["ASYNC_OPERATIONS", "AsyncMemory"]
 
 # Memory's operations that read or write the database or call a model: coroutines here.
 ASYNC_OPERATIONS = (
-    "store_memory", "store_memories", "remember_facts", "fact_history", "recall_memories", "forget_memory",
-    "get_memory", "list_memories", "browse_memories", "update_metadata", "update_memory", "reinforce_memory",
-    "demote_memory", "delete_all", "delete_memory", "stats", "memory_summary",
+    "store_memory", "store_memories", "remember_facts", "fact_history", "split_fact", "recall_memories",
+    "forget_memory", "get_memory", "list_memories", "browse_memories", "update_metadata", "update_memory",
+    "reinforce_memory", "demote_memory", "delete_all", "delete_memory", "stats", "memory_summary",
     "recall_memory_block", "memory_block", "memory_blocks", "replace_memory_block", "append_memory_block",
     "set_memory_block", "context", "recall_conversation", "has_conversation", "reembed", "import_records",
     "put_item", "get_item", "delete_item", "list_items", "agent_ids", "holds_nothing", "scrub",

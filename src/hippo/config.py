@@ -51,11 +51,13 @@ class Settings:
     # An agent with this many vectors is searched through an HNSW index (the ``ann`` extra)
     # instead of exactly; None or 0 keeps every agent exact. Measured in bench/ann_choice.py.
     ann_threshold: int | None = DEFAULT_ANN_THRESHOLD
-    # Without an LLM, how remember_facts tells a new fact from a stored one: "rules"
-    # (hippo.core.offline.relation: never merges, keeps most paraphrases twice), "model" (hippo.core.pairs:
-    # recognises most paraphrases, trained on all-MiniLM-L6-v2's cosines; short of issue 15's bar, see
-    # NOTES), or "auto": the model with the embedder it was trained on, the rules with any other.
-    offline_pairs: str = "rules"
+    # Without an LLM, how remember_facts tells a new fact from a stored one: "auto" (the default): the
+    # pair model (hippo.core.pairs, trained on all-MiniLM-L6-v2's vectors: about three reworded
+    # duplicates in four recognised on two held-out sets, calibration/README.md) with that embedder,
+    # the rules with any other and for text mostly outside the Latin script, which MiniLM cannot read;
+    # "model": the pair model (MiniLM only); "rules" (hippo.core.offline.relation: never merges a fact
+    # that adds a word, keeps most paraphrases twice). A merge keeps the new wording (fact_history).
+    offline_pairs: str = "auto"
     # Seed 003's asymmetric feedback: a reinforcement adds this much to a memory's feedback count,
     # a demotion takes this much away (one confirmation outweighs three demotions).
     reinforce_weight: int = 3

@@ -22,6 +22,7 @@ __all__ = [
     "Erased",
     "Experience",
     "FactHistory",
+    "MergedWording",
     "FactOutcome",
     "ForgetResult",
     "Forgotten",
@@ -292,15 +293,32 @@ class RememberResult(_Dictable):
 
 
 @dataclass(frozen=True, slots=True)
+class MergedWording(_Dictable):
+    """A wording recognised as a duplicate of a stored fact, which was strengthened instead of
+    storing it: kept so a merge loses no words. ``Memory.split_fact`` makes it a fact of its own again.
+
+    ``similarity`` is the two texts' cosine when it was known; ``intensity`` how strongly it was said."""
+
+    id: str
+    fact_id: str
+    content: str
+    merged_at: datetime
+    similarity: float | None
+    intensity: float
+
+
+@dataclass(frozen=True, slots=True)
 class FactHistory(_Dictable):
     """A fact's versions, oldest first; each replaced version names its successor.
 
     A version was superseded at its successor's ``created_at``. ``current`` is
-    the live version, or ``None`` when the newest one was forgotten.
+    the live version, or ``None`` when the newest one was forgotten. ``merged``: the
+    wordings merged into any version as duplicates, oldest first (``fact_id`` names which).
     """
 
     versions: list[Chunk]
     current: Chunk | None
+    merged: list[MergedWording] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

@@ -121,7 +121,11 @@ def test_remember_facts_uses_the_model_when_configured(tmp_path, local_embedder)
     with hippo.open(tmp_path / "fake.db", embedder="fake", offline_pairs="auto") as fake:  # auto: rules here
         fake.remember_facts("My daughter is named Mia.")
         assert fake.remember_facts("I have a daughter called Mia.").facts[0].action != "duplicate"
-    with hippo.open(tmp_path / "rules.db", embedder=local_embedder) as rules:  # the default
+    with hippo.open(tmp_path / "default.db", embedder=local_embedder) as released:  # the default is auto
+        assert released.settings.offline_pairs == "auto"
+        released.remember_facts("My daughter is named Mia.")
+        assert released.remember_facts("I have a daughter called Mia.").facts[0].action == "duplicate"
+    with hippo.open(tmp_path / "rules.db", embedder=local_embedder, offline_pairs="rules") as rules:
         rules.remember_facts("My daughter is named Mia.")
         assert rules.remember_facts("I have a daughter called Mia.").facts[0].action == "distinct"  # rules keep both
     with hippo.open(tmp_path / "model.db", embedder=local_embedder, offline_pairs="model") as model:
@@ -154,3 +158,17 @@ def test_role_phrasing_and_spouse_names(embed):
     assert label(embed, "La usuaria trabaja como enfermera", "La usuaria es enfermera de profesión") == "duplicate"
     assert label(embed, "User is a product manager", "User's manager is a product manager") != "duplicate"
     assert label(embed, "User's birthday is March 3", "User's anniversary is March 3") != "duplicate"
+
+
+def test_text_the_model_cannot_read_stays_with_the_rules():
+    """MiniLM reads Thai and most Chinese as [UNK]: there the model would decide by the cosine alone,
+    so the rules decide (they never merge text they cannot read)."""
+    from hippo.core import offline
+    from hippo.core.pairs import ModelRule, readable
+
+    rule = ModelRule(None)
+    for existing, new in [("用户住在上海", "用户在上海工作"), ("ผู้ใช้ชอบกินอาหารเผ็ด", "ผู้ใช้ชื่นชอบอาหารรสเผ็ด"),
+                          ("User 住在上海市中心", "User 在上海市中心工作")]:
+        assert not readable(existing) or not readable(new)
+        assert rule(existing, new, 0.999) == offline.relation(existing, new) != "duplicate"
+    assert readable("La usuaria trabaja como enfermera") and readable("User lives in Zürich")

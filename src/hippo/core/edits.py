@@ -1,6 +1,7 @@
-"""Editing what is stored: a memory's text changed in place, and one agent's memory erased.
+"""Editing what is stored: a memory's text changed in place, a merged wording split back into a
+fact of its own, and one agent's memory erased.
 
-Both keep the forget guarantee: the old text leaves every file hippo writes, as
+All keep the forget guarantee: the old text leaves every file hippo writes, as
 after ``forget_memory`` (the store's ``pending_scrub`` says when a reader still
 holds an old snapshot).
 """
@@ -10,10 +11,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Mapping
 
+from ulid import ULID
+
 from hippo.core import validation as v
 from hippo.core.hashing import content_hash, key_hash
+from hippo.core.recognition import same_words
 from hippo.errors import Conflict, InvalidInput, NotFound
-from hippo.types import Chunk, Erased
+from hippo.stores.base import StrengthUpdate
+from hippo.types import Chunk, Erased, MergedWording
 
 if TYPE_CHECKING:
     import numpy as np
@@ -21,7 +26,7 @@ if TYPE_CHECKING:
     from hippo.core.embedding import EmbeddingService
     from hippo.stores.base import Store
 
-__all__ = ["ITEM_KEY", "erase_agent", "rewrite", "update_memory"]
+__all__ = ["ITEM_KEY", "erase_agent", "rewrite", "split_fact", "update_memory"]
 
 ITEM_KEY = "_item_key"
 """The metadata field that holds a keyed memory's key (see :mod:`hippo.core.items`)."""
@@ -70,3 +75,49 @@ def erase_agent(store: "Store", agent_id: str) -> Erased:
     counts = store.delete_agent(agent_id)
     note = store.pending_scrub()
     return Erased(agent_id=agent_id, **counts, scrubbed=note is None, note=note)
+
+
+def split_fact(store: "Store", embedding: "EmbeddingService", agent_id: str, fact: Chunk, wording: str, *,
+               max_chars: int) -> Chunk:
+    """Make a wording that recognition merged into ``fact`` a fact of its own again, in one transaction:
+    embedded, with the intensity it was said with, learned when it was merged. It leaves ``fact``'s
+    merged wordings, and ``fact`` gives back the strength the merge added (one encounter, its share of
+    the running intensity, one access). ``wording`` is matched up to case, spacing and final punctuation."""
+    if fact.kind != "fact":
+        raise InvalidInput(f"{fact.id} is a memory, not a fact: only facts hold merged wordings")
+    wording = v.check_text(wording, "wording", max_chars=max_chars)
+    merged = _merged(store, agent_id, fact, wording)
+    vector = embedding.documents([merged.content])[0]
+    with store.transaction():
+        # Read both again under the write lock: another writer may have split or deleted them meanwhile.
+        current = store.get_chunks(agent_id, [fact.id])
+        if not current or merged.id not in {m.id for m in store.merged_wordings(agent_id, [fact.id])}:
+            raise Conflict(f"“{merged.content}” was split from fact {fact.id} or deleted meanwhile")
+        chunk = Chunk(id=str(ULID()), agent_id=agent_id, content=merged.content, kind="fact", metadata={},
+                      running_intensity=merged.intensity, encounter_count=1, access_count=0,
+                      last_accessed_at=merged.merged_at, created_at=merged.merged_at,
+                      content_hash=content_hash(merged.content), has_vector=vector is not None,
+                      source=fact.source or "extraction")
+        store.insert_chunks(agent_id, [chunk], [vector])
+        store.remove_merged(agent_id, [merged.id])
+        store.update_strength(agent_id, [_unmerged(current[0], merged.intensity)])
+    return chunk
+
+
+def _merged(store: "Store", agent_id: str, fact: Chunk, wording: str) -> MergedWording:
+    """The wording merged into ``fact`` that reads as ``wording``, or a typed error naming the ones it has."""
+    held = store.merged_wordings(agent_id, [fact.id])
+    for merged in held:
+        if same_words(merged.content, wording):
+            return merged
+    known = "; ".join(f"“{m.content}”" for m in held[:5]) + ("; ..." if len(held) > 5 else "")
+    raise InvalidInput(f"“{wording}” was not merged into fact {fact.id}: "
+                       + (f"its merged wordings are {known}" if held else "no wording was merged into it"))
+
+
+def _unmerged(fact: Chunk, intensity: float) -> StrengthUpdate:
+    """``fact``'s strength without one merge of ``intensity`` (the inverse of ``reinforced_intensity``)."""
+    n = fact.encounter_count
+    running = fact.running_intensity if n <= 1 else (fact.running_intensity * n - intensity) / (n - 1)
+    return StrengthUpdate(fact.id, min(max(running, 0.0), 1.0), max(n - 1, 1), max(fact.access_count - 1, 0),
+                          fact.last_accessed_at)

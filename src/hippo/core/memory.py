@@ -183,7 +183,8 @@ class Memory(BlockFacet, BrowseFacet, CaptureFacet, CompactionFacet, CurationFac
         )
 
     def fact_history(self, chunk_id: str) -> FactHistory:
-        """Every version of a fact, oldest first: what it superseded, what superseded it."""
+        """Every version of a fact, oldest first: what it superseded, what superseded it; and the
+        wordings merged into them as duplicates (``merged``), which :meth:`split_fact` can split back."""
         chunk = self.get_memory(chunk_id)
         older: list[Chunk] = []
         frontier = [chunk]
@@ -198,7 +199,16 @@ class Memory(BlockFacet, BrowseFacet, CaptureFacet, CompactionFacet, CurationFac
             if current is not None:
                 newer.append(current)
         versions = sorted([*older, chunk, *newer], key=lambda c: (c.created_at, c.id))
-        return FactHistory(versions, current)
+        return FactHistory(versions, current, self.store.merged_wordings(self.agent_id, [c.id for c in versions]))
+
+    def split_fact(self, fact_id: str, wording: str) -> Chunk:
+        """Undo a wrong merge: the wording that ``remember_facts`` merged into fact ``fact_id`` as a
+        duplicate (``fact_history(fact_id).merged``) becomes a fact of its own again, embedded, with
+        the intensity it was said with; the fact gives back the strength the merge added. Returns the
+        new fact. An unknown id is ``NotFound``; a wording never merged into that fact, ``InvalidInput``."""
+        fact = self.get_memory(fact_id)
+        return edits.split_fact(self.store, self.embedding, self.agent_id, fact, wording,
+                                max_chars=self.settings.max_content_chars)
 
     # -- recall ---------------------------------------------------------------
 

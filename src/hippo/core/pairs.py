@@ -26,7 +26,7 @@ from hippo.core import pair_lexicon as lex
 from hippo.core.pair_tokens import TOKEN_FEATURES, WordStates, contextual
 
 __all__ = ["FEATURES", "LABELS", "TRAINED_ON", "Embed", "ModelRule", "WordStates", "classify_pair", "features",
-           "load_model", "offline_kind", "offline_rule", "pair_probabilities"]
+           "load_model", "offline_kind", "offline_rule", "pair_probabilities", "readable"]
 
 Label = Literal["duplicate", "supersedes", "distinct"]
 Embed = Callable[[list[str]], np.ndarray]
@@ -361,8 +361,13 @@ Rule = Callable[[str, str, "float | None"], "Label | None"]
 
 class ModelRule:
     """:func:`classify_pair` with the embedder's word vectors; the rules for a pair whose cosine is unknown
-    (vector pending). It also decides the pairs above the duplicate band: the cosine alone merges a changed
-    number or a flipped negation ("1,200" / "1,500 followers" at 0.98), the model's vetoes do not."""
+    (vector pending) and for a pair with a side mostly outside the Latin script. It also decides the pairs
+    above the duplicate band: the cosine alone merges a changed number or a flipped negation ("1,200" /
+    "1,500 followers" at 0.98), the model's vetoes do not.
+
+    MiniLM reads Thai and most Chinese as ``[UNK]`` and other scripts letter by letter, so there the
+    model's word features are zeros and its verdict would rest on a cosine that cannot tell "the user's
+    father has high blood pressure" from "the user has": the rules keep both facts instead."""
 
     decides_duplicates = True
 
@@ -371,9 +376,14 @@ class ModelRule:
         self.states = states
 
     def __call__(self, existing: str, new: str, similarity: float | None) -> Label | None:
-        if similarity is None:
+        if similarity is None or not readable(existing) or not readable(new):
             return _off.relation(existing, new)
         return classify_pair(existing, new, similarity, self.embed, states=self.states)
+
+
+def readable(text: str) -> bool:
+    """Whether the pair model can read ``text``: mostly Latin letters (what MiniLM's vocabulary covers)."""
+    return _off.non_latin_share(text) <= 0.5
 
 
 def offline_kind(setting: str, model_id: str | None) -> str:

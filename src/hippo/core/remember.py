@@ -22,7 +22,7 @@ from hippo.core.hashing import content_hash
 from hippo.core.recognition import Plan, decide, find_candidates, offline_bands, pending_pairs, resolve, resolve_offline
 from hippo.core.strength import reinforced_intensity
 from hippo.stores.base import StrengthUpdate
-from hippo.types import Chunk, FactOutcome, LLMCall, RememberResult
+from hippo.types import Chunk, FactOutcome, LLMCall, MergedWording, RememberResult
 
 if TYPE_CHECKING:
     from hippo.core.embedding import EmbeddingService
@@ -117,6 +117,9 @@ def _apply(store: "Store", agent_id: str, plan: Plan, vector: Any, now: datetime
                                                                  fact.intensity),
                                     old.encounter_count + 1, old.access_count + 1, now)
             store.update_strength(agent_id, [update])
+            if plan.decided_by != "text":  # other words: kept, so a wrong merge can be split back
+                store.add_merged(agent_id, [MergedWording(str(ULID()), old.id, fact.fact, now, plan.target.similarity,
+                                                          fact.intensity)])
             return FactOutcome(**base, action="duplicate", id=old.id, matched_id=old.id,  # type: ignore[arg-type]
                                matched_content=old.content, intensity_before=old.running_intensity,
                                intensity_after=update.running_intensity)

@@ -13,14 +13,15 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, ContextManager, Literal, Protocol, Sequence
 
 from hippo.errors import InvalidInput
-from hippo.types import UNCHANGED, ApiKey, ArchivedMemory, Block, Chunk, ConversationHit, Experience
+from hippo.types import UNCHANGED, ApiKey, ArchivedMemory, Block, Chunk, ConversationHit, Experience, MergedWording
 
 if TYPE_CHECKING:
     import numpy as np
 
 __all__ = ["BROWSE_ORDERS", "UNCHANGED", "ArchiveStore", "BlockStore", "BrowseOrder", "Candidates", "ChunkFilter",
            "ChunkStore", "ConversationStore", "CaptureStore", "ChunkSummary", "Database", "ExperienceFilter",
-           "ExperienceRecord", "ExperienceStore", "Observed", "KeyStore", "MetaCondition", "MetaOp", "PruneCandidate",
+           "ExperienceRecord", "ExperienceStore", "Observed", "KeyStore", "MergeStore", "MetaCondition", "MetaOp",
+           "PruneCandidate",
            "SearchQuery", "Standing", "Store", "StoreCapabilities", "StrengthUpdate", "SummaryStore",
            "validate_table_name"]
 
@@ -649,7 +650,25 @@ class SummaryStore(Database, Protocol):
         ...
 
 
+class MergeStore(Database, Protocol):
+    """The wordings recognition merged into facts as duplicates (``MergedWording``). A wording stays
+    while its fact is archived and goes with it when the fact is deleted, by any path."""
+
+    def add_merged(self, agent_id: str, wordings: Sequence[MergedWording]) -> None:
+        """Keep these wordings; call inside the transaction that strengthened their facts."""
+        ...
+
+    def merged_wordings(self, agent_id: str, fact_ids: Sequence[str]) -> list[MergedWording]:
+        """The wordings merged into these facts, oldest first."""
+        ...
+
+    def remove_merged(self, agent_id: str, ids: Sequence[str]) -> int:
+        """Hard-delete wordings by id; their text leaves the files as after a forget
+        (``pending_scrub`` says when a backend needs ``scrub``). Returns how many went."""
+        ...
+
+
 class Store(ChunkStore, BlockStore, KeyStore, ConversationStore, ArchiveStore, LinkStore, ExperienceStore,
-            CaptureStore, SummaryStore, Protocol):
+            CaptureStore, SummaryStore, MergeStore, Protocol):
     """What the core needs from a database: every part, from one backend (``stores/registry.py``)."""
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from hippo.errors import StorageError
+from hippo.stores.postgres import merges
 from hippo.stores.postgres.keys import SESSIONS_MIGRATION
 
 __all__ = ["MIGRATIONS", "MIGRATION_LOCK", "migrate", "vector_index"]
@@ -289,6 +290,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0010_dashboard_sessions", SESSIONS_MIGRATION),  # logout ends a session on every server (keys.py)
     ("0011_archive_vectors", _ARCHIVE_VECTORS),
     ("0012_observed_by_id", _OBSERVED_BY_ID),
+    ("0014_fact_merges", merges.MIGRATION),  # the wordings merged into facts (merges.py)
 ]
 
 

@@ -30,6 +30,7 @@ from hippo.stores.postgres.conversation import has_messages_table, search_messag
 from hippo.stores.postgres.curation import CurationMixin
 from hippo.stores.postgres.experiences import ExperienceMixin
 from hippo.stores.postgres.keys import KeyMixin
+from hippo.stores.postgres.merges import MergeMixin
 from hippo.stores.postgres.schema import migrate, vector_index
 from hippo.stores.postgres.search import CHUNK_COLUMNS, SearchMixin, chunk_of
 from hippo.stores.postgres.summary import SummaryMixin, count_retrievals
@@ -42,7 +43,7 @@ _NOT_SCRUBBED = ("deleted: no query returns it; PostgreSQL keeps the bytes in it
 SCRUB_WAIT = 30.0  # seconds scrub waits for older transactions before it reports that it could not
 
 
-class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, SummaryMixin, KeyMixin):
+class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, SummaryMixin, KeyMixin, MergeMixin):
     """A :class:`hippo.stores.base.Store` over a PostgreSQL database with the pgvector extension."""
 
     capabilities = StoreCapabilities(supports_ann=True, secure_delete=False, conversation=True, shared=True)
@@ -304,7 +305,7 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
                 self._scrub_blocked = blocker
                 return
             for table in ("chunks", "chunks_archive", "memory_blocks", "short_term", "experiences",
-                          "observed_messages"):
+                          "observed_messages", "fact_merges"):
                 conn.execute(f"VACUUM (FULL) {table}")
             try:  # the rewritten files on disk, not only in shared buffers (needs pg_checkpoint or superuser)
                 conn.execute("CHECKPOINT")

@@ -11,7 +11,7 @@ import sqlite3
 from datetime import datetime, timezone
 
 from hippo.errors import StorageError
-from hippo.stores.sqlite import changes, driving
+from hippo.stores.sqlite import changes, driving, merges
 from hippo.stores.sqlite.keys import SESSIONS_MIGRATION
 
 __all__ = ["MIGRATIONS", "migrate"]
@@ -344,6 +344,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0016_dashboard_sessions", SESSIONS_MIGRATION),  # logout ends a session on every server (keys.py)
     ("0017_archive_vectors", _ARCHIVE_VECTORS),
     ("0018_observed_by_id", _OBSERVED_BY_ID),
+    ("0020_fact_merges", merges.MIGRATION),  # the wordings merged into facts (merges.py)
 ]
 
 

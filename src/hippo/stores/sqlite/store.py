@@ -27,6 +27,7 @@ from hippo.stores.sqlite.experiences import ExperienceMixin
 from hippo.stores.sqlite.filters import filter_sql
 from hippo.stores.sqlite.fts import drop_deleted_terms, rebuild_grown
 from hippo.stores.sqlite.keys import KeyMixin
+from hippo.stores.sqlite.merges import MergeMixin
 from hippo.stores.sqlite.schema import migrate
 from hippo.stores.sqlite.scrub import Scrubber
 from hippo.stores.sqlite.search import EPOCH_JULIAN_DAY, SearchMixin, match_expression
@@ -83,7 +84,7 @@ def _marks(n: int) -> str:
     return ",".join("?" * n)
 
 
-class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, SummaryMixin, KeyMixin):
+class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, SummaryMixin, KeyMixin, MergeMixin):
     """A :class:`hippo.stores.base.Store` over one SQLite file.
 
     One connection per store, guarded by a lock so a store can be shared by
