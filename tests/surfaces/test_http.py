@@ -272,7 +272,8 @@ def agent_routes(agent):
         ("POST", f"{p}/tools/recall_memory_block", {"key": "human"}), ("GET", f"{p}/stats", None),
         ("POST", f"{p}/memories/{mid}/reinforce", None), ("POST", f"{p}/memories/{mid}/demote", None),
         ("GET", f"{p}/archive?q=x", None), ("POST", f"{p}/archive/{mid}/restore", None),
-        ("GET", f"{p}/memories/{mid}/related", None),
+        ("GET", f"{p}/memories/{mid}/related", None), ("GET", f"{p}/facts/{mid}/history", None),
+        ("POST", f"{p}/facts/{mid}/split", {"wording": "x"}),
     ]
 
 

@@ -36,8 +36,8 @@ def env() -> dict[str, str]:
 
 async def store_and_recall(client: Client) -> None:
     listed = await client.list_tools()
-    assert [t.name for t in listed.tools] == [*SEED_TOOLS, "update_memory", "reinforce_memory", "demote_memory",
-                                              "record_experience", *CAPTURE_TOOL_NAMES]
+    assert [t.name for t in listed.tools] == [*SEED_TOOLS, "update_memory", "split_fact", "reinforce_memory",
+                                              "demote_memory", "record_experience", *CAPTURE_TOOL_NAMES]
     schemas = {t.name: t.input_schema for t in listed.tools}
     assert schemas["recall_memories"]["required"] == ["query"]
 
@@ -97,8 +97,8 @@ def test_stdio_lists_conversation_when_the_table_exists(tmp_path):
         async with Client(params, read_timeout_seconds=60) as client:
             return [t.name for t in (await client.list_tools()).tools]
 
-    assert anyio.run(main) == [*SEED_TOOLS, "recall_conversation", "update_memory", "reinforce_memory",
-                                "demote_memory", "record_experience", *CAPTURE_TOOL_NAMES]
+    assert anyio.run(main) == [*SEED_TOOLS, "recall_conversation", "update_memory", "split_fact",
+                                "reinforce_memory", "demote_memory", "record_experience", *CAPTURE_TOOL_NAMES]
 
 
 def free_port() -> int:

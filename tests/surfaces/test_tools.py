@@ -18,8 +18,8 @@ SEED_NAMES = [
     "remember_facts", "store_memory", "replace_memory_block", "append_memory_block",
     "forget_memory", "recall_memories", "recall_memory_block", "recall_conversation",
 ]
-NAMES = [*SEED_NAMES, "update_memory", "reinforce_memory", "demote_memory",  # seed 000's eight, then seed 003's
-         "record_experience"]  # and seed 001's
+NAMES = [*SEED_NAMES, "update_memory", "split_fact", "reinforce_memory", "demote_memory",  # seed 000's eight,
+         "record_experience"]  # then the edits and seed 003's feedback, and seed 001's
 
 
 @pytest.fixture

@@ -32,7 +32,7 @@ __all__ = ["Tool", "Toolset", "TOOL_NAMES", "estimate_tokens"]
 TOOL_NAMES = (
     "remember_facts", "store_memory", "replace_memory_block", "append_memory_block",
     "forget_memory", "recall_memories", "recall_memory_block", "recall_conversation", "update_memory",
-    "reinforce_memory", "demote_memory", "record_experience",
+    "split_fact", "reinforce_memory", "demote_memory", "record_experience",
 )
 _KEY = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$",
              description="Block name, such as 'persona' or 'human'.")
@@ -82,6 +82,11 @@ class UpdateMemoryArgs(_Args):
     id: str = Field(min_length=26, max_length=26, description="The memory's id, as recall_memories shows it.")
     content: str | None = Field(None, min_length=1, description="The corrected text; leave out to keep the text.")
     tags: list[str] | None = Field(None, description="The memory's new tags (replacing the old); leave out to keep.")
+
+
+class SplitFactArgs(_Args):
+    id: str = Field(min_length=26, max_length=26, description="The fact's id, as remember_facts returned it.")
+    wording: str = Field(min_length=1, description="The wording that was merged into it, as remember_facts showed it.")
 
 
 class FeedbackArgs(_Args):
@@ -141,6 +146,12 @@ DESCRIPTIONS = {
         "The id, strength and history stay; the old text is deleted for good. Use it when a memory you recalled "
         "is wrong or incomplete; for a change in the user's life prefer remember_facts, which keeps the old "
         "version as history. Returns the memory's id and its text now."
+    ),
+    "split_fact": (
+        "Undo a wrong merge: when remember_facts reported a fact as a duplicate of a stored one (action "
+        "'duplicate', showing the stored fact it matched) but the two say different things, make the new wording "
+        "a fact of its own again, by the id and the wording remember_facts returned. Errors if that wording was "
+        "never merged into that fact. Returns the new fact's id and text."
     ),
     "reinforce_memory": (
         "Tell memory that a memory you recalled helped you answer, by its id from recall_memories. It will rank "
@@ -274,6 +285,7 @@ class Toolset(Sequence[Tool]):
             "recall_memory_block": (RecallBlockArgs, self._recall_block),
             "recall_conversation": (RecallConversationArgs, self._recall_conversation),
             "update_memory": (UpdateMemoryArgs, self._update_memory),
+            "split_fact": (SplitFactArgs, self._split_fact),
             "reinforce_memory": (FeedbackArgs, self._reinforce),
             "demote_memory": (FeedbackArgs, self._demote),
             "record_experience": (experience_tool.RecordExperienceArgs, self._record_experience),
@@ -356,6 +368,8 @@ class Toolset(Sequence[Tool]):
             entry: dict[str, Any] = {"id": f.id, "fact": f.fact, "action": f.action, "intensity": f.intensity}
             if f.superseded:
                 entry["replaced"] = f.superseded
+            if f.action == "duplicate" and f.matched_content != f.fact:
+                entry["matched"] = f.matched_content  # what it was merged into (split_fact undoes it)
             facts.append(entry)
         return {"summary": result.summary, "facts": facts}
 
@@ -412,6 +426,10 @@ class Toolset(Sequence[Tool]):
                 del metadata["tags"]
         chunk = self.memory.update_memory(a.id, content=a.content, metadata=metadata)
         return {"id": chunk.id, "content": chunk.content, "tags": chunk.metadata.get("tags", [])}
+
+    def _split_fact(self, a: SplitFactArgs) -> dict[str, Any]:
+        chunk = self.memory.split_fact(a.id, a.wording)
+        return {"id": chunk.id, "fact": chunk.content, "split_from": a.id}
 
     def _reinforce(self, a: FeedbackArgs) -> dict[str, Any]:
         chunk = self.memory.reinforce_memory(a.id)

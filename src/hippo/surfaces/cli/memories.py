@@ -242,6 +242,23 @@ def show(
     render.print_table(render.chunk_details(chunk))
     if history is not None and len(history.versions) > 1:
         render.print_table(render.history_table(history))
+    if history is not None and history.merged:
+        render.print_table(render.merged_table(history))
+
+
+@app.command()
+def split(
+    ctx: typer.Context,
+    fact_id: Annotated[str, typer.Argument(metavar="ID", help="The fact the wording was merged into.")],
+    wording: Annotated[str, typer.Argument(help="The merged wording, as `hippo show ID` lists it.")],
+    json: JSON = False,
+) -> None:
+    """Undo a wrong merge: a wording merged into a fact as a duplicate becomes a fact of its own again."""
+    with opened(ctx) as mem:
+        chunk = mem.split_fact(fact_id, wording)
+    if json:
+        return render.emit_json(chunk.to_dict())
+    render.note(f"split from {fact_id}: new fact {chunk.id}")
 
 
 @app.command()

@@ -187,6 +187,15 @@ def history_table(history: FactHistory) -> Table:
     return table
 
 
+def merged_table(history: FactHistory) -> Table:
+    table = _table("merged", "into", "similarity", "wording",
+                   title="merged wordings (recognised as duplicates; `hippo split ID WORDING` undoes one)")
+    for merged in history.merged:
+        similarity = f"{merged.similarity:.2f}" if merged.similarity is not None else "-"
+        table.add_row(merged.merged_at.strftime("%Y-%m-%d %H:%M"), merged.fact_id, similarity, Text(merged.content))
+    return table
+
+
 def stats_table(stats: Stats, configured: str | None) -> Table:
     table = Table(show_header=False, box=None, padding=(0, 2, 0, 0))
     table.add_column("what", style="bold", no_wrap=True)

@@ -1,7 +1,7 @@
-"""The dashboard's changes: edit a memory in place (text, tags, metadata), restore an archived one,
-delete one, forget by description after a preview. Every form carries the session's CSRF token
-(``check_csrf``); each change is the core's own operation, with its guarantees (the old or
-forgotten text leaves the database files)."""
+"""The dashboard's changes: edit a memory in place (text, tags, metadata), split a merged wording
+back into a fact of its own, restore an archived one, delete one, forget by description after a
+preview. Every form carries the session's CSRF token (``check_csrf``); each change is the core's
+own operation, with its guarantees (the old or forgotten text leaves the database files)."""
 
 from __future__ import annotations
 
@@ -81,6 +81,20 @@ def person_metadata(text: str) -> dict[str, Any]:
     if "tags" in value:
         raise InvalidInput('the tags have their own field: remove "tags" from the metadata; nothing was changed')
     return value
+
+
+@router.post("/agents/{agent_id}/memories/{memory_id}/split")
+def split(request: Request, view: Agent, memory_id: Annotated[str, MEMORY_ID],
+          wording: Annotated[str, Form(max_length=200_000)], csrf: Token = "") -> Response:
+    """Split a wording merged into this fact back into a fact of its own (the core's ``split_fact``)
+    and show the new fact; a wording that is not merged there shows the page again, nothing changed."""
+    check_csrf(request, view.viewer, csrf)
+    try:
+        new = view.mem.split_fact(memory_id, wording)
+    except (InvalidInput, Conflict) as exc:
+        return memory_page(request, view, view.mem.get_memory(memory_id), 409 if isinstance(exc, Conflict) else 400,
+                           split_error=exc.message)
+    return RedirectResponse(f"/agents/{view.mem.agent_id}/memories/{new.id}?split_from={memory_id}", status_code=303)
 
 
 @router.post("/agents/{agent_id}/memories/{memory_id}/restore")

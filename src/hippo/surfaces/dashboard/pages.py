@@ -178,7 +178,13 @@ def memory(request: Request, view: Agent, memory_id: Annotated[str, MEMORY_ID]) 
         return page(request, view.viewer, "archived.html", agent=view.mem.agent_id, gone=gone, chunk=gone.chunk,
                     strength=strength_of(view.mem, gone.chunk))
     return memory_page(request, view, chunk, saved=request.query_params.get("saved"),
-                       restored=request.query_params.get("restored"))
+                       restored=request.query_params.get("restored"), split_from=split_from(request))
+
+
+def split_from(request: Request) -> str | None:
+    """The fact a split page came from (``?split_from=``), when it reads as an id (it is shown)."""
+    value = request.query_params.get("split_from")
+    return value if value is not None and ULID.fullmatch(value) else None
 
 
 def persons_keys(metadata: dict[str, Any]) -> dict[str, Any]:

@@ -38,6 +38,7 @@ from hippo.surfaces.http.models import (
     RememberBody,
     ReplaceBody,
     SetBlockBody,
+    SplitFactBody,
     StoreBody,
 )
 from hippo.surfaces.tools import Toolset
@@ -49,6 +50,7 @@ from hippo.types import (
     Chunk,
     ConversationHit,
     Erased,
+    FactHistory,
     ForgetResult,
     Forgotten,
     Recall,
@@ -257,6 +259,18 @@ def remember(mem: Mem, body: RememberBody) -> RememberResult:
     if said is None:  # the body model requires one of the two; kept explicit for readers and type checkers
         raise InvalidInput("give text or messages")
     return mem.remember_facts(said, observed_at=body.observed_at, metadata=body.metadata)
+
+
+@router.get(f"{base_path}/facts/{{memory_id}}/history", response_model=FactHistory, tags=["memories"])
+def fact_history(mem: Mem, memory_id: Annotated[str, MEMORY_ID]) -> FactHistory:
+    """A fact's versions, oldest first, and the wordings merged into them as duplicates."""
+    return mem.fact_history(memory_id)
+
+
+@router.post(f"{base_path}/facts/{{memory_id}}/split", response_model=Chunk, status_code=201, tags=["memories"])
+def split_fact(mem: Mem, memory_id: Annotated[str, MEMORY_ID], body: SplitFactBody) -> Chunk:
+    """Undo a wrong merge: a wording merged into the fact becomes a fact of its own again (returned)."""
+    return mem.split_fact(memory_id, body.wording)
 
 
 @router.post(f"{base_path}/forget", response_model=ForgetResult, tags=["memories"])

@@ -58,6 +58,11 @@ class PatchMemoryBody(_Body):
     metadata: dict[str, Any] | None = Field(None, description="Replaces the memory's metadata.")
 
 
+class SplitFactBody(_Body):
+    wording: str = Field(min_length=1, max_length=_TEXT,
+                         description="A wording merged into the fact as a duplicate (its history's `merged`).")
+
+
 class SetBlockBody(_Body):
     value: str = Field(max_length=_TEXT, description="The block's whole new text.")
     char_limit: int | None = Field(None, ge=1, le=1_000_000,
