@@ -60,3 +60,21 @@ def test_every_console_command_runs_or_is_tested_elsewhere(tmp_path):
             if line and not line.startswith("$ "):
                 expected = re.split(r" \(| 01[0-9A-Z]{24}| /", line)[0]
                 assert any(out.startswith(expected) for out in said.splitlines()), (line, said)
+
+
+def test_the_experiences_then_the_capture_example_in_one_database_surface_only_the_decision(tmp_path, monkeypatch,
+                                                                                            capsys):
+    """Issue 33: run one after the other in one folder (one ``memory.db``), the capture example's
+    surfacing showed the key-rotation experiences too, lent relevance by the hour they shared."""
+    pytest.importorskip("onnxruntime")
+    experiences = next(b for b in BLOCKS if "record_experience(" in b)
+    capture = next(b for b in BLOCKS if ".surface(" in b)
+    monkeypatch.chdir(tmp_path)
+    for number, block in enumerate((experiences, capture)):
+        script = tmp_path / f"block{number}.py"
+        script.write_text(block, encoding="utf-8")
+        capsys.readouterr()
+        runpy.run_path(str(script), run_name="__main__")
+    printed = capsys.readouterr().out.splitlines()
+    shown = printed[printed.index("Relevant memories (hippo):") + 1:]
+    assert len(shown) == 1 and "] Kris: We decided to ship billing on Fridays only. (" in shown[0], printed

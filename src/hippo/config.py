@@ -45,8 +45,8 @@ class Settings:
     # Added to the relevance of memories observed on the day or in the month a query names
     # ("on October 13, 2023"); 0 turns the date step off. Measured in bench/locomo.py.
     date_preference: float = 0.2
-    # How much of its neighbours' relevance a memory borrows (memories stored one after another
-    # within the hour: turns of one conversation); 0 turns it off. See core/context.py.
+    # How much of its neighbours' relevance a memory borrows (memories of the same session stored
+    # one after another: turns of one conversation); 0 turns it off. See core/context.py.
     context_weight: float = 0.5
     # An agent with this many vectors is searched through an HNSW index (the ``ann`` extra)
     # instead of exactly; None or 0 keeps every agent exact. Measured in bench/ann_choice.py.

@@ -103,9 +103,12 @@ class Hit(_Dictable):
 
     ``similarity`` is the cosine to the query (``None`` without a vector),
     ``keyword`` the BM25 score scaled to [0, 1] against the best keyword match
-    (``None`` when the chunk did not match a keyword), ``relevance`` their fusion plus
-    ``context``, what the memories stored around it lent (see ``hippo.core.context``);
-    ``feedback`` the factor the agent's feedback put on the score (see ``hippo.core.feedback``).
+    (``None`` when the chunk did not match a keyword), ``relevance`` their fusion (and the
+    preference for a day the query names): how well the chunk itself matches. ``context`` is
+    what the memories stored around it in its conversation lent (see ``hippo.core.context``);
+    the score reads ``relevance + context``, so context only reorders: ``min_relevance`` reads
+    ``relevance`` alone, and surfacing the fusion alone. ``feedback`` is the factor the agent's
+    feedback put on the score (see ``hippo.core.feedback``).
     """
 
     chunk: Chunk

@@ -57,10 +57,10 @@ def test_reinforce_and_demote_move_ranks_as_the_formula_says(mem, clock):
     # Each score is seed 000's weighted sum times the bounded feedback factor, from the hit's own parts.
     weights = ScoreWeights(mem.settings.weight_relevance, mem.settings.weight_strength, mem.settings.weight_recency)
     for hit in mem.recall_memories("payment API", touch=False):
-        expected = feedback.factor(hit.chunk.feedback, hit.relevance - hit.context)
+        expected = feedback.factor(hit.chunk.feedback, hit.relevance)
         assert hit.feedback == pytest.approx(expected)
-        assert hit.score == pytest.approx(final_score(hit.relevance, hit.effective_strength, hit.recency, weights)
-                                          * expected)
+        assert hit.score == pytest.approx(final_score(hit.relevance + hit.context, hit.effective_strength,
+                                                      hit.recency, weights) * expected)
     by_id = {h.id: h for h in mem.recall_memories("payment API", touch=False)}
     assert by_id[bottom].feedback > 1 > by_id[top].feedback
     # Reinforcement restarted the recency clock; demotion did not.

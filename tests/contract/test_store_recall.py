@@ -180,9 +180,10 @@ def test_since_until_on_observed_or_created(mem, clock):
 def assert_score_parts(hit, *, vector_weight=0.6):
     sim = min(1.0, max(0.0, hit.similarity or 0.0))
     own = vector_weight * sim + (1 - vector_weight) * (hit.keyword or 0.0)
-    assert hit.relevance == pytest.approx(own + hit.context)
+    assert hit.relevance == pytest.approx(own)  # its own match: what context lent is apart
     assert 0.0 <= hit.context <= 1.0 - own + 1e-9
-    assert hit.score == pytest.approx(0.6 * hit.relevance + 0.3 * hit.effective_strength + 0.1 * hit.recency)
+    assert hit.score == pytest.approx(0.6 * (hit.relevance + hit.context) + 0.3 * hit.effective_strength
+                                      + 0.1 * hit.recency)
     assert 0.0 <= hit.relevance <= 1.0
     assert 0.0 <= hit.effective_strength <= 1.0
     assert 0.0 <= hit.recency <= 1.0
@@ -383,4 +384,4 @@ def test_a_memory_fuses_with_its_embedders_floor(make_mem, embedder, monkeypatch
     mem.store_memory("Notes on the Lisbon trip itinerary")
     hit = mem.recall_memories("Lisbon trip itinerary notes", touch=False)[0]
     sim = (hit.similarity - 0.5) / 0.5
-    assert hit.relevance == pytest.approx(0.6 * sim + 0.4 * hit.keyword + hit.context)
+    assert hit.relevance == pytest.approx(0.6 * sim + 0.4 * hit.keyword)

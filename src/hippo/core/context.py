@@ -1,19 +1,25 @@
 """Conversational context in recall: a memory is also as relevant as the memories around it.
 
-Memories stored one after another from the same moment (turns of one conversation, steps of
-one task) explain each other: the answer to "when did Caroline go to the support group?" is
-often the turn after the one that names the group ("Yesterday!"). So recall lends each
-memory part of its neighbours' relevance: ``weight`` times the best relevance one place away,
-half that two places away, added as ``r + (1 - r) x context`` so that relevance stays in
-[0, 1] and a memory never loses by its neighbours.
+Memories stored one after another in one conversation explain each other: the answer to "when did
+Caroline go to the support group?" is often the turn after the one that names the group
+("Yesterday!"). So recall lends each memory part of its neighbours' relevance: ``weight`` times the
+best relevance one place away, half that two places away, reported as ``(1 - r) x context`` beside
+the memory's own relevance ``r`` so that the two stay in [0, 1] and a memory never loses by its
+neighbours.
 
-Neighbours are the agent's memories (not facts) stored up to :data:`REACH` places before or
-after, in id order, observed within :data:`SPAN` seconds of each other; facts, and memories
-from another hour, are not context. The best :data:`SEEDS` candidates by their own relevance
-bring their neighbours into the pool, scored by their own cosine (they are outside the pool,
-so their keyword score is taken as none).
+Neighbours are the memories (not facts) of the same conversation, the same ``session_id`` (a
+captured memory has its observed session's), stored up to :data:`REACH` places before or after in
+id order. A memory without a session borrows nothing, and memories that merely share an hour lend
+nothing: in one database an agent's experiences, its imported notes and its captured turns are
+written side by side without being one conversation (issue 33: a prompt about billing surfaced a
+key-rotation error stored in the same hour). The best :data:`SEEDS` candidates by their own
+relevance bring their neighbours into the pool, scored by their own cosine (they are outside the
+pool, so their keyword score is taken as none). What context adds only reorders: whatever decides
+that a memory is relevant enough to show reads its own relevance (``recall.rank``).
 
-Measured on LoCoMo development (``bench/locomo.py``, NOTES "Conversational context").
+Measured on LoCoMo development (``bench/locomo.py``, NOTES "Conversational context"). Bounding
+neighbours by the session instead of the hour (issue 33) changed none of its figures: each LoCoMo
+session falls on one date, and no two on the same one (R@10 0.738 both).
 """
 
 from __future__ import annotations
@@ -29,10 +35,9 @@ from hippo.stores.base import Candidates
 if TYPE_CHECKING:
     from hippo.stores.base import ChunkFilter, Store
 
-__all__ = ["REACH", "SEEDS", "SPAN", "in_context"]
+__all__ = ["REACH", "SEEDS", "in_context"]
 
 REACH = 2
-SPAN = 3600.0
 SEEDS = 8
 
 
@@ -54,7 +59,7 @@ def in_context(
         return found, relevance, {}
     live = {c.id for c in found.chunks if c.superseded_by is None}
     seeds = sorted((i for i in relevance if i in live), key=lambda i: (-relevance[i], i))[:SEEDS]
-    near = store.neighbours(agent_id, seeds, REACH, SPAN, where)
+    near = store.neighbours(agent_id, seeds, REACH, where)
     found, relevance = _with_neighbours(store, agent_id, found, relevance, near, query_vector, fusion)
     context: dict[str, list[float]] = {}  # id -> best neighbour relevance at each distance
     for seed, others in near.items():

@@ -99,7 +99,8 @@ def rank(
     """Score every live candidate by its own ``relevance`` plus what its ``context`` adds, drop
     the decayed (< 0.05) and those whose own relevance is below ``min_relevance`` (context
     reorders what is relevant, it does not make an unrelated memory relevant), keep the best
-    ``limit``."""
+    ``limit``. Each keeps its own relevance as its relevance, and what context lent apart: what
+    decides whether a hit is worth showing (surfacing's threshold) reads the first."""
     context = context or {}
     keyword = keyword_scores(found.bm25)
     now_s = now.timestamp()
@@ -115,8 +116,8 @@ def rank(
         lent = context.get(chunk.id, 0.0)
         total = relevance[chunk.id] + lent
         liked = feedback.factor(chunk.feedback, relevance[chunk.id])
-        parts = (final_score(total, strength, recency, weights) * liked, total, found.similarity.get(chunk.id),
-                 keyword.get(chunk.id), strength, recency, lent, liked)
+        parts = (final_score(total, strength, recency, weights) * liked, relevance[chunk.id],
+                 found.similarity.get(chunk.id), keyword.get(chunk.id), strength, recency, lent, liked)
         ranked.append(Ranked(chunk, parts))
     ranked.sort(key=lambda r: (-r.score, r.standing.id))
     return ranked[:limit]

@@ -1,8 +1,8 @@
 """Seed 002's context surfacing: relevant memories offered as topics come up, unasked.
 
 ``surface`` reads the last few messages (``surface_messages``, seed 002: about 3) as the query,
-recalls, keeps hits whose relevance reaches ``surface_threshold`` and that this session was not
-shown before, and renders them as a compact block with their ids within ``max_tokens`` (counted
+recalls, keeps hits whose own match to it reaches ``surface_threshold`` and that this session was
+not shown before, and renders them as a compact block with their ids within ``max_tokens`` (counted
 with the real tokenizer of :mod:`hippo.core.tokens`). What a session was shown is kept in the
 database, so every server and every restart agrees. Small talk surfaces nothing: when the newest
 user message would not pass the capture gate ("thanks!", "ok"), there is no question worth asking.
@@ -56,7 +56,7 @@ def surface(store: "Store", embedding: "EmbeddingService", agent_id: str, messag
                             settings=settings, fusion=fusion, weights=weights)
     shown = store.surfaced_ids(agent_id, session)
     fresh = [h for h in as_hits(store, agent_id, ranked)
-             if h.id not in shown and h.relevance >= settings.surface_threshold]
+             if h.id not in shown and _own_match(h, fusion) >= settings.surface_threshold]
     text, kept = _render(fresh, max_tokens)
     if not kept:
         return Surfaced("", 0, [])
@@ -64,6 +64,14 @@ def surface(store: "Store", embedding: "EmbeddingService", agent_id: str, messag
         store.record_retrievals(agent_id, [h.id for h in kept], now, boost=RETRIEVAL_BOOST)
         store.mark_surfaced(agent_id, session, [h.id for h in kept], now)
     return Surfaced(text, count_tokens([text])[0], touched(kept, now))
+
+
+def _own_match(hit: Hit, fusion: "Fusion") -> float:
+    """How well the memory's own words and meaning match the prompt. Neither what its conversation
+    lent (context) nor the preference for a day the prompt names counts: both reorder, and shown
+    unasked, a memory must be about what is being said (issue 33: "Can we ship the billing fix
+    today?" surfaced a key-rotation error stored the same day, relevance 0.52 at cosine 0.08)."""
+    return fusion.relevance(hit.similarity, hit.keyword)
 
 
 def _line(hit: Hit) -> str:

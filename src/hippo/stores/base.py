@@ -257,12 +257,12 @@ class ChunkStore(Database, Protocol):
     def get_vectors(self, agent_id: str, ids: Sequence[str]) -> dict[str, "np.ndarray"]: ...
 
     def neighbours(
-        self, agent_id: str, ids: Sequence[str], reach: int, span: float, where: ChunkFilter
+        self, agent_id: str, ids: Sequence[str], reach: int, where: ChunkFilter
     ) -> dict[str, list[tuple[str, int]]]:
-        """For each memory among ``ids`` (facts have none), the agent's memories stored up to
-        ``reach`` places before and after it that pass ``where``, as (id, distance): storage
-        order is id order, and a run stops at the first memory observed more than ``span``
-        seconds from it."""
+        """For each memory among ``ids`` (facts have none), the agent's memories of the same
+        session stored up to ``reach`` places before and after it that pass ``where``, as (id,
+        distance): storage order is id order within the session. A memory without a session has
+        none, and no memory of another session counts, however close in time."""
         ...
 
     def list_chunks(

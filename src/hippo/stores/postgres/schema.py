@@ -277,6 +277,12 @@ _OBSERVED_BY_ID = """
 CREATE INDEX observed_message ON observed_messages (agent_id, message_id);
 """
 
+# As in SQLite: a hit's neighbours in its own session, in storage order.
+_SESSION_ORDER = """
+DROP INDEX chunks_session;
+CREATE INDEX chunks_session ON chunks (agent_id, session_id, kind, id) WHERE session_id IS NOT NULL;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_chunks_blocks_model_keys", _BASE),
     ("0002_curation", _CURATION),
@@ -291,6 +297,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0011_archive_vectors", _ARCHIVE_VECTORS),
     ("0012_observed_by_id", _OBSERVED_BY_ID),
     ("0014_fact_merges", merges.MIGRATION),  # the wordings merged into facts (merges.py)
+    ("0015_session_order", _SESSION_ORDER),  # after 0014, which a database may already have (no 0013)
 ]
 
 

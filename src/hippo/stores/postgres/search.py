@@ -42,7 +42,6 @@ CHUNK_COLUMNS = ("c.id, c.agent_id, c.content, c.content_hash, c.metadata, c.kin
 _STANDING = ("c.id, c.running_intensity, c.access_count, extract(epoch FROM c.last_accessed_at)::float8, "
              "extract(epoch FROM COALESCE(c.reinforced_at, c.created_at))::float8, c.superseded_by, "
              "c.embedding IS NOT NULL, c.feedback")
-_WHEN = "extract(epoch FROM COALESCE(c.observed_at, c.created_at))::float8"
 _COUNT_TTL = 30.0  # seconds an agent's counts are trusted (plan choice, the N of IDF)
 _WORD_TTL = 300.0  # seconds a word's document frequency is trusted (its IDF, the budget's choice)
 _WORDS_KEPT = 50_000  # words whose counts are kept at most (all dropped past it)
@@ -298,23 +297,23 @@ class SearchMixin:
         ordered = [by_id[i] for i in ids if i in by_id]
         return [_standing(r) for r in ordered], {r[0]: r[8] for r in ordered if r[8] is not None}
 
-    def neighbours(self, agent_id: str, ids: Sequence[str], reach: int, span: float,
+    def neighbours(self, agent_id: str, ids: Sequence[str], reach: int,
                    where: ChunkFilter) -> dict[str, list[tuple[str, int]]]:
         if not ids:
             return {}
         condition, params = filter_sql(where)
-        side = (f"(SELECT s.id, c.id, {_WHEN} FROM chunks c WHERE c.agent_id = %s "
+        side = ("(SELECT s.id, c.id FROM chunks c WHERE c.agent_id = %s AND c.session_id = s.session_id "
                 "AND c.kind = 'memory' AND c.id {} s.id ORDER BY c.id {} LIMIT %s)")
         # The filter is tested on the few neighbours found, one row each: inside the sides, where
         # the planner expects a scan of the agent's rows, it hashed every row a subquery of the
         # filter lists (the experiences: 60 ms of a recall at 100k).
-        sql = (f"SELECT s.id, s.when_s, n.*, (SELECT {condition} FROM chunks c WHERE c.id = n.other) "
-               f"FROM (SELECT c.id, {_WHEN} AS when_s FROM chunks c WHERE c.agent_id = %s "
+        sql = (f"SELECT s.id, n.*, (SELECT {condition} FROM chunks c WHERE c.id = n.other) "
+               "FROM (SELECT c.id, c.session_id FROM chunks c WHERE c.agent_id = %s "
                "AND c.kind = 'memory' AND c.id = ANY(%s)) s LEFT JOIN LATERAL ("
                + side.format("<", "DESC") + " UNION ALL " + side.format(">", "ASC")
-               + ") n(seed, other, other_when) ON true")
+               + ") n(seed, other) ON true")
         values = [*params, agent_id, list(ids), agent_id, reach, agent_id, reach]
         with self._read(agent_id) as conn:
             rows = conn.execute(sql, values).fetchall()
-        seeds = {r[0]: r[1] for r in rows}  # a seed without neighbours is one row of NULLs: it still answers
-        return nearest_runs(seeds, [(r[0], r[3], r[4], r[5]) for r in rows if r[3] is not None], span)
+        # A seed alone in its session, or without one (no side matches NULL), is one row of NULLs: it still answers.
+        return nearest_runs([r[0] for r in rows], [(r[1], r[2], r[3]) for r in rows if r[2] is not None])

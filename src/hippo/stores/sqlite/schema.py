@@ -325,6 +325,14 @@ _OBSERVED_BY_ID = """
 CREATE INDEX idx_observed_message ON observed_messages(agent_id, message_id);
 """
 
+# Recall's conversational context reads the memories of a hit's own session stored just before and
+# after it (core/context.py): the session index, with kind and id after the session, seeks them;
+# its first two columns still serve the session filter (driving.py names it).
+_SESSION_ORDER = """
+DROP INDEX idx_chunks_session;
+CREATE INDEX idx_chunks_session ON chunks(agent_id, session_id, kind, id) WHERE session_id IS NOT NULL;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_chunks_blocks_embedding_model", _CHUNKS),
     ("0002_chunks_fts", _CHUNKS_FTS),
@@ -345,6 +353,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0017_archive_vectors", _ARCHIVE_VECTORS),
     ("0018_observed_by_id", _OBSERVED_BY_ID),
     ("0020_fact_merges", merges.MIGRATION),  # the wordings merged into facts (merges.py)
+    ("0021_session_order", _SESSION_ORDER),  # after 0020, which a database may already have (no 0019)
 ]
 
 

@@ -30,7 +30,7 @@ from hippo.stores.sqlite.keys import KeyMixin
 from hippo.stores.sqlite.merges import MergeMixin
 from hippo.stores.sqlite.schema import migrate
 from hippo.stores.sqlite.scrub import Scrubber
-from hippo.stores.sqlite.search import EPOCH_JULIAN_DAY, SearchMixin, match_expression
+from hippo.stores.sqlite.search import SearchMixin, match_expression
 from hippo.stores.sqlite.summary import SummaryMixin, count_retrievals, register_math
 from hippo.stores.sqlite.supersets import Supersets
 from hippo.stores.sqlite.vectors import VectorCache
@@ -76,8 +76,6 @@ def _row_to_chunk(row: tuple) -> Chunk:
 _MMAP_SIZE = 0 if os.name == "nt" else 1 << 31  # SQLite caps it at its own largest (2 GB)
 _PRAGMAS = ("journal_mode=WAL", "busy_timeout=5000", "secure_delete=ON", "synchronous=NORMAL",
             f"mmap_size={_MMAP_SIZE}")
-
-_WHEN_SECONDS = f"(julianday(COALESCE(observed_at, created_at)) - {EPOCH_JULIAN_DAY}) * 86400.0"
 
 
 def _marks(n: int) -> str:
@@ -340,27 +338,29 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
         return [by_id[i] for i in ids if i in by_id]
 
     def neighbours(
-        self, agent_id: str, ids: Sequence[str], reach: int, span: float, where: ChunkFilter
+        self, agent_id: str, ids: Sequence[str], reach: int, where: ChunkFilter
     ) -> dict[str, list[tuple[str, int]]]:
         if not ids:
             return {}
         condition, params = filter_sql(where)
         with self._reading() as conn:
             seeds = dict(conn.execute(
-                f"SELECT id, {_WHEN_SECONDS} FROM chunks WHERE +agent_id = ? AND kind = 'memory' "
+                f"SELECT id, session_id FROM chunks WHERE +agent_id = ? AND kind = 'memory' "
                 f"AND id IN ({_marks(len(ids))})", (agent_id, *ids)).fetchall())
-            if not seeds:
-                return {}
-            # Both sides of every seed in one statement: a seek on (agent_id, kind, id) each.
-            side = (f"SELECT * FROM (SELECT ?, c.id, {_WHEN_SECONDS}, {condition} FROM chunks c "
-                    "WHERE c.agent_id = ? AND c.kind = 'memory' AND c.id {} ? ORDER BY c.id {} LIMIT ?)")
+            in_session = [seed for seed, session in seeds.items() if session is not None]
+            if not in_session:
+                return {seed: [] for seed in seeds}
+            # Both sides of every seed in one statement: a seek on (agent_id, session_id, kind, id) each.
+            side = (f"SELECT * FROM (SELECT ?, c.id, {condition} FROM chunks c INDEXED BY idx_chunks_session "
+                    "WHERE c.agent_id = ? AND c.session_id = ? AND c.kind = 'memory' AND c.id {} ? "
+                    "ORDER BY c.id {} LIMIT ?)")
             parts, values = [], []
-            for seed in seeds:
+            for seed in in_session:
                 for sign, order in (("<", "DESC"), (">", "ASC")):
                     parts.append(side.format(sign, order))
-                    values += [seed, *params, agent_id, seed, reach]
+                    values += [seed, *params, agent_id, seeds[seed], seed, reach]
             rows = conn.execute(" UNION ALL ".join(parts), values).fetchall()
-        return nearest_runs(seeds, rows, span)
+        return nearest_runs(seeds, rows)
 
     def holds_nothing(self) -> bool:
         """No chunk, block or API key of any agent."""
