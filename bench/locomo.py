@@ -1,12 +1,13 @@
 """LoCoMo retrieval benchmark: evidence recall@k of hippo's recall against BM25 and vectors alone.
 
 Protocol (shared/bench/README.md): each turn is one memory ``"<speaker>: <text>"``
-observed at its session's date; each question is a recall query against its
-own conversation (here: its own agent in one database); evidence recall@k is the
-share of a question's evidence turns among the top k, averaged over questions.
+observed at its session's date, with its session (``session_3``) as ``session_id``; each
+question is a recall query against its own conversation (here: its own agent in one database);
+evidence recall@k is the share of a question's evidence turns among the top k, averaged over
+questions.
 
     python bench/locomo.py [--data ../shared/bench/locomo-dev.json] [--weights 0.3,0.5] [--try date_preference=0]
-                           [--conversations N] [--max-questions N] [--json]
+                           [--conversations N] [--max-questions N] [--no-sessions] [--json]
 """
 
 from __future__ import annotations
@@ -62,13 +63,18 @@ def load(path: Path) -> list[dict]:
     return out
 
 
-def build(db: Path, conversations: list[dict], embedder: str) -> dict[str, dict[str, str]]:
-    """Store every turn; return, per conversation, chunk id -> dia_id."""
+def build(db: Path, conversations: list[dict], embedder: str, *, sessions: bool = True) -> dict[str, dict[str, str]]:
+    """Store every turn, with its LoCoMo session as ``session_id`` (what a real conversation import
+    carries; ``sessions=False``: none, the protocol before issue 33); return, per conversation,
+    chunk id -> dia_id."""
     ids: dict[str, dict[str, str]] = {}
     for conv in conversations:
+        session_of = {dia: key for key, _, said in conv["sessions"] for dia, _, _ in said}
         with hippo.open(db, agent_id=conv["id"], embedder=embedder) as mem:
             results = mem.store_memories(
-                MemoryInput(text, metadata={"dia_id": dia}, observed_at=when) for dia, text, when in conv["turns"]
+                MemoryInput(text, metadata={"dia_id": dia}, observed_at=when,
+                            session_id=session_of[dia] if sessions else None)
+                for dia, text, when in conv["turns"]
             )
         ids[conv["id"]] = {r.id: dia for r, (dia, _, _) in zip(results, conv["turns"])}
     return ids
@@ -157,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="also run hippo with these settings, e.g. --try date_preference=0 (repeatable)")
     parser.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
     parser.add_argument("--max-questions", type=int, default=None, help="only the first N questions of each")
+    parser.add_argument("--no-sessions", action="store_true",
+                        help="store the turns without their session (the protocol before issue 33)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args(argv)
     conversations = load(args.data)[: args.conversations]
@@ -166,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "locomo.db"
         start = time.perf_counter()
-        ids = build(db, conversations, args.embedder)
+        ids = build(db, conversations, args.embedder, sessions=not args.no_sessions)
         print(f"stored {sum(len(c['turns']) for c in conversations)} turns in {time.perf_counter() - start:.1f}s",
               file=sys.stderr)
         rows = {
@@ -188,9 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     margins = {f"{name} - {base}": paired_ci(main_r10(name), main_r10(base))
                for name in rows if name.startswith("hippo") for base in ("bm25", "vectors")}
     errors = error_table(rows)
-    if args.json:
-        for r in rows.values():
-            r.pop("per_question_r10")
+    if args.json:  # per question R@10 kept: runs of two versions compare with bench/paired.py
         print(json.dumps({"rows": rows, "r10_margins": margins, "errors": errors}, indent=2))
         return 0
     for name, r in rows.items():
