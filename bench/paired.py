@@ -9,6 +9,8 @@ questions of the difference (``locomo.paired_ci``: 2,000 resamples, 95%).
     # LongMemEval: run it keeping each question's scores, then compare
     PYTHONPATH=<src> python bench/paired.py run-longmemeval [--level turn|session|both] [--try NAME=VALUE] > run.json
     python bench/paired.py longmemeval before.json after.json [--row hippo] [--after-row hippo]
+    # a sweep of one version's settings (--try rows) on both files, each row against --base
+    python bench/paired.py sweep --locomo run.json [...] --longmemeval run.json [...] [--base hippo]
 """
 
 from __future__ import annotations
@@ -68,10 +70,50 @@ def compare_longmemeval(before: dict, after: dict, row: str, after_row: str) -> 
     return lines
 
 
+def _interval(values: list[float], base: list[float]) -> str:
+    mean, low, high = paired_ci(values, base)
+    return f"{mean:+.3f} [{low:+.3f}, {high:+.3f}]"
+
+
+def sweep(argv: list[str]) -> int:
+    """One markdown table: every hippo row of the runs (rows of later files added), LoCoMo R@5/10/20
+    and LongMemEval's turn level R@5/R@10/nDCG@10, each with its paired difference from ``--base``."""
+    parser = argparse.ArgumentParser(prog="paired.py sweep")
+    parser.add_argument("--locomo", type=Path, nargs="+", default=[])
+    parser.add_argument("--longmemeval", type=Path, nargs="+", default=[])
+    parser.add_argument("--base", default="hippo")
+    args = parser.parse_args(argv)
+    lo = {k: v for p in args.locomo for k, v in json.loads(p.read_text())["rows"].items()}
+    lm = {k: v for p in args.longmemeval for k, v in json.loads(p.read_text())["turn"]["rows"].items()}
+
+    def r10(name: str) -> list[float]:
+        return [r for cat, r in lo[name]["per_question_r10"] if cat != 5]
+
+    print(f"| row | LoCoMo R@5 | R@10 | R@20 | R@10 - {args.base} | LongMemEval turn R@5 | R@10 | nDCG@10 | "
+          f"R@5 - {args.base} | nDCG@10 - {args.base} |")
+    print("| --- " * 10 + "|")
+    for name in sorted({n for n in [*lo, *lm] if n.startswith("hippo")}):
+        cells = [name]
+        if name in lo and args.base in lo:
+            cells += [f"{lo[name][k]:.3f}" for k in ("R@5", "R@10", "R@20")] + [_interval(r10(name), r10(args.base))]
+        else:
+            cells += ["-"] * 4
+        if name in lm and args.base in lm:
+            mine, base = lm[name]["per_question"], lm[args.base]["per_question"]
+            cells += [f"{lm[name][k]:.3f}" for k in ("R@5", "R@10", "nDCG@10")]
+            cells += [_interval(mine[k], base[k]) for k in ("R@5", "nDCG@10")]
+        else:
+            cells += ["-"] * 5
+        print("| " + " | ".join(cells) + " |")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["run-longmemeval"]:
         return run_longmemeval(argv[1:])
+    if argv[:1] == ["sweep"]:
+        return sweep(argv[1:])
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("benchmark", choices=("locomo", "longmemeval"))
     parser.add_argument("before", type=Path)
