@@ -31,7 +31,11 @@ class Fusion:
     # high (multilingual-e5-small: ~0.7 for unrelated English) still separates its candidates.
     floor: float = 0.0
 
+    def rescaled(self, similarity: float) -> float:
+        """A cosine on [0, 1] above the model's unrelated level (``Thresholds.unrelated``)."""
+        return min(1.0, max(0.0, (similarity - self.floor) / (1.0 - self.floor)))
+
     def relevance(self, similarity: float | None, keyword: float | None) -> float:
-        sim = min(1.0, max(0.0, ((similarity or 0.0) - self.floor) / (1.0 - self.floor)))
+        sim = self.rescaled(similarity or 0.0)
         kw = keyword or 0.0
         return self.vector_weight * sim + (1.0 - self.vector_weight) * kw

@@ -34,6 +34,13 @@ __all__ = ["HEADER", "surface"]
 
 HEADER = "Relevant memories (hippo):"
 _CANDIDATES = 20
+# Shown unasked, a memory must be near the prompt in meaning, not only share a word with it: the
+# keyword side is scaled against the pool's best, so one ordinary shared word ("write", "seven")
+# reaches a full keyword score. Cosine above the model's unrelated level, rescaled as recall's
+# fusion reads it. Measured with all-MiniLM-L6-v2 on tests/contract/test_surfacing_quiet.py's store:
+# memories a related prompt should surface 0.55-0.79; those 224 unrelated prompts surfaced on one
+# shared word 0.18-0.29 (and 0.47 for a dinner question beside a note on the team dinner).
+MEANING = 0.35
 _BUDGET = (20, 20_000)
 
 
@@ -70,7 +77,10 @@ def _own_match(hit: Hit, fusion: "Fusion") -> float:
     """How well the memory's own words and meaning match the prompt. Neither what its conversation
     lent (context) nor the preference for a day the prompt names counts: both reorder, and shown
     unasked, a memory must be about what is being said (issue 33: "Can we ship the billing fix
-    today?" surfaced a key-rotation error stored the same day, relevance 0.52 at cosine 0.08)."""
+    today?" surfaced a key-rotation error stored the same day, relevance 0.52 at cosine 0.08).
+    With a model, its meaning must also reach :data:`MEANING`; keyword-only memory has none."""
+    if hit.similarity is not None and fusion.rescaled(hit.similarity) < MEANING:
+        return 0.0
     return fusion.relevance(hit.similarity, hit.keyword)
 
 
