@@ -96,7 +96,7 @@ def compact(
         "--previous-summary", metavar="FILE", help="The summary of an earlier compaction (Prior Context).")] = None,
     json: JSON = False,
 ) -> None:
-    """Compact a long session into seed 004's summary (printed); with --session what fades is kept
+    """Compact a long session into a summary (printed); with --session what fades is kept
     as memories and each pointer line carries its id."""
     messages = read_messages_file(file)
     before = Path(previous).read_text(encoding="utf-8") if previous is not None else None

@@ -15,13 +15,13 @@ ID = typer.Argument(metavar="ID", help="The id of a fact or memory.")
 
 @app.command()
 def reinforce(ctx: typer.Context, chunk_id: Annotated[str, ID], json: JSON = False) -> None:
-    """Mark a memory as useful: it ranks higher where relevant, and counts as fresh again (seed 003)."""
+    """Mark a memory as useful: it ranks higher where relevant, and counts as fresh again."""
     _feedback(ctx, chunk_id, json, "reinforced")
 
 
 @app.command()
 def demote(ctx: typer.Context, chunk_id: Annotated[str, ID], json: JSON = False) -> None:
-    """Mark a memory as stale or wrong: it ranks lower; nothing is deleted (seed 003)."""
+    """Mark a memory as stale or wrong: it ranks lower; nothing is deleted."""
     _feedback(ctx, chunk_id, json, "demoted")
 
 

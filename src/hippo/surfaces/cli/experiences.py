@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from hippo.types import Experience
 
 experience_app = typer.Typer(
-    help="Experiences (seed 001): record, recall, short-term, related; `hippo consolidate` moves the important ones "
+    help="Experiences: record, recall, short-term, related; `hippo consolidate` moves the important ones "
          "to long-term memory.", no_args_is_help=True)
 app.add_typer(experience_app, name="experience")
 
@@ -104,7 +104,7 @@ def related(
 
 @app.command()
 def consolidate(ctx: typer.Context, json: JSON = False) -> None:
-    """Move the short-term buffer's important experiences to long-term memory now, then prune it (seed 001)."""
+    """Move the short-term buffer's important experiences to long-term memory now, then prune it."""
     with opened(ctx) as mem:
         done = mem.consolidate()
     if json:

@@ -208,13 +208,13 @@ def patch_memory(mem: Mem, memory_id: Annotated[str, MEMORY_ID], body: PatchMemo
 
 @router.post(f"{base_path}/memories/{{memory_id}}/reinforce", response_model=Chunk, tags=["memories"])
 def reinforce_memory(mem: Mem, memory_id: Annotated[str, MEMORY_ID]) -> Chunk:
-    """The memory helped (seed 003): its feedback rises and its recency clock restarts."""
+    """The memory helped: its feedback rises and its recency clock restarts."""
     return mem.reinforce_memory(memory_id)
 
 
 @router.post(f"{base_path}/memories/{{memory_id}}/demote", response_model=Chunk, tags=["memories"])
 def demote_memory(mem: Mem, memory_id: Annotated[str, MEMORY_ID]) -> Chunk:
-    """The memory is stale, wrong or irrelevant (seed 003): its feedback falls; nothing is deleted."""
+    """The memory is stale, wrong or irrelevant: its feedback falls; nothing is deleted."""
     return mem.demote_memory(memory_id)
 
 

@@ -49,7 +49,7 @@ def surface(mem: Mem, session_id: Annotated[str, SESSION], body: SurfaceBody) ->
 
 @router.post(f"{base_path}/compact", response_model=Compaction)
 async def compact(mem: Mem, body: CompactBody, request: Request) -> Compaction:
-    """Seed 004's compaction of a session: the `summary`, what became of each message (`entries`)
+    """Compaction of a session: the `summary`, what became of each message (`entries`)
     and the `stats`. With `session_id`, what is compressed or reduced to a pointer is stored as
     memories of that session (idempotent) and each line carries its id; without, nothing is stored."""
     return await _service(request).heavy(lambda: _compacted(mem, body))

@@ -85,7 +85,7 @@ class ExperienceBody(_Body):
     context: dict[str, Any] | None = Field(None, description=(
         "JSON object: userId, roomId, taskId (or senderId, snake_case too), flags such as mentionedMe, anything else."))
     importance: float | None = Field(None, ge=0, le=1, description=(
-        "0 to 1; omit to rate it by type and the context's flags (seed 001's calculateImportance)."))
+        "0 to 1; omit to rate it by type and the context's flags."))
     tags: list[str] = Field(default_factory=list, max_length=100, description="Labels to filter by.")
     source: str | None = Field(None, description="Provenance: agent (default), conversation, ...")
     session_id: str | None = Field(None, description="The session it came from.")
