@@ -14,7 +14,7 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Sequence
 
 from hippo.errors import EmbedderMismatch, ProviderError
-from hippo.providers.base import Embedder, Thresholds, normalize_rows
+from hippo.providers.base import Embedder, Thresholds, embed_windows, normalize_rows
 
 if TYPE_CHECKING:
     import numpy as np
@@ -73,7 +73,15 @@ class EmbeddingService:
         return self.embedder.thresholds if self.embedder is not None else Thresholds()
 
     def documents(self, texts: Sequence[str]) -> list["np.ndarray | None"]:
-        """One vector per text, or ``None`` for each when the embedder is missing or down."""
+        """One vector per text (its first window's: what the model reads of its start), or ``None``
+        for each when the embedder is missing or down."""
+        return [None if rows is None else rows[0] for rows in self.windows(texts)]
+
+    def windows(self, texts: Sequence[str]) -> list["np.ndarray | None"]:
+        """Each text's vectors to store, shape ``(windows, dimension)``: one row for a text the model
+        reads whole, one per overlapping window of a longer one (the first row is
+        :meth:`documents`' vector); ``None`` for each when the embedder is missing or down. Each
+        text is embedded once: the windows are cached together, and ``documents`` reads them."""
         if self.embedder is None or not texts:
             return [None] * len(texts)
         # Read from a local map, not back from the cache: a batch larger than the cache evicts its own start.
@@ -82,14 +90,14 @@ class EmbeddingService:
         missing = [t for t in cached if t not in found]
         if missing:
             try:
-                vectors = normalize_rows(self.embedder.embed_documents(missing))
+                made = [normalize_rows(rows) for rows in embed_windows(self.embedder, missing)]
             except ProviderError as exc:
                 self._failed(exc)
                 return [None] * len(texts)
-            self._check_dimension(vectors.shape[1])
-            for text, vector in zip(missing, vectors):
-                found[text] = vector
-                self._remember(("d", text), vector)
+            self._check_dimension(made[0].shape[1])
+            for text, rows in zip(missing, made):
+                found[text] = rows
+                self._remember(("d", text), rows)
         self.last_error = None
         return [found[t] for t in texts]
 
@@ -124,7 +132,10 @@ class EmbeddingService:
         vector = self._cached(key)
         if vector is None:
             try:
-                vector = normalize_rows(self.embedder.embed_query(text))[0]
+                # A long query is read whole: the mean of its windows' vectors, one direction that
+                # every part of it pulls (a short one is the model's own query vector).
+                rows = embed_windows(self.embedder, [text], query=True)[0]
+                vector = normalize_rows(rows.mean(axis=0) if len(rows) > 1 else rows[0])[0]
             except ProviderError as exc:
                 self._failed(exc)
                 return None

