@@ -163,7 +163,7 @@ def restore(store: "Store", embedding: "EmbeddingService", agent_id: str, chunk_
     if live:
         store.delete_archived(agent_id, [chunk_id])
         return next(iter(live.values()))
-    vector = embedding.documents([chunk.content])[0]
+    vector = embedding.windows([chunk.content])[0]  # a long memory's windows come back with it
     with store.transaction():
         store.restore_chunks(agent_id, [chunk_id])
         if vector is not None:
@@ -207,9 +207,9 @@ def _by_meaning(store: "Store", embedding: "EmbeddingService", agent_id: str, ve
     near = np.flatnonzero(rough >= threshold - _NEAR)
     near = near[np.argsort(-rough[near], kind="stable")][:2 * limit + 10]
     chunks = store.archived_chunks(agent_id, [ids[p] for p in near])
-    exact = embedding.documents([c.content for c in chunks])
+    exact = embedding.windows([c.content for c in chunks])  # a long memory's best window, as live ones
     approx = dict(zip(ids, rough.tolist()))
-    sims = {c.id: float(v @ vector) if v is not None else approx[c.id] for c, v in zip(chunks, exact)}
+    sims = {c.id: float((v @ vector).max()) if v is not None else approx[c.id] for c, v in zip(chunks, exact)}
     return dict(sorted(((i, sim) for i, sim in sims.items() if sim >= threshold), key=lambda item: -item[1])[:limit])
 
 

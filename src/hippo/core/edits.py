@@ -52,7 +52,7 @@ def update_memory(store: "Store", embedding: "EmbeddingService", agent_id: str, 
         same = store.memories_by_hash(agent_id, [content_hash(new_text)]).get(content_hash(new_text))
         if same is not None and same.id != chunk.id:
             raise Conflict(f"memory {same.id} already holds this text; forget one of the two instead")
-    vector = embedding.documents([new_text])[0] if new_text is not None else None
+    vector = embedding.windows([new_text])[0] if new_text is not None else None
     with store.transaction():
         rewrite(store, agent_id, chunk, now, content=new_text, vector=vector, metadata=checked)
 
@@ -87,7 +87,7 @@ def split_fact(store: "Store", embedding: "EmbeddingService", agent_id: str, fac
         raise InvalidInput(f"{fact.id} is a memory, not a fact: only facts hold merged wordings")
     wording = v.check_text(wording, "wording", max_chars=max_chars)
     merged = _merged(store, agent_id, fact, wording)
-    vector = embedding.documents([merged.content])[0]
+    vector = embedding.windows([merged.content])[0]
     with store.transaction():
         # Read both again under the write lock: another writer may have split or deleted them meanwhile.
         current = store.get_chunks(agent_id, [fact.id])

@@ -71,7 +71,7 @@ def put_item(store: Store, embedding: "EmbeddingService", agent_id: str, key: st
     checked = _metadata(key, metadata)
     intensity = v.check_intensity(intensity)
     digest = key_hash(key)
-    vector = embedding.documents([content])[0]
+    vector = embedding.windows([content])[0]
     with store.transaction():
         # Read under the write lock: another writer may have put the same key meanwhile.
         existing = store.memories_by_hash(agent_id, [digest]).get(digest)

@@ -41,7 +41,7 @@ def fill_pending(
         batch = store.pending_vectors(agent_id, batch_size)
         if not batch:
             break
-        vectors = embedding.documents([content for _, _, content in batch])
+        vectors = embedding.windows([content for _, _, content in batch])  # a long text's windows too
         if any(vec is None for vec in vectors):
             raise ProviderError(
                 f"{embedding.last_error}; {done} of {total} chunks were embedded, run reembed again to finish",

@@ -71,7 +71,7 @@ class Planned:
     """Every fact's decision, made before anything is written (``apply_facts`` writes them)."""
 
     plans: list[Plan]
-    vectors: list[Any]
+    vectors: list[Any]  # each fact's vectors to store: its windows, ``(windows, dimension)``
 
 
 def plan_facts(store: "Store", embedding: "EmbeddingService", llm: "LLM | None", agent_id: str,
@@ -80,7 +80,8 @@ def plan_facts(store: "Store", embedding: "EmbeddingService", llm: "LLM | None",
     most similar live facts, settle the bands, and the ambiguous pairs by one LLM call (or the
     offline rule). Reads only; the capture of seed 002 plans its facts here too."""
     facts = _dedupe(facts)
-    vectors = embedding.documents([f.fact for f in facts])
+    windows = embedding.windows([f.fact for f in facts])
+    vectors = [None if w is None else w[0] for w in windows]  # recognition compares whole statements
     plans = [Plan(fact, cands) for fact, cands in zip(facts, find_candidates(store, agent_id, facts, vectors))]
     thresholds = embedding.thresholds if llm is not None else offline_bands(embedding.thresholds, offline_rule)
     for plan in plans:
@@ -91,7 +92,7 @@ def plan_facts(store: "Store", embedding: "EmbeddingService", llm: "LLM | None",
         resolve(plans, labels, "llm")  # type: ignore[arg-type]
     elif pairs:
         resolve_offline(plans, offline_rule)
-    return Planned(plans, vectors)
+    return Planned(plans, windows)
 
 
 def apply_facts(store: "Store", agent_id: str, planned: Planned, now: datetime, observed_at: datetime | None,

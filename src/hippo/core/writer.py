@@ -83,8 +83,9 @@ def write(store: "Store", embedding: "EmbeddingService", agent_id: str, inputs: 
 
 @dataclass(frozen=True, slots=True)
 class Prepared:
-    """What :func:`prepare` decides before the write transaction: the vectors of the texts not held, and
-    ``near`` (digest -> the id of the stored memory each input nearly repeats)."""
+    """What :func:`prepare` decides before the write transaction: the vectors of the texts not held
+    (each text's windows, ``(windows, dimension)``: a long text has several), and ``near`` (digest ->
+    the id of the stored memory each input nearly repeats)."""
 
     inputs: list[Checked]
     vectors: dict[str, Any]
@@ -99,7 +100,7 @@ def prepare(store: "Store", embedding: "EmbeddingService", agent_id: str, inputs
     other writer (issue 32: ``observe`` in another process got ``database is locked``)."""
     known = store.memories_by_hash(agent_id, [item.digest for item in inputs]) if inputs else {}
     to_embed = list(dict.fromkeys(i.content for i in inputs if i.digest not in known or not known[i.digest].has_vector))
-    vectors = dict(zip(to_embed, embedding.documents(to_embed)))
+    vectors = dict(zip(to_embed, embedding.windows(to_embed)))
     near = _near_twins(store, embedding, agent_id, inputs, known, vectors) if merge_near else {}
     return Prepared(inputs, vectors, near, embedding.embedder is not None)
 
@@ -136,12 +137,13 @@ def _near_twins(store: "Store", embedding: "EmbeddingService", agent_id: str, in
     thresholds = embedding.thresholds
     nearest: dict[str, list[tuple[str, float]]] = {}
     for item in inputs:
-        vector = vectors.get(item.content)
-        if item.digest in known or item.digest in nearest or vector is None:
+        windows = vectors.get(item.content)
+        if item.digest in known or item.digest in nearest or windows is None:
             continue
         if thresholds.latin_only and non_latin_share(item.content) > 0.5:
             continue
-        found = store.search(agent_id, SearchQuery(vector, (), ChunkFilter(), 3, score_all=False,
+        # The whole text's own vector: a near twin is the same text, not one that holds a part of it.
+        found = store.search(agent_id, SearchQuery(windows[0], (), ChunkFilter(), 3, score_all=False,
                                                    near_duplicates=True))
         close = [(i, sim) for i, sim in found.similarity.items() if sim >= thresholds.duplicate]
         if close:

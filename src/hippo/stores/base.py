@@ -223,7 +223,12 @@ class ChunkStore(Database, Protocol):
 
     def insert_chunks(
         self, agent_id: str, chunks: Sequence[Chunk], vectors: Sequence["np.ndarray | None"]
-    ) -> None: ...
+    ) -> None:
+        """Insert new chunks. Each vector is one row (``(dimension,)``) or a long text's windows
+        (``(windows, dimension)``, ``EmbeddingService.windows``): the first row is the chunk's own
+        vector (:meth:`get_vectors`), and every search and :meth:`score` read a chunk's similarity
+        as the best of its rows'. ``None``: the vector is pending."""
+        ...
 
     def update_strength(self, agent_id: str, updates: Sequence[StrengthUpdate]) -> None: ...
 
@@ -242,7 +247,10 @@ class ChunkStore(Database, Protocol):
         """The chunks that ``chunk_id`` replaced (its direct predecessors)."""
         ...
 
-    def set_vectors(self, agent_id: str, vectors: dict[str, "np.ndarray"]) -> None: ...
+    def set_vectors(self, agent_id: str, vectors: dict[str, "np.ndarray"]) -> None:
+        """Give chunks their vectors, one row or windows each (as :meth:`insert_chunks`); a chunk's
+        earlier windows go."""
+        ...
 
     def get_chunks(self, agent_id: str, ids: Sequence[str]) -> list[Chunk]:
         """This agent's chunks among ``ids``, in the order of ``ids``; unknown ids are left out."""
@@ -251,10 +259,13 @@ class ChunkStore(Database, Protocol):
     def score(self, agent_id: str, ids: Sequence[str],
               vector: "np.ndarray | None") -> tuple[list[Standing], dict[str, float]]:
         """What ranking reads of these chunks (as :meth:`get_chunks`, the fields ranking needs
-        only), and the cosine of each that has a vector of the same size to ``vector``."""
+        only), and the cosine of each that has a vector of the same size to ``vector``: the best
+        over a long chunk's windows."""
         ...
 
-    def get_vectors(self, agent_id: str, ids: Sequence[str]) -> dict[str, "np.ndarray"]: ...
+    def get_vectors(self, agent_id: str, ids: Sequence[str]) -> dict[str, "np.ndarray"]:
+        """Each chunk's own vector (its first window's), one row."""
+        ...
 
     def neighbours(
         self, agent_id: str, ids: Sequence[str], reach: int, where: ChunkFilter
@@ -312,7 +323,8 @@ class ChunkStore(Database, Protocol):
     def update_content(self, agent_id: str, chunk_id: str, content: str, content_hash: str,
                        vector: "np.ndarray | None", now: datetime) -> bool:
         """Replace a chunk's text in place (same id, strength and metadata): its hash, vector
-        (``None``: pending) and keyword index change with it, its access time becomes ``now``, and
+        (``None``: pending; one row or windows, as :meth:`insert_chunks`) and keyword index change
+        with it, its access time becomes ``now``, and
         the old text leaves the files as after a hard delete (``pending_scrub``). False: no such chunk."""
         ...
 
@@ -665,6 +677,11 @@ class MergeStore(Database, Protocol):
     def remove_merged(self, agent_id: str, ids: Sequence[str]) -> int:
         """Hard-delete wordings by id; their text leaves the files as after a forget
         (``pending_scrub`` says when a backend needs ``scrub``). Returns how many went."""
+        ...
+
+    def known_merge_ids(self, agent_id: str, ids: Sequence[str]) -> dict[str, bool]:
+        """Which of these wording ids exist: ``True`` for this agent's, ``False`` for another
+        agent's (ids are unique across the database); free ids are absent. Reveals nothing else."""
         ...
 
 

@@ -11,7 +11,7 @@ import sqlite3
 from datetime import datetime, timezone
 
 from hippo.errors import StorageError
-from hippo.stores.sqlite import changes, driving, merges
+from hippo.stores.sqlite import changes, driving, merges, windows
 from hippo.stores.sqlite.keys import SESSIONS_MIGRATION
 
 __all__ = ["MIGRATIONS", "migrate"]
@@ -354,6 +354,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0018_observed_by_id", _OBSERVED_BY_ID),
     ("0020_fact_merges", merges.MIGRATION),  # the wordings merged into facts (merges.py)
     ("0021_session_order", _SESSION_ORDER),  # after 0020, which a database may already have (no 0019)
+    ("0022_chunk_windows", windows.MIGRATION),  # a long chunk's later window vectors (windows.py)
 ]
 
 

@@ -25,6 +25,7 @@ from hippo.stores.base import Candidates, ChunkFilter, SearchQuery, Standing
 from hippo.stores.sqlite.driving import AFTERWARDS, FilteredSearch, next_batch
 from hippo.stores.sqlite.filters import experience_rowids_sql, filter_sql
 from hippo.stores.sqlite.vectors import read_rowids
+from hippo.stores.sqlite.windows import window_vectors
 
 if TYPE_CHECKING:
     from hippo.stores.sqlite.bm25 import Bm25
@@ -137,15 +138,21 @@ class SearchMixin(FilteredSearch):
 
     def score(self, agent_id: str, ids: Sequence[str], vector: np.ndarray | None, *,
               among: Sequence[str] | None = None) -> tuple[list[Standing], dict[str, float]]:
-        """Standings of ``ids`` and the cosine to ``vector`` of those ``among`` (all by default)."""
+        """Standings of ``ids`` and the cosine to ``vector`` of those ``among`` (all by default): a
+        long chunk's best over its windows."""
         chunks = self.standings(agent_id, ids)
         cosines: dict[str, float] = {}
         if vector is not None:
             wanted = set(ids if among is None else among)
-            for chunk_id, stored in self.get_vectors(agent_id, [c.id for c in chunks
-                                                                 if c.has_vector and c.id in wanted]).items():
+            scored = [c.id for c in chunks if c.has_vector and c.id in wanted]
+            for chunk_id, stored in self.get_vectors(agent_id, scored).items():
                 if len(stored) == len(vector):
                     cosines[chunk_id] = float(np.dot(stored, vector))
+            with self._reading() as conn:
+                windows = window_vectors(conn, agent_id, scored)
+            for chunk_id, stored in windows.items():
+                if chunk_id in cosines and stored.shape[1] == len(vector):
+                    cosines[chunk_id] = max(cosines[chunk_id], float((stored @ vector).max()))
         return chunks, cosines
 
     def standings(self, agent_id: str, ids: Sequence[str]) -> list[Standing]:

@@ -34,6 +34,7 @@ from hippo.stores.sqlite.search import SearchMixin, match_expression
 from hippo.stores.sqlite.summary import SummaryMixin, count_retrievals, register_math
 from hippo.stores.sqlite.supersets import Supersets
 from hippo.stores.sqlite.vectors import VectorCache
+from hippo.stores.sqlite.windows import split, write_windows
 from hippo.types import Block, Chunk, ConversationHit
 
 __all__ = ["SQLiteStore"]
@@ -233,7 +234,7 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
     def _check_dimension(self, vectors: Iterable[np.ndarray | None]) -> None:
         """Inside the write: refuse vectors whose size is not the recorded model's (e.g. from a
         Memory left open while ``hippo.reembed`` switched the database to another model)."""
-        sizes = {len(v) for v in vectors if v is not None}
+        sizes = {np.shape(v)[-1] for v in vectors if v is not None}
         row = self._conn.execute("SELECT model_id, dimension FROM embedding_model WHERE id = 1").fetchone()
         if sizes and row is not None and row[1] is not None and sizes != {row[1]}:
             raise EmbedderMismatch(
@@ -253,7 +254,7 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (
                         chunk.id, agent_id, chunk.content, chunk.content_hash,
-                        encode_vector(vector) if vector is not None else None,
+                        encode_vector(split(vector)[0]) if vector is not None else None,
                         json.dumps(chunk.metadata, ensure_ascii=False) if chunk.metadata else None,
                         chunk.kind, chunk.running_intensity, chunk.encounter_count, chunk.access_count,
                         to_iso(chunk.last_accessed_at), chunk.superseded_by, to_iso(chunk.created_at),
@@ -262,8 +263,10 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
                         chunk.source, chunk.session_id,
                     ),
                 )
+                if vector is not None:
+                    write_windows(self._conn, cur.lastrowid or 0, vector)  # an INSERT always has a rowid
                 if vector is not None and chunk.superseded_by is None:
-                    self._vectors.stage_add(agent_id, cur.lastrowid or 0, vector)  # an INSERT always has one
+                    self._vectors.stage_add(agent_id, cur.lastrowid or 0, vector)
                 else:
                     self._vectors.stage_touch(agent_id)
 
@@ -318,8 +321,10 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
             for chunk_id, vector in vectors.items():
                 row = self._conn.execute(
                     "UPDATE chunks SET embedding = ? WHERE agent_id = ? AND id = ? RETURNING rowid, superseded_by",
-                    (encode_vector(vector), agent_id, chunk_id),
+                    (encode_vector(split(vector)[0]), agent_id, chunk_id),
                 ).fetchone()
+                if row:
+                    write_windows(self._conn, row[0], vector)  # the trigger took the old ones
                 if row and row[1] is None:
                     self._vectors.stage_add(agent_id, row[0], vector)
 
@@ -467,12 +472,14 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
             row = self._conn.execute(
                 "UPDATE chunks SET content = ?, content_hash = ?, embedding = ?, last_accessed_at = ? "
                 "WHERE agent_id = ? AND id = ? RETURNING rowid, superseded_by",
-                (content, content_hash, None if vector is None else encode_vector(vector), to_iso(now), agent_id,
-                 chunk_id),
+                (content, content_hash, None if vector is None else encode_vector(split(vector)[0]), to_iso(now),
+                 agent_id, chunk_id),
             ).fetchone()
             if row is None:
                 return False
-            self._text_removed(agent_id, [row[0]])  # the trigger reindexed the row with the new text
+            self._text_removed(agent_id, [row[0]])  # the triggers reindexed the row, took its old windows
+            if vector is not None:
+                write_windows(self._conn, row[0], vector)
             if vector is not None and row[1] is None:
                 self._vectors.stage_add(agent_id, row[0], vector)
         return True

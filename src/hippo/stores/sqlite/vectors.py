@@ -23,12 +23,18 @@ from hippo.errors import EmbedderMismatch
 from hippo.index import VectorIndex
 from hippo.index.exact import ExactIndex, locate
 from hippo.index.hnsw import HnswIndex, ann_available
+from hippo.index.windowed import WINDOW_BASE, WINDOW_SLOTS, WindowedIndex
 from hippo.stores.sqlite.annfiles import AnnFiles, Snapshot
 
 __all__ = ["VectorCache", "read_rowids"]
 
 _log = logging.getLogger(__name__)
 _LIVE = "FROM chunks WHERE agent_id = ? AND superseded_by IS NULL AND embedding IS NOT NULL"
+# The windows of the agent's chunks (of its live ones with ``_LIVE_CHUNK``): chunk_windows' keys
+# name their chunk (hippo.index.windowed), so the join reads one chunk row per window.
+_WINDOWS = (f"FROM chunk_windows w JOIN chunks c ON c.rowid = (w.key - {WINDOW_BASE}) / {WINDOW_SLOTS} "
+            "WHERE c.agent_id = ?")
+_LIVE_CHUNK = " AND c.superseded_by IS NULL AND c.embedding IS NOT NULL"
 
 
 def read_rowids(conn: sqlite3.Connection, select: str, params: tuple | list = ()) -> np.ndarray:
@@ -44,7 +50,7 @@ def read_rowids(conn: sqlite3.Connection, select: str, params: tuple | list = ()
 @dataclass
 class _Entry:
     version: int
-    index: VectorIndex | None  # None: the agent has no vectors yet
+    index: WindowedIndex | None  # None: the agent has no vectors yet
     saved: int | None = None  # the version an ANN index was last saved at
 
 
@@ -83,6 +89,7 @@ class VectorCache:
                 del self._agents[agent_id]
 
     def stage_add(self, agent_id: str, rowid: int, vector: np.ndarray) -> None:
+        """A chunk's vector, or its vectors (``(windows, dimension)``: its windows replace the old)."""
         self._staged.append(("add", agent_id, (rowid, np.asarray(vector, dtype=np.float32))))
 
     def stage_touch(self, agent_id: str) -> None:
@@ -135,10 +142,10 @@ class VectorCache:
         entry = self._agents.get(agent_id)
         if batch is None or entry is None:
             return  # nothing staged, or not loaded: the next search loads it fresh
-        latest = dict(zip(*batch))  # a row written twice in one transaction keeps its last vector
+        latest = dict(zip(*batch))  # a row written twice in one transaction keeps its last vectors
         if entry.index is None:
-            entry.index = ExactIndex(len(next(iter(latest.values()))))
-        entry.index.add(list(latest), np.stack(list(latest.values())))
+            entry.index = WindowedIndex(ExactIndex(np.shape(next(iter(latest.values())))[-1]))
+        entry.index.put(latest)
 
     def rollback(self) -> None:
         self._staged, self._versions = [], {}
@@ -146,7 +153,7 @@ class VectorCache:
     def close(self) -> None:
         """Save ANN indexes that changed since their last save and still match the file."""
         for agent_id, entry in self._agents.items():
-            if isinstance(entry.index, HnswIndex) and entry.saved != entry.version:
+            if entry.index is not None and isinstance(entry.index.inner, HnswIndex) and entry.saved != entry.version:
                 if self._version(agent_id) == entry.version:
                     self._save(agent_id, entry)
         self._agents.clear()
@@ -159,7 +166,7 @@ class VectorCache:
         index = self.searched(agent_id, query)
         return [] if index is None else index.search(query, limit, allowed, quick=quick)
 
-    def searched(self, agent_id: str, query: np.ndarray) -> VectorIndex | None:
+    def searched(self, agent_id: str, query: np.ndarray) -> WindowedIndex | None:
         """The agent's index, loaded, checked against the query and grown into HNSW when due; None
         when the agent has no vectors. A caller that asks it twice (``rough``, then ``exact``)
         holds on to it: another connection's write may replace it meanwhile."""
@@ -171,9 +178,11 @@ class VectorCache:
                 f"query vector has dimension {len(query)} but stored vectors have {entry.index.dimension}; "
                 "re-embed the database with hippo.reembed()"
             )
-        if isinstance(entry.index, ExactIndex) and self._wants_ann(len(entry.index)):
-            keys, matrix = entry.index.rows()
-            entry.index = HnswIndex(entry.index.dimension, keys, matrix, source=self._stored)
+        inner = entry.index.inner
+        if isinstance(inner, ExactIndex) and self._wants_ann(len(inner)):
+            keys, matrix = inner.rows()
+            entry.index = WindowedIndex(HnswIndex(inner.dimension, keys, matrix, source=self._stored),
+                                        keys[keys >= WINDOW_BASE])
             self._save(agent_id, entry)
         return entry.index
 
@@ -183,8 +192,10 @@ class VectorCache:
         return None if entry is None or entry.index is None else len(entry.index)
 
     def index_of(self, agent_id: str) -> VectorIndex | None:
-        """The agent's current index (loading it if needed): for tests and diagnostics."""
-        return self._fresh(agent_id).index
+        """The agent's current index, exact or HNSW, window vectors included (loading it if needed):
+        for tests and diagnostics."""
+        index = self._fresh(agent_id).index
+        return None if index is None else index.inner
 
     def _fresh(self, agent_id: str) -> _Entry:
         version = self._version(agent_id)
@@ -196,7 +207,7 @@ class VectorCache:
         return entry
 
     def _save(self, agent_id: str, entry: _Entry) -> None:
-        assert isinstance(entry.index, HnswIndex)
+        assert entry.index is not None and isinstance(entry.index.inner, HnswIndex)
         row = self._conn.execute("SELECT model_id FROM embedding_model WHERE id = 1").fetchone()
 
         def settle(index: HnswIndex) -> None:
@@ -208,7 +219,7 @@ class VectorCache:
                     _log.info("leaving %d rows deleted or changed meanwhile out of the saved ANN index", len(stale))
                     index.remove(stale.tolist())
 
-        self._files.save(agent_id, entry.index, entry.version, row[0] if row else None, settle)
+        self._files.save(agent_id, entry.index.inner, entry.version, row[0] if row else None, settle)
         entry.saved = entry.version
 
     def _stale(self, agent_id: str, index: HnswIndex) -> np.ndarray:
@@ -219,7 +230,8 @@ class VectorCache:
         vector. Every vector is compared (about 30 µs a key through hnswlib, a tenth of what
         building the graph cost), only when another connection wrote during the build."""
         keys = index.keys()
-        own = read_rowids(self._conn, "SELECT rowid FROM chunks WHERE agent_id = ?", (agent_id,))
+        own = np.union1d(read_rowids(self._conn, "SELECT rowid FROM chunks WHERE agent_id = ?", (agent_id,)),
+                         read_rowids(self._conn, f"SELECT w.key {_WINDOWS}", (agent_id,)))
         stale = [np.setdiff1d(keys, own, assume_unique=True)]
         for start in range(0, len(keys), 10_000):
             part = keys[start:start + 10_000]
@@ -243,8 +255,10 @@ class VectorCache:
                 if loaded is not None:
                     saved, current = loaded
                     saved.source = self._stored
-                    return _Entry(snap.version, saved, saved=snap.version if current else None)
+                    index = WindowedIndex(saved, snap.keys[snap.keys >= WINDOW_BASE])
+                    return _Entry(snap.version, index, saved=snap.version if current else None)
             rows = self._conn.execute(f"SELECT rowid, embedding {_LIVE}", (agent_id,)).fetchall()
+            rows += self._conn.execute(f"SELECT w.key, w.embedding {_WINDOWS}{_LIVE_CHUNK}", (agent_id,)).fetchall()
         finally:
             if not in_tx:
                 self._conn.execute("COMMIT")
@@ -252,16 +266,19 @@ class VectorCache:
         flat = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4")
         matrix = flat.reshape(len(rows), -1).astype(np.float32, copy=False)
         del rows  # at a million vectors every copy is 1.5 GB
-        if not self._wants_ann(len(keys)):
-            return _Entry(snap.version, ExactIndex(matrix.shape[1], keys, matrix))
+        windows = keys[keys >= WINDOW_BASE]
+        if not self._wants_ann(len(keys)):  # windows count: they cost the exact search as much
+            return _Entry(snap.version, WindowedIndex(ExactIndex(matrix.shape[1], keys, matrix), windows))
         _log.info("building the ANN index of an agent (%d vectors)", len(keys))
-        entry = _Entry(snap.version, HnswIndex(matrix.shape[1], keys, matrix, source=self._stored))
+        entry = _Entry(snap.version, WindowedIndex(HnswIndex(matrix.shape[1], keys, matrix, source=self._stored),
+                                                   windows))
         self._save(agent_id, entry)
         return entry
 
     def _snapshot(self, agent_id: str) -> Snapshot:
         version = self._version(agent_id)
-        keys = np.sort(read_rowids(self._conn, f"SELECT rowid {_LIVE}", (agent_id,)))
+        keys = np.union1d(read_rowids(self._conn, f"SELECT rowid {_LIVE}", (agent_id,)),
+                          read_rowids(self._conn, f"SELECT w.key {_WINDOWS}{_LIVE_CHUNK}", (agent_id,)))
         row = self._conn.execute("SELECT model_id, dimension FROM embedding_model WHERE id = 1").fetchone()
         return Snapshot(version, keys, row[0] if row else None, row[1] if row else None)
 
@@ -271,11 +288,17 @@ class VectorCache:
         Read in rowid order and joined into one buffer (no Python step per row but the join); a
         row deleted earlier in an open transaction scores 0 and is dropped later."""
         keys = np.asarray(keys, dtype=np.int64)
+        windows = keys >= WINDOW_BASE
         rows = self._conn.execute(
             "SELECT rowid, embedding FROM chunks WHERE rowid IN (SELECT value FROM json_each(?)) "
             "AND embedding IS NOT NULL ORDER BY rowid",
-            (json.dumps(keys.tolist()),),
+            (json.dumps(keys[~windows].tolist()),),
         ).fetchall()
+        if windows.any():  # window keys sort after every rowid: the rows stay in key order
+            rows += self._conn.execute(
+                "SELECT key, embedding FROM chunk_windows WHERE key IN (SELECT value FROM json_each(?)) ORDER BY key",
+                (json.dumps(keys[windows].tolist()),),
+            ).fetchall()
         if not rows:
             return np.zeros((len(keys), 0), dtype=np.float32)
         found = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))

@@ -1,0 +1,74 @@
+"""``chunk_windows``: the vectors of a long chunk's later windows, keyed as the vector index keys them.
+
+A chunk keeps its own vector (the model's read of its start) in ``chunks.embedding``; a text longer
+than the model reads has more windows (``Embedder.embed_windows``), one row each here under
+``window_key(rowid, n)`` (``hippo.index.windowed``): the key names its chunk, so the table needs no
+index of its own and a chunk's windows are one range of the primary key. Triggers take a chunk's
+windows with it when it is deleted (forget, delete, archive) and when its text or vector is
+rewritten (an update, a re-embedding, a model switch); the store writes the new ones after the
+vector, in the same transaction. Only vectors, never text.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Sequence
+
+import numpy as np
+
+from hippo.index.exact import decode_vector, encode_vector
+from hippo.index.windowed import WINDOW_BASE, WINDOW_SLOTS, window_key
+
+__all__ = ["MIGRATION", "split", "window_vectors", "write_windows"]
+
+
+
+def _between(rowid: str) -> str:
+    """The SQL range of the window keys of the chunk whose rowid is the expression ``rowid``."""
+    low = f"{WINDOW_BASE} + {rowid} * {WINDOW_SLOTS}"
+    return f"BETWEEN {low} + 1 AND {low} + {WINDOW_SLOTS - 1}"
+
+
+_RANGE = f"key {_between('old.rowid')}"
+
+MIGRATION = f"""
+CREATE TABLE chunk_windows (
+    key       INTEGER PRIMARY KEY,  -- window_key(chunk rowid, n), n from 1: names its chunk
+    embedding BLOB NOT NULL         -- little-endian float32, as chunks.embedding
+);
+CREATE TRIGGER chunk_windows_ad AFTER DELETE ON chunks BEGIN
+    DELETE FROM chunk_windows WHERE {_RANGE};
+END;
+CREATE TRIGGER chunk_windows_au AFTER UPDATE OF content, embedding ON chunks BEGIN
+    DELETE FROM chunk_windows WHERE {_RANGE};
+END;
+"""
+
+
+def split(vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A chunk's vectors as its own vector (the first row) and its later windows (maybe none)."""
+    matrix = np.atleast_2d(np.asarray(vector, dtype=np.float32))
+    return matrix[0], matrix[1:WINDOW_SLOTS]
+
+
+def write_windows(conn: sqlite3.Connection, rowid: int, vector: np.ndarray) -> None:
+    """Store the later windows of the chunk ``rowid`` (inside the write that set its vector, which
+    the triggers cleared its old windows for)."""
+    later = split(vector)[1]
+    if len(later):
+        conn.executemany("INSERT OR REPLACE INTO chunk_windows(key, embedding) VALUES (?, ?)",
+                         [(window_key(rowid, n), encode_vector(row)) for n, row in enumerate(later, start=1)])
+
+
+def window_vectors(conn: sqlite3.Connection, agent_id: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+    """The later windows of the agent's chunks among ``ids`` that have any, ``(windows, dimension)``."""
+    if not ids:
+        return {}
+    rows = conn.execute(
+        f"SELECT c.id, w.embedding FROM chunks c JOIN chunk_windows w ON w.key {_between('c.rowid')} "
+        f"WHERE +c.agent_id = ? AND c.id IN ({','.join('?' * len(ids))}) ORDER BY w.key", (agent_id, *ids),
+    ).fetchall()
+    found: dict[str, list[np.ndarray]] = {}
+    for chunk_id, blob in rows:
+        found.setdefault(chunk_id, []).append(decode_vector(blob))
+    return {chunk_id: np.stack(vectors) for chunk_id, vectors in found.items()}
