@@ -80,7 +80,8 @@ def load(path: Path, level: str) -> list[dict]:
 
 class CachedEmbedder:
     """An embedder whose document vectors are kept on disk by model and text: the benchmark's own
-    cache, so sweeps and reruns embed each haystack text once."""
+    cache, so sweeps and reruns embed each haystack text once. A long text's window vectors
+    (``embed_windows``) are kept too, in a table of their own (its first row is the document vector)."""
 
     def __init__(self, inner: Any, folder: Path = CACHE) -> None:
         self.inner, self.model_id, self.thresholds = inner, inner.model_id, inner.thresholds
@@ -88,6 +89,7 @@ class CachedEmbedder:
         name = hashlib.sha256(inner.model_id.encode()).hexdigest()[:16]
         self.db = sqlite3.connect(folder / f"vectors-{name}.sqlite")
         self.db.execute("CREATE TABLE IF NOT EXISTS v (key BLOB PRIMARY KEY, vector BLOB NOT NULL)")
+        self.db.execute("CREATE TABLE IF NOT EXISTS w (key BLOB PRIMARY KEY, vectors BLOB NOT NULL)")
 
     @property
     def dimension(self) -> int | None:
@@ -110,6 +112,26 @@ class CachedEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         return self.inner.embed_query(text)
 
+    def embed_windows(self, texts: Sequence[str], *, query: bool = False) -> list[np.ndarray]:
+        from hippo.providers.base import embed_windows
+
+        if query:
+            return embed_windows(self.inner, texts, query=True)
+        keys = [hashlib.sha256(t.encode("utf-8")).digest() for t in texts]
+        found = dict(self.db.execute(f"SELECT key, vectors FROM w WHERE key IN ({','.join('?' * len(keys))})", keys)) \
+            if keys else {}
+        missing = list(dict.fromkeys(t for t, k in zip(texts, keys) if k not in found))
+        if missing:
+            made = embed_windows(self.inner, missing)
+            rows = [(hashlib.sha256(t.encode("utf-8")).digest(), np.asarray(v, "<f4").tobytes())
+                    for t, v in zip(missing, made)]
+            self.db.executemany("INSERT OR REPLACE INTO w VALUES (?, ?)", rows)
+            self.db.executemany("INSERT OR REPLACE INTO v VALUES (?, ?)", [(k, b[:len(b) // len(v)])
+                                                                          for (k, b), v in zip(rows, made)])
+            self.db.commit()
+            found.update(rows)
+        return [np.frombuffer(found[k], "<f4").reshape(-1, self.dimension or 384) for k in keys]
+
 
 def make_embedder(spec: str) -> Any:
     from hippo.providers.registry import create_embedder
@@ -123,7 +145,7 @@ def prepare_vectors(questions: list[dict], embedder: Any, batch: int = 256) -> N
     texts = list(dict.fromkeys(text for q in questions for _, text, _, _ in q["memories"]))
     started = time.perf_counter()
     for start in range(0, len(texts), batch):
-        embedder.embed_documents(texts[start:start + batch])
+        getattr(embedder, "embed_windows", embedder.embed_documents)(texts[start:start + batch])
         done = min(start + batch, len(texts))
         print(f"\rvectors {done}/{len(texts)} ({time.perf_counter() - started:.0f}s)", end="", file=sys.stderr)
     print(file=sys.stderr)
