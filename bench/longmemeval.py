@@ -112,6 +112,20 @@ class CachedEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         return self.inner.embed_query(text)
 
+    def _windows(self, texts: list[str]) -> list[np.ndarray]:
+        """The windows of texts not cached: the first rows from the vector cache, the model run only
+        on the texts longer than it reads (the local model's word pieces tell)."""
+        from hippo.providers.base import embed_windows
+        from hippo.providers.local import LocalEmbedder, count_tokens
+
+        if not isinstance(self.inner, LocalEmbedder):
+            return embed_windows(self.inner, texts)
+        firsts = self.embed_documents(texts)
+        width = self.inner.spec.max_length - 2
+        long = [t for t, n in zip(texts, count_tokens(texts)) if n > width]
+        made = dict(zip(long, self.inner.embed_windows(long)))
+        return [made[t] if t in made else first[None, :] for t, first in zip(texts, firsts)]
+
     def embed_windows(self, texts: Sequence[str], *, query: bool = False) -> list[np.ndarray]:
         from hippo.providers.base import embed_windows
 
@@ -122,7 +136,7 @@ class CachedEmbedder:
             if keys else {}
         missing = list(dict.fromkeys(t for t, k in zip(texts, keys) if k not in found))
         if missing:
-            made = embed_windows(self.inner, missing)
+            made = self._windows(missing)
             rows = [(hashlib.sha256(t.encode("utf-8")).digest(), np.asarray(v, "<f4").tobytes())
                     for t, v in zip(missing, made)]
             self.db.executemany("INSERT OR REPLACE INTO w VALUES (?, ?)", rows)
