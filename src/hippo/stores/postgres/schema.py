@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from hippo.errors import StorageError
-from hippo.stores.postgres import merges
+from hippo.stores.postgres import merges, windows
 from hippo.stores.postgres.keys import SESSIONS_MIGRATION
 
 __all__ = ["MIGRATIONS", "MIGRATION_LOCK", "migrate", "vector_index"]
@@ -298,6 +298,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0012_observed_by_id", _OBSERVED_BY_ID),
     ("0014_fact_merges", merges.MIGRATION),  # the wordings merged into facts (merges.py)
     ("0015_session_order", _SESSION_ORDER),  # after 0014, which a database may already have (no 0013)
+    ("0016_chunk_windows", windows.MIGRATION),  # a long chunk's later window vectors (windows.py)
 ]
 
 
@@ -319,17 +320,21 @@ def migrate(conn: Any) -> None:
 def vector_index(conn: Any, dimension: int | None, *, create: bool = True) -> bool:
     """The HNSW index for vectors of ``dimension`` (inner product: hippo's vectors are unit
     length), replacing one made for another dimension; ``None`` drops it. With ``create=False``
-    only an index of another dimension is dropped. True when this call built the index."""
-    rows = conn.execute("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'chunks' "
-                        "AND indexname = 'chunks_embedding_hnsw'").fetchall()
-    wanted = f"vector({dimension})" if dimension else None
-    if rows and (wanted is None or wanted not in rows[0][1]):
-        conn.execute("DROP INDEX chunks_embedding_hnsw")
-        rows = []
-    if wanted and not rows and create:
-        # Partial: only vectors of that size are cast (rows of a model being replaced, which an index
-        # build made in the same transaction still reads, are skipped instead of failing the cast).
-        conn.execute(f"CREATE INDEX chunks_embedding_hnsw ON chunks USING hnsw ((embedding::{wanted}) "
-                     f"vector_ip_ops) WITH (m = 16, ef_construction = 100) WHERE vector_dims(embedding) = {dimension}")
-        return True
-    return False
+    only an index of another dimension is dropped. True when this call built the index. The long
+    memories' windows (``chunk_windows``) get their own index alongside, built and dropped with it."""
+    built = False
+    for table in ("chunks", "chunk_windows"):
+        name = f"{table}_embedding_hnsw"
+        rows = conn.execute("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = %s AND indexname = %s",
+                            (table, name)).fetchall()
+        wanted = f"vector({dimension})" if dimension else None
+        if rows and (wanted is None or wanted not in rows[0][1]):
+            conn.execute(f"DROP INDEX {name}")
+            rows = []
+        if wanted and not rows and create:
+            # Partial: only vectors of that size are cast (rows of a model being replaced, which an index
+            # build made in the same transaction still reads, are skipped instead of failing the cast).
+            conn.execute(f"CREATE INDEX {name} ON {table} USING hnsw ((embedding::{wanted}) vector_ip_ops) "
+                         f"WITH (m = 16, ef_construction = 100) WHERE vector_dims(embedding) = {dimension}")
+            built = built or table == "chunks"
+    return built

@@ -32,6 +32,7 @@ from hippo.stores.neighbours import nearest_runs
 from hippo.stores.postgres.connection import EF_SEARCH
 from hippo.stores.postgres.filters import filter_sql
 from hippo.stores.postgres.schema import vector_index
+from hippo.stores.postgres.windows import best_cosine, vector_side, vector_values
 from hippo.types import Chunk
 
 __all__ = ["CHUNK_COLUMNS", "SearchMixin", "chunk_of", "tsquery"]
@@ -135,7 +136,7 @@ class SearchMixin:
     """The search half of :class:`~hippo.stores.postgres.store.PostgresStore`."""
 
     ann_threshold: int | None
-    _counts: dict[str, tuple[float, int, int]]
+    _counts: dict[str, tuple[float, int, int, int]]
     _words: dict[tuple[str, str], tuple[float, int]]
     _table_rows: tuple[float, float] | None
     _indexed: bool
@@ -185,11 +186,9 @@ class SearchMixin:
         sides, values = [], []
         if vector is not None:
             indexed = not exact and self._ann(conn, agent_id)
-            distance = (f"(c.embedding::vector({len(vector)})) <#> %s::vector({len(vector)})" if indexed
-                        else "c.embedding <#> %s::vector")
-            sides.append(f"v AS (SELECT c.id, -({distance}) AS sim FROM chunks c WHERE c.agent_id = %s AND {clause} "
-                         f"AND vector_dims(c.embedding) = {len(vector)} ORDER BY {distance} LIMIT %s)")
-            values += [vector, agent_id, *params, vector, query.depth]
+            windows = self._window_count(conn, agent_id) > 0  # a long memory's windows, searched beside
+            sides.append(vector_side(len(vector), indexed, clause, windows))
+            values += vector_values(vector, agent_id, params, query.depth, windows)
         else:
             sides.append("v AS (SELECT NULL::text AS id, NULL::float8 AS sim WHERE false)")
         if words:
@@ -205,9 +204,8 @@ class SearchMixin:
             sides.append("k AS (SELECT NULL::text AS id, NULL::float8 AS kw WHERE false)")
         cosine, cosine_values = "NULL::float8", []
         if vector is not None and query.score_all:
-            cosine = (f"CASE WHEN v.id IS NULL AND vector_dims(c.embedding) = {len(vector)} "
-                      "THEN -(c.embedding <#> %s::vector) END")
-            cosine_values = [vector]
+            cosine = f"CASE WHEN v.id IS NULL THEN {best_cosine(len(vector))} END"
+            cosine_values = [vector, vector]
         counted = "(SELECT json_agg(json_build_array(d.term, d.n)) FROM d)" if words else "NULL::json"
         sql = (f"WITH {', '.join(sides)}, ids AS (SELECT id FROM v UNION SELECT id FROM k) "
                f"SELECT {_STANDING}, v.sim, k.kw, {cosine}, {counted} FROM ids JOIN chunks c ON c.id = ids.id "
@@ -260,6 +258,11 @@ class SearchMixin:
     def _vector_count(self, conn: Any, agent_id: str) -> int:
         return self._agent_counts(conn, agent_id)[1]
 
+    def _window_count(self, conn: Any, agent_id: str) -> int:
+        """The agent's window vectors (long memories'), trusted as the other counts."""
+        self._agent_counts(conn, agent_id)
+        return self._counts[agent_id][3]
+
     def _owns_the_table(self, conn: Any, rows_n: int) -> bool:
         """Whether the agent holds at least half of the table's rows (by the planner's count): then
         the share of rows ANALYZE found a word in is a fair estimate of the agent's own, and a
@@ -277,9 +280,11 @@ class SearchMixin:
         now = time.monotonic()
         cached = self._counts.get(agent_id)
         if cached is None or now - cached[0] > _COUNT_TTL:
-            rows, vectors = conn.execute("SELECT count(*), count(embedding) FILTER (WHERE superseded_by IS NULL) "
-                                         "FROM chunks WHERE agent_id = %s", (agent_id,)).fetchone()
-            cached = self._counts[agent_id] = (now, int(rows), int(vectors))
+            rows, vectors, windows = conn.execute(
+                "SELECT count(*), count(embedding) FILTER (WHERE superseded_by IS NULL), "
+                "(SELECT count(*) FROM chunk_windows WHERE agent_id = %s) FROM chunks WHERE agent_id = %s",
+                (agent_id, agent_id)).fetchone()
+            cached = self._counts[agent_id] = (now, int(rows), int(vectors), int(windows))
         return cached[1], cached[2]
 
     def score(self, agent_id: str, ids: Sequence[str],
@@ -288,8 +293,8 @@ class SearchMixin:
             return [], {}
         cosine, values = "NULL::float8", []
         if vector is not None:
-            cosine = (f"CASE WHEN vector_dims(c.embedding) = {len(vector)} THEN -(c.embedding <#> %s::vector) END")
-            values.append(np.asarray(vector, dtype=np.float32))
+            cosine = best_cosine(len(vector))  # a long memory's best window
+            values += [np.asarray(vector, dtype=np.float32)] * 2
         with self._read(agent_id) as conn:
             rows = conn.execute(f"SELECT {_STANDING}, {cosine} FROM chunks c WHERE c.agent_id = %s AND c.id = ANY(%s)",
                                 [*values, agent_id, list(ids)]).fetchall()

@@ -34,6 +34,7 @@ from hippo.stores.postgres.merges import MergeMixin
 from hippo.stores.postgres.schema import migrate, vector_index
 from hippo.stores.postgres.search import CHUNK_COLUMNS, SearchMixin, chunk_of
 from hippo.stores.postgres.summary import SummaryMixin, count_retrievals
+from hippo.stores.postgres.windows import split, write_windows
 from hippo.types import Block, Chunk, ConversationHit
 
 __all__ = ["PostgresStore"]
@@ -61,7 +62,7 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
         self._db = Connections(url, max_size=pool_size)
         self._unscrubbed = False
         self._scrub_blocked: str | None = None
-        self._counts: dict[str, tuple[float, int, int]] = {}
+        self._counts: dict[str, tuple[float, int, int, int]] = {}
         self._words: dict[tuple[str, str], tuple[float, int]] = {}
         self._table_rows: tuple[float, float] | None = None
         self._indexed = False  # whether this process has seen the HNSW index built (search.py)
@@ -92,7 +93,7 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
             vector_index(conn, dimension, create=False)  # a new model's graph: built when an agent needs it
 
     def _check_dimension(self, conn: Any, vectors: Iterable[np.ndarray | None]) -> None:
-        sizes = {len(v) for v in vectors if v is not None}
+        sizes = {np.shape(v)[-1] for v in vectors if v is not None}
         row = conn.execute("SELECT model_id, dimension FROM embedding_model WHERE id = 1").fetchone()
         if sizes and row is not None and row[1] is not None and sizes != {row[1]}:
             raise EmbedderMismatch(
@@ -119,11 +120,13 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
                     "running_intensity, encounter_count, access_count, last_accessed_at, superseded_by, created_at, "
                     "observed_at, feedback, reinforced_at, source, session_id) "
                     "VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
-                    [(c.id, agent_id, c.content, c.content_hash, v, json.dumps(c.metadata or {}, ensure_ascii=False),
+                    [(c.id, agent_id, c.content, c.content_hash, None if v is None else split(v)[0],
+                      json.dumps(c.metadata or {}, ensure_ascii=False),
                       c.kind, c.running_intensity, c.encounter_count, c.access_count, c.last_accessed_at,
                       c.superseded_by, c.created_at, c.observed_at, c.feedback, c.reinforced_at, c.source,
                       c.session_id)
                      for c, v in zip(chunks, vectors)])
+                write_windows(cur, agent_id, [(c.id, v) for c, v in zip(chunks, vectors)])
         self._counts.pop(agent_id, None)
 
     def update_strength(self, agent_id: str, updates: Sequence[StrengthUpdate]) -> None:
@@ -165,7 +168,12 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
             self._check_dimension(conn, vectors.values())
             with conn.cursor() as cur:
                 cur.executemany("UPDATE chunks SET embedding = %s WHERE agent_id = %s AND id = %s",
-                                [(v, agent_id, i) for i, v in vectors.items()])
+                                [(split(v)[0], agent_id, i) for i, v in vectors.items()])
+                # The trigger took the old windows; only chunks of this agent get new ones.
+                mine = {r[0] for r in cur.execute("SELECT id FROM chunks WHERE agent_id = %s AND id = ANY(%s)",
+                                                  (agent_id, list(vectors))).fetchall()}
+                if write_windows(cur, agent_id, [(i, v) for i, v in vectors.items() if i in mine]):
+                    self._counts.pop(agent_id, None)
 
     def get_chunks(self, agent_id: str, ids: Sequence[str]) -> list[Chunk]:
         if not ids:
@@ -264,7 +272,11 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
             self._release_sources(conn, "chunks", agent_id, [chunk_id])
             count = conn.execute("UPDATE chunks SET content = %s, content_hash = %s, embedding = %s, "
                                  "last_accessed_at = %s WHERE agent_id = %s AND id = %s",
-                                 (content, content_hash, vector, now, agent_id, chunk_id)).rowcount
+                                 (content, content_hash, None if vector is None else split(vector)[0], now, agent_id,
+                                  chunk_id)).rowcount
+            if count:  # the trigger took the old text's windows
+                with conn.cursor() as cur:
+                    write_windows(cur, agent_id, [(chunk_id, vector)])
         self._deleted(agent_id, count)
         return count > 0
 
@@ -304,7 +316,7 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
             if blocker is not None:
                 self._scrub_blocked = blocker
                 return
-            for table in ("chunks", "chunks_archive", "memory_blocks", "short_term", "experiences",
+            for table in ("chunks", "chunk_windows", "chunks_archive", "memory_blocks", "short_term", "experiences",
                           "observed_messages", "fact_merges"):
                 conn.execute(f"VACUUM (FULL) {table}")
             try:  # the rewritten files on disk, not only in shared buffers (needs pg_checkpoint or superuser)
