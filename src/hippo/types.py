@@ -501,6 +501,7 @@ class ImportResult(_Dictable):
     text); ``renamed`` ones had ids taken by another agent of the database and
     got derived ids; ``embedded`` ones had no usable vector in the file and were
     embedded with the database's model; ``pending`` ones are left without a vector.
+    ``merged``: the wordings merged into the inserted facts that came with them.
     """
 
     agent_id: str
@@ -512,6 +513,7 @@ class ImportResult(_Dictable):
     pending: int
     blocks_written: int
     blocks_skipped: int
+    merged: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,9 @@
 """The forget guarantee, every way in by every way out: a memory made from a canary string by any
 path (stored, learnt as a fact, captured from a conversation, lived as an experience, kept by
-compaction, imported, held by a key) and removed by any path (forget, delete by id, a new text,
-delete_all, archived then forgotten) leaves no byte of the canary in any file of the database:
-SQLite's file, WAL and shared memory; PostgreSQL's relation files after ``scrub``."""
+compaction, imported, imported as a fact with a wording merged into it, held by a key) and removed
+by any path (forget, delete by id, a new text, delete_all, archived then forgotten) leaves no byte
+of the canary in any file of the database: SQLite's file, WAL and shared memory; PostgreSQL's
+relation files after ``scrub``."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any, Callable
 
 import pytest
 from test_forget import SECRET, occurrences, total
+from ulid import ULID
 
 FILLER = [f"Gardening note {i}: tomatoes need sun and regular watering" for i in range(12)]
 SAID = f"My locker at the climbing gym opens with the code {SECRET} every evening."
@@ -50,6 +52,18 @@ def _imported(mem: Any, tmp: Any) -> list[str]:
     return [h.id for h in mem.recall_memories(SECRET, touch=False) if SECRET in h.content]
 
 
+def _merged_on_import(mem: Any, tmp: Any) -> list[str]:
+    """A fact brought by an export, with a wording merged into it: both hold the canary."""
+    when, fact_id = "2025-01-01T00:00:00Z", str(ULID())
+    wording = {"id": str(ULID()), "content": f"The code of my gym locker is {SECRET}.", "merged_at": when,
+               "similarity": 0.9, "intensity": 0.6}
+    fact = {"type": "chunk", "id": fact_id, "kind": "fact", "content": SAID, "metadata": {},
+            "running_intensity": 0.6, "encounter_count": 2, "access_count": 1, "last_accessed_at": when,
+            "created_at": when, "merged": [wording]}
+    assert mem.import_records([next(mem.export_records()), fact]).merged == 1
+    return [fact_id]
+
+
 def _keyed(mem: Any, tmp: Any) -> list[str]:
     return [mem.put_item("gym/locker", SAID).chunk.id]
 
@@ -61,7 +75,7 @@ def _holding(mem: Any, ids: list[str]) -> list[str]:
 
 ENTRIES: dict[str, Callable[[Any, Any], list[str]]] = {
     "store": _stored, "facts": _facts, "capture": _captured, "experiences": _experienced,
-    "compaction": _compacted, "import": _imported, "keyed items": _keyed,
+    "compaction": _compacted, "import": _imported, "keyed items": _keyed, "merged on import": _merged_on_import,
 }
 
 
@@ -94,14 +108,21 @@ EXITS: dict[str, Callable[[Any, list[str], Any], None]] = {
     "forget": _forget, "delete by id": _delete, "new text": _rewrite, "delete_all": _delete_all,
     "archive then forget": _archive_then_forget,
 }
-NEVER_ARCHIVED = {"facts", "keyed items"}  # the archive takes memories only: facts and keyed items stay live
+# The archive takes memories only: facts and keyed items stay live.
+NEVER_ARCHIVED = {"facts", "keyed items", "merged on import"}
+KNOWN_GAPS = {
+    ("merged on import", "new text"): "update_memory rewrites a fact's text but keeps the wordings merged into it "
+                                      "(fact_history lists them, with the canary); not yet decided",
+}
 
 
 @pytest.mark.parametrize("exit", sorted(EXITS))
 @pytest.mark.parametrize("entry", sorted(ENTRIES))
-def test_a_canary_leaves_every_file_whichever_way_it_came_and_went(make_mem, db, tmp_path, entry, exit):
+def test_a_canary_leaves_every_file_whichever_way_it_came_and_went(make_mem, db, tmp_path, entry, exit, request):
     if exit == "archive then forget" and entry in NEVER_ARCHIVED:
         pytest.skip(f"{entry} are never archived")
+    if (entry, exit) in KNOWN_GAPS:
+        request.applymarker(pytest.mark.xfail(reason=KNOWN_GAPS[entry, exit], strict=True))
     mem = make_mem("alice")
     mem.store_memories(FILLER)
     ids = ENTRIES[entry](mem, tmp_path)

@@ -12,6 +12,7 @@ from support import sql
 
 import hippo
 from hippo.core.transfer import derived_id
+from hippo.types import MergedWording
 
 pytestmark = pytest.mark.sqlite_only  # the CLI runs on the SQLite file its --db names (the CLI on PostgreSQL: test_http_scaleout.py)
 
@@ -187,6 +188,39 @@ def test_a_bad_file_is_one_error_and_writes_nothing(cli, source, tmp_path, mutat
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert result.stderr.count("\n") == 1 and message in result.stderr
     assert _rows(target) == before
+
+
+def test_merged_wordings_go_out_and_come_back_and_split_after(cli, make_mem, tmp_path, clock):
+    clock.set(datetime.now(timezone.utc) - timedelta(hours=2))
+    mem = make_mem("alice")
+    fact = mem.remember_facts("I live in Berlin.").facts[0]
+    merged_at = clock()
+    mem.store.add_merged("alice", [MergedWording("01J00000000000000000000MRG", fact.id, "I am based in Berlin",
+                                                 merged_at, 0.91, 0.6)])
+    out = tmp_path / "alice.jsonl"
+    ok(cli("export", out))
+    [record] = [r for r in _lines(out) if r.get("id") == fact.id]
+    assert record["merged"] == [{"id": "01J00000000000000000000MRG", "content": "I am based in Berlin",
+                                 "merged_at": merged_at.isoformat(timespec="microseconds"), "similarity": 0.91,
+                                 "intensity": 0.6}]
+
+    target = tmp_path / "copy.db"
+    imported = cli("import", out, db=target)
+    assert "1 merged wording kept with their facts" in imported.stderr
+    history = as_json(cli("show", fact.id, "--json", db=target))["history"]
+    assert [m["content"] for m in history["merged"]] == ["I am based in Berlin"]
+    ok(cli("split", fact.id, "I am based in Berlin", db=target))
+    assert sql(target, "SELECT count(*) FROM fact_merges") == [(0,)]
+    assert sql(target, "SELECT count(*) FROM chunks WHERE content = 'I am based in Berlin'") == [(1,)]
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(out.read_text(encoding="utf-8").replace('"intensity":0.6', '"intensity":6'), encoding="utf-8")
+    other = tmp_path / "other.db"
+    ok(cli("store", "already here", db=other))
+    before = _rows(other)
+    result = cli("import", bad, db=other)
+    assert result.exit_code == 1 and "merged[0]: intensity must be between 0 and 1" in result.stderr
+    assert _rows(other) == before and sql(other, "SELECT count(*) FROM fact_merges") == [(0,)]
 
 
 def test_a_missing_file_is_a_user_error(cli, tmp_path):

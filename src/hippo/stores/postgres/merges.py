@@ -71,3 +71,11 @@ class MergeMixin:
                                  (agent_id, list(ids))).rowcount
         self._deleted(agent_id, count)
         return int(count)
+
+    def known_merge_ids(self, agent_id: str, ids: Sequence[str]) -> dict[str, bool]:
+        if not ids:
+            return {}
+        with self._read() as conn:
+            rows = conn.execute("SELECT id, agent_id = %s FROM fact_merges WHERE id = ANY(%s)",
+                                (agent_id, list(ids))).fetchall()
+        return {row[0]: bool(row[1]) for row in rows}

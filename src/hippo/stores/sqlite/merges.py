@@ -78,3 +78,11 @@ class MergeMixin:
             if count:
                 self._after_commit.append(self._scrub.after_delete)  # see scrub.py
         return count
+
+    def known_merge_ids(self, agent_id: str, ids: Sequence[str]) -> dict[str, bool]:
+        if not ids:
+            return {}
+        with self._reading() as conn:
+            rows = conn.execute(f"SELECT id, agent_id = ? FROM fact_merges WHERE id IN ({_marks(len(ids))})",
+                                (agent_id, *ids)).fetchall()
+        return {row[0]: bool(row[1]) for row in rows}

@@ -1,7 +1,7 @@
 """Moving memory in and out: export, import (JSON Lines) and reembed.
 
 The format is described in ``hippo.core.transfer``: a header line, one line per
-chunk, one per block. An export to a regular file is written to a temporary
+chunk (a fact's with the wordings merged into it), one per block. An export to a regular file is written to a temporary
 file that replaces it only when complete (a FIFO or a device is written to
 directly); imports are read and validated in full before anything is written.
 """
@@ -165,6 +165,8 @@ def import_(
         return render.emit_json(result.to_dict())
     parts = [f"imported {render.plural(result.inserted, 'chunk')} into agent {result.agent_id!r}",
              f"{result.skipped} already there", f"{render.plural(result.blocks_written, 'block')} written"]
+    if result.merged:
+        parts.append(f"{render.plural(result.merged, 'merged wording')} kept with their facts")
     if result.renamed:
         parts.append(f"{result.renamed} given new ids (taken by another agent)")
     if result.embedded:
