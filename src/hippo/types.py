@@ -300,7 +300,9 @@ class MergedWording(_Dictable):
     """A wording recognised as a duplicate of a stored fact, which was strengthened instead of
     storing it: kept so a merge loses no words. ``Memory.split_fact`` makes it a fact of its own again.
 
-    ``similarity`` is the two texts' cosine when it was known; ``intensity`` how strongly it was said."""
+    ``similarity`` is the two texts' cosine when it was known; ``intensity`` how strongly it was said.
+    ``metadata``, ``source``, ``session_id`` and ``observed_at`` are those of the call that said it
+    (empty for wordings merged before they were kept), which a split fact takes."""
 
     id: str
     fact_id: str
@@ -308,6 +310,10 @@ class MergedWording(_Dictable):
     merged_at: datetime
     similarity: float | None
     intensity: float
+    metadata: dict[str, Any] = field(default_factory=dict)
+    source: str | None = None
+    session_id: str | None = None
+    observed_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import pytest
 from support import sql
@@ -75,6 +76,33 @@ def test_split_fact_makes_a_merged_wording_its_own_fact(local, clock):
     assert restored.running_intensity == pytest.approx(before.running_intensity)
     found = local.recall_memories("a daughter called Mia", limit=5, touch=False)
     assert split.id in [h.id for h in found]
+
+
+def test_a_split_fact_takes_the_metadata_source_and_session_it_was_said_with(local, clock, db):
+    first = local.remember_facts("My daughter is named Mia.", metadata={"user": "kris"}).facts[0]
+    said = clock() - timedelta(days=3)
+    local.remember_facts("I have a daughter called Mia.", metadata={"user": "ana", "tags": ["family"]},
+                         observed_at=said)
+    [merged] = local.fact_history(first.id).merged
+    assert (merged.metadata, merged.observed_at, merged.source) == ({"user": "ana", "tags": ["family"]}, said,
+                                                                    "extraction")
+    split = local.split_fact(first.id, merged.content)
+    assert (split.metadata, split.observed_at, split.source) == ({"user": "ana", "tags": ["family"]}, said,
+                                                                 "extraction")
+    assert local.get_memory(first.id).metadata == {"user": "kris"}
+    found = local.recall_memories("a daughter called Mia", metadata={"user": "ana"}, touch=False)
+    assert [h.id for h in found] == [split.id]
+
+
+def test_a_wording_merged_before_its_provenance_was_kept_splits_without_one(local, db, clock):
+    first = local.remember_facts("My daughter is named Mia.", metadata={"user": "kris"}).facts[0]
+    sql(db, "INSERT INTO fact_merges (id, agent_id, fact_id, content, similarity, intensity, merged_at) "
+            "VALUES ('01J00000000000000000000MRG', 'alice', ?, 'User has a daughter called Mia', NULL, 0.5, ?)",
+        (first.id, clock().isoformat()))
+    [merged] = local.fact_history(first.id).merged
+    assert (merged.metadata, merged.source, merged.session_id, merged.observed_at) == ({}, None, None, None)
+    split = local.split_fact(first.id, merged.content)
+    assert (split.metadata, split.source, split.session_id, split.observed_at) == ({}, "extraction", None, None)
 
 
 def test_split_fact_refuses_bad_input_and_changes_nothing(local, db):

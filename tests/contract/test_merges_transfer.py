@@ -16,6 +16,7 @@ MIA = "My daughter is named Mia."
 AGAIN = "I have a daughter called Mia."
 WORDING = "User has a daughter called Mia"  # AGAIN as the offline extractor words it
 PLANT = "01J00000000000000000000PQT"  # a memory's id in hand-written records
+SAID = "2025-03-01T10:00:00+00:00"
 
 
 @pytest.fixture
@@ -34,9 +35,9 @@ def fresh(backend, tmp_path, request):
 def alice(make_mem, local_embedder, clock):
     """Alice's memory (the real MiniLM, released defaults): a fact with a reworded duplicate merged in."""
     mem = make_mem("alice", embedder=local_embedder)
-    first = mem.remember_facts(MIA).facts[0]
+    first = mem.remember_facts(MIA, metadata={"user": "kris"}).facts[0]
     clock.advance(days=2)
-    again = mem.remember_facts(AGAIN).facts[0]
+    again = mem.remember_facts(AGAIN, metadata={"user": "ana"}, observed_at=SAID).facts[0]
     assert (again.action, again.id) == ("duplicate", first.id)
     mem.store_memory("A plain note about the garden")
     return mem
@@ -61,17 +62,20 @@ def test_a_merged_wording_survives_export_and_import_into_a_fresh_database(alice
     [record] = [r for r in records if r.get("id") == fact.id]
     assert record["merged"] == [{"id": merged.id, "content": merged.content,
                                  "merged_at": merged.merged_at.isoformat(timespec="microseconds"),
-                                 "similarity": merged.similarity, "intensity": merged.intensity}]
+                                 "similarity": merged.similarity, "intensity": merged.intensity,
+                                 "metadata": {"user": "ana"}, "source": "extraction", "session_id": None,
+                                 "observed_at": "2025-03-01T10:00:00.000000+00:00"}]
     assert all("merged" not in r for r in records if r.get("kind") == "memory")
     json.dumps(records)  # JSON-ready, as the CLI writes it
 
     copy_ = make_mem("alice", embedder=local_embedder, path=fresh)
     result = copy_.import_records(records)
     assert (result.inserted, result.merged) == (2, 1)
-    assert copy_.fact_history(fact.id).merged == [merged]  # id, wording, time, similarity, intensity
+    assert copy_.fact_history(fact.id).merged == [merged]  # id, wording, time, similarity, intensity, provenance
 
     split = copy_.split_fact(fact.id, merged.content)
     assert split.content == merged.content and split.created_at == merged.merged_at
+    assert (split.metadata, split.observed_at) == ({"user": "ana"}, merged.observed_at)
     assert split.running_intensity == pytest.approx(merged.intensity)
     assert copy_.fact_history(fact.id).merged == []
     assert copy_.get_memory(fact.id).encounter_count == 1  # the strength the merge added, given back
@@ -107,6 +111,16 @@ def test_into_the_same_database_the_wording_follows_its_renamed_fact(alice, make
 
     bob.split_fact(renamed, WORDING)
     assert alice.fact_history(fact.id).merged == [merged]  # alice's is her own
+
+
+def test_an_entry_without_provenance_reads_it_as_empty(alice, make_mem, local_embedder, fresh):
+    older = ("metadata", "source", "session_id", "observed_at")  # as an export made before they were kept
+    records = _bad(list(alice.export_records()), lambda merged: [{k: val for k, val in m.items() if k not in older}
+                                                                for m in merged])
+    copy_ = make_mem("alice", embedder=local_embedder, path=fresh)
+    assert copy_.import_records(records).merged == 1
+    [merged] = copy_.fact_history(fact_of(alice).id).merged
+    assert (merged.metadata, merged.source, merged.session_id, merged.observed_at) == ({}, None, None, None)
 
 
 def test_an_export_from_before_merged_wordings_still_imports(alice, make_mem, local_embedder, fresh):
@@ -171,6 +185,11 @@ BAD = {
     "no intensity": _without("intensity"),
     "similarity not a number": _entry(similarity="high"),
     "similarity beyond 1": _entry(similarity=3.0),
+    "metadata not an object": _entry(metadata=["user"]),
+    "bad metadata key": _entry(metadata={"a b": 1}),
+    "bad source": _entry(source="Not A Word"),
+    "bad session": _entry(session_id="has space"),
+    "bad observed_at": _entry(observed_at="last spring"),
     "id twice": lambda merged: [merged[0], merged[0]],
 }
 

@@ -48,3 +48,34 @@ def test_a_time_filter_reads_the_index_not_every_row(mem, clock):
         plan = " ".join(row[3] for row in conn.execute(
             f"EXPLAIN QUERY PLAN SELECT c.rowid FROM chunks c WHERE c.agent_id = ? AND {clause}", ("alice", *params)))
     assert "idx_chunks_when" in plan and "SCAN" not in plan
+
+
+def test_a_merged_wording_from_before_0023_is_kept_and_splits_without_provenance(db_path, clock):
+    """A file whose fact_merges lacks metadata, source, session and observed_at (migration 0023)."""
+    from hippo.stores.sqlite import driving
+
+    before = next(i for i, (name, _) in enumerate(MIGRATIONS) if name.startswith("0023_"))
+    conn = sqlite3.connect(str(db_path), isolation_level=None)
+    driving.register(conn)
+    for _, script in MIGRATIONS[:before]:
+        for statement in _statements(script):
+            conn.execute(statement)
+    conn.execute(f"PRAGMA user_version = {before}")
+    now = clock().isoformat(timespec="microseconds")
+    conn.execute("INSERT INTO chunks(id, agent_id, content, kind, metadata, last_accessed_at, created_at, "
+                 "encounter_count, running_intensity, source) VALUES ('01J0000000000000000000FACT', 'alice', "
+                 "'User has a daughter named Mia', 'fact', '{\"user\": \"kris\"}', ?, ?, 2, 0.5, 'extraction')",
+                 (now, now))
+    conn.execute("INSERT INTO fact_merges (id, agent_id, fact_id, content, similarity, intensity, merged_at) "
+                 "VALUES ('01J00000000000000000000MRG', 'alice', '01J0000000000000000000FACT', "
+                 "'User has a daughter called Mia', 0.9, 0.5, ?)", (now,))
+    conn.close()
+
+    mem = hippo.open(db_path, agent_id="alice", embedder=None, clock=clock)
+    assert sql(db_path, "PRAGMA user_version") == [(len(MIGRATIONS),)]
+    [merged] = mem.fact_history("01J0000000000000000000FACT").merged
+    assert (merged.content, merged.metadata, merged.source, merged.session_id) == (
+        "User has a daughter called Mia", {}, None, None)
+    split = mem.split_fact("01J0000000000000000000FACT", merged.content)
+    assert (split.metadata, split.source, split.observed_at) == ({}, "extraction", None)
+    mem.close()

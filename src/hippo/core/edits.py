@@ -80,7 +80,8 @@ def erase_agent(store: "Store", agent_id: str) -> Erased:
 def split_fact(store: "Store", embedding: "EmbeddingService", agent_id: str, fact: Chunk, wording: str, *,
                max_chars: int) -> Chunk:
     """Make a wording that recognition merged into ``fact`` a fact of its own again, in one transaction:
-    embedded, with the intensity it was said with, learned when it was merged. It leaves ``fact``'s
+    embedded, with the intensity it was said with, learned when it was merged, with the metadata, source,
+    session and ``observed_at`` of the call that said it (kept since migration 0023). It leaves ``fact``'s
     merged wordings, and ``fact`` gives back the strength the merge added (one encounter, its share of
     the running intensity, one access). ``wording`` is matched up to case, spacing and final punctuation."""
     if fact.kind != "fact":
@@ -93,11 +94,12 @@ def split_fact(store: "Store", embedding: "EmbeddingService", agent_id: str, fac
         current = store.get_chunks(agent_id, [fact.id])
         if not current or merged.id not in {m.id for m in store.merged_wordings(agent_id, [fact.id])}:
             raise Conflict(f"“{merged.content}” was split from fact {fact.id} or deleted meanwhile")
-        chunk = Chunk(id=str(ULID()), agent_id=agent_id, content=merged.content, kind="fact", metadata={},
-                      running_intensity=merged.intensity, encounter_count=1, access_count=0,
-                      last_accessed_at=merged.merged_at, created_at=merged.merged_at,
-                      content_hash=content_hash(merged.content), has_vector=vector is not None,
-                      source=fact.source or "extraction")
+        chunk = Chunk(id=str(ULID()), agent_id=agent_id, content=merged.content, kind="fact",
+                      metadata=merged.metadata, running_intensity=merged.intensity, encounter_count=1,
+                      access_count=0, last_accessed_at=merged.merged_at, created_at=merged.merged_at,
+                      observed_at=merged.observed_at, content_hash=content_hash(merged.content),
+                      has_vector=vector is not None, source=merged.source or fact.source or "extraction",
+                      session_id=merged.session_id)
         store.insert_chunks(agent_id, [chunk], [vector])
         store.remove_merged(agent_id, [merged.id])
         store.update_strength(agent_id, [_unmerged(current[0], merged.intensity)])

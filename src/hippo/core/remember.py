@@ -119,8 +119,9 @@ def _apply(store: "Store", agent_id: str, plan: Plan, vector: Any, now: datetime
                                     old.encounter_count + 1, old.access_count + 1, now)
             store.update_strength(agent_id, [update])
             if plan.decided_by != "text":  # other words: kept, so a wrong merge can be split back
-                store.add_merged(agent_id, [MergedWording(str(ULID()), old.id, fact.fact, now, plan.target.similarity,
-                                                          fact.intensity)])
+                store.add_merged(agent_id, [MergedWording(
+                    str(ULID()), old.id, fact.fact, now, plan.target.similarity, fact.intensity, metadata=metadata,
+                    source=source, session_id=session_id, observed_at=observed_at)])
             return FactOutcome(**base, action="duplicate", id=old.id, matched_id=old.id,  # type: ignore[arg-type]
                                matched_content=old.content, intensity_before=old.running_intensity,
                                intensity_after=update.running_intensity)

@@ -202,7 +202,8 @@ def test_merged_wordings_go_out_and_come_back_and_split_after(cli, make_mem, tmp
     [record] = [r for r in _lines(out) if r.get("id") == fact.id]
     assert record["merged"] == [{"id": "01J00000000000000000000MRG", "content": "I am based in Berlin",
                                  "merged_at": merged_at.isoformat(timespec="microseconds"), "similarity": 0.91,
-                                 "intensity": 0.6}]
+                                 "intensity": 0.6, "metadata": {}, "source": None, "session_id": None,
+                                 "observed_at": None}]
 
     target = tmp_path / "copy.db"
     imported = cli("import", out, db=target)

@@ -1,17 +1,16 @@
 """Merged wordings in an export: what recognition merged into each fact as a duplicate.
 
 A fact's chunk record lists them under ``merged``, oldest first, each with its ``id``, ``content``,
-``merged_at``, ``similarity`` (the two texts' cosine, or null) and ``intensity``: every column the
-database keeps (``MergedWording``). A fact without merged wordings has no ``merged`` field, so an
-export without any reads as before, and a file from before merged wordings imports unchanged.
+``merged_at``, ``similarity`` (the two texts' cosine, or null), ``intensity``, and the ``metadata``,
+``source``, ``session_id`` and ``observed_at`` of the call that said it: every column the database
+keeps (``MergedWording``). A fact without merged wordings has no ``merged`` field, so an export
+without any reads as before, and a file from before merged wordings imports unchanged; an entry
+without the four provenance fields (an export from before they were kept) reads them as empty.
 
 Import restores a fact's wordings only with the fact itself, in the transaction that inserts it: a
 fact the agent already has is skipped whole (a wording split from it since stays split). A wording
 id another agent of the database holds gets a derived id, as a chunk's does; one already there under
 that derived id is not written twice.
-
-Not kept, because the database does not keep them: the metadata, session, source and ``observed_at``
-of the call that said the merged wording. ``split_fact`` gives the new fact none of them.
 """
 
 from __future__ import annotations
@@ -40,6 +39,10 @@ class MergedRecord(TypedDict):
     merged_at: str
     similarity: float | None
     intensity: float
+    metadata: dict[str, Any]
+    source: str | None
+    session_id: str | None
+    observed_at: str | None
 
 
 def merged_records(store: "Store", agent_id: str, chunks: Sequence[Chunk]) -> dict[str, list[MergedRecord]]:
@@ -48,8 +51,10 @@ def merged_records(store: "Store", agent_id: str, chunks: Sequence[Chunk]) -> di
     facts = [c.id for c in chunks if c.kind == "fact"]
     for start in range(0, len(facts), _PAGE):
         for w in store.merged_wordings(agent_id, facts[start:start + _PAGE]):
-            found[w.fact_id].append(MergedRecord(id=w.id, content=w.content, merged_at=to_iso(w.merged_at),
-                                                 similarity=w.similarity, intensity=w.intensity))
+            found[w.fact_id].append(MergedRecord(
+                id=w.id, content=w.content, merged_at=to_iso(w.merged_at), similarity=w.similarity,
+                intensity=w.intensity, metadata=w.metadata, source=w.source, session_id=w.session_id,
+                observed_at=to_iso(w.observed_at) if w.observed_at else None))
     return found
 
 
@@ -83,7 +88,11 @@ def _wording(entry: Any, fact_id: str, max_chars: int) -> MergedWording:
     return MergedWording(id=wording_id, fact_id=fact_id,
                          content=v.check_text(entry.get("content"), "content", max_chars=max_chars),
                          merged_at=merged_at, similarity=_similarity(entry.get("similarity")),
-                         intensity=v.check_intensity(entry.get("intensity")))
+                         intensity=v.check_intensity(entry.get("intensity")),
+                         metadata=v.check_metadata(entry.get("metadata")),
+                         source=v.check_source(entry["source"]) if entry.get("source") is not None else None,
+                         session_id=v.check_session_id(entry.get("session_id")),
+                         observed_at=v.check_datetime(entry.get("observed_at"), "observed_at"))
 
 
 def _similarity(value: Any) -> float | None:

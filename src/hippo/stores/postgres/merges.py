@@ -6,11 +6,12 @@ stay in the table's files until ``hippo scrub`` (``VACUUM FULL``), as a forgotte
 
 from __future__ import annotations
 
+import json
 from typing import Any, Callable, ContextManager, Sequence
 
 from hippo.types import MergedWording
 
-__all__ = ["MIGRATION", "MergeMixin"]
+__all__ = ["MIGRATION", "MergeMixin", "PROVENANCE"]
 
 MIGRATION = """
 CREATE TABLE fact_merges (
@@ -39,7 +40,13 @@ CREATE TRIGGER fact_merges_archive_ad AFTER DELETE ON chunks_archive
     FOR EACH ROW EXECUTE FUNCTION hippo_merges_gone();
 """
 
-_COLUMNS = "id, fact_id, content, merged_at, similarity, intensity"
+# Who said a wording, and where: what the split fact takes (migration 0017; NULL in older rows).
+PROVENANCE = """
+ALTER TABLE fact_merges ADD COLUMN metadata jsonb, ADD COLUMN source text, ADD COLUMN session_id text,
+    ADD COLUMN observed_at timestamptz;
+"""
+
+_COLUMNS = "id, fact_id, content, merged_at, similarity, intensity, metadata, source, session_id, observed_at"
 
 
 class MergeMixin:
@@ -51,9 +58,10 @@ class MergeMixin:
         if not wordings:
             return
         with self._db.writing(agent_id) as conn, conn.cursor() as cur:
-            cur.executemany(f"INSERT INTO fact_merges (agent_id, {_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                            [(agent_id, w.id, w.fact_id, w.content, w.merged_at, w.similarity, w.intensity)
-                             for w in wordings])
+            cur.executemany(f"INSERT INTO fact_merges (agent_id, {_COLUMNS}) VALUES ({', '.join(['%s'] * 11)})",
+                            [(agent_id, w.id, w.fact_id, w.content, w.merged_at, w.similarity, w.intensity,
+                              json.dumps(w.metadata, ensure_ascii=False) if w.metadata else None, w.source,
+                              w.session_id, w.observed_at) for w in wordings])
 
     def merged_wordings(self, agent_id: str, fact_ids: Sequence[str]) -> list[MergedWording]:
         if not fact_ids:
@@ -61,7 +69,7 @@ class MergeMixin:
         with self._read() as conn:
             rows = conn.execute(f"SELECT {_COLUMNS} FROM fact_merges WHERE agent_id = %s AND fact_id = ANY(%s) "
                                 "ORDER BY merged_at, id", (agent_id, list(fact_ids))).fetchall()
-        return [MergedWording(*row) for row in rows]
+        return [MergedWording(r[0], r[1], r[2], r[3], r[4], r[5], r[6] or {}, r[7], r[8], r[9]) for r in rows]
 
     def remove_merged(self, agent_id: str, ids: Sequence[str]) -> int:
         if not ids:

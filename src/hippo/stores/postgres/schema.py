@@ -299,6 +299,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0014_fact_merges", merges.MIGRATION),  # the wordings merged into facts (merges.py)
     ("0015_session_order", _SESSION_ORDER),  # after 0014, which a database may already have (no 0013)
     ("0016_chunk_windows", windows.MIGRATION),  # a long chunk's later window vectors (windows.py)
+    ("0017_merge_provenance", merges.PROVENANCE),  # a merged wording's metadata, source, session (merges.py)
 ]
 
 

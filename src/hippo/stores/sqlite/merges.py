@@ -8,13 +8,14 @@ scrubbed after the commit (the chunk's delete schedules that; ``remove_merged`` 
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from typing import Any, Callable, ContextManager, Sequence
 
 from hippo.clock import from_iso, to_iso
 from hippo.types import MergedWording
 
-__all__ = ["MIGRATION", "MergeMixin"]
+__all__ = ["MIGRATION", "MergeMixin", "PROVENANCE"]
 
 MIGRATION = """
 CREATE TABLE fact_merges (
@@ -37,7 +38,15 @@ CREATE TRIGGER fact_merges_archive_ad AFTER DELETE ON chunks_archive BEGIN
 END;
 """
 
-_COLUMNS = "id, fact_id, content, merged_at, similarity, intensity"
+# Who said a wording, and where: what the split fact takes (migration 0023; NULL in older rows).
+PROVENANCE = """
+ALTER TABLE fact_merges ADD COLUMN metadata TEXT;
+ALTER TABLE fact_merges ADD COLUMN source TEXT;
+ALTER TABLE fact_merges ADD COLUMN session_id TEXT;
+ALTER TABLE fact_merges ADD COLUMN observed_at TEXT;
+"""
+
+_COLUMNS = "id, fact_id, content, merged_at, similarity, intensity, metadata, source, session_id, observed_at"
 
 
 def _marks(n: int) -> str:
@@ -56,9 +65,10 @@ class MergeMixin:
             return
         with self.transaction():
             self._conn.executemany(
-                f"INSERT INTO fact_merges (agent_id, {_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(agent_id, w.id, w.fact_id, w.content, to_iso(w.merged_at), w.similarity, w.intensity)
-                 for w in wordings])
+                f"INSERT INTO fact_merges (agent_id, {_COLUMNS}) VALUES ({_marks(11)})",
+                [(agent_id, w.id, w.fact_id, w.content, to_iso(w.merged_at), w.similarity, w.intensity,
+                  json.dumps(w.metadata, ensure_ascii=False) if w.metadata else None, w.source, w.session_id,
+                  to_iso(w.observed_at) if w.observed_at else None) for w in wordings])
 
     def merged_wordings(self, agent_id: str, fact_ids: Sequence[str]) -> list[MergedWording]:
         if not fact_ids:
@@ -67,7 +77,8 @@ class MergeMixin:
             rows = conn.execute(f"SELECT {_COLUMNS} FROM fact_merges WHERE agent_id = ? "
                                 f"AND fact_id IN ({_marks(len(fact_ids))}) ORDER BY merged_at, id",
                                 (agent_id, *fact_ids)).fetchall()
-        return [MergedWording(r[0], r[1], r[2], from_iso(r[3]), r[4], r[5]) for r in rows]
+        return [MergedWording(r[0], r[1], r[2], from_iso(r[3]), r[4], r[5], json.loads(r[6]) if r[6] else {},
+                              r[7], r[8], from_iso(r[9]) if r[9] else None) for r in rows]
 
     def remove_merged(self, agent_id: str, ids: Sequence[str]) -> int:
         if not ids:
