@@ -126,6 +126,7 @@ EXITS = {
     "delete by id": lambda mem, chunk_id: mem.delete_memory(chunk_id),
     "new text": lambda mem, chunk_id: mem.update_memory(chunk_id, content="The animals went home."),
     "delete_all": lambda mem, chunk_id: mem.delete_all(),
+    "archive": lambda mem, chunk_id: mem.store.archive_chunks("alice", [chunk_id], mem.now()),
 }
 
 
