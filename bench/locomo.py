@@ -22,7 +22,7 @@ import time
 from collections import defaultdict
 from datetime import datetime
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import hippo
 from hippo.core.memory import MemoryInput
@@ -154,6 +154,19 @@ def paired_ci(a: list[float], b: list[float], rounds: int = 2000, seed: int = 0)
     return float(diff.mean()), float(low), float(high)
 
 
+def parse_settings(variant: str) -> dict[str, Any]:
+    def value(text: str) -> Any:
+        text = text.strip()
+        if text.lstrip("-").isdigit():
+            return int(text)
+        try:
+            return float(text)
+        except ValueError:
+            return text  # a named choice: rerank=learned
+
+    return {key.strip(): value(v) for key, v in (part.split("=", 1) for part in variant.split(","))}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
@@ -186,8 +199,7 @@ def main(argv: list[str] | None = None) -> int:
             rows[f"hippo w={w}"] = evaluate(db, conversations, ids, hippo_recall, embedder=args.embedder,
                                             vector_weight=float(w))
         for variant in args.variants:
-            settings = {key.strip(): (int(value) if value.strip().isdigit() else float(value))
-                        for key, value in (p.split("=", 1) for p in variant.split(","))}
+            settings = parse_settings(variant)
             rows[f"hippo {variant}"] = evaluate(db, conversations, ids, hippo_recall, embedder=args.embedder,
                                                 **settings)
     def main_r10(name: str) -> list[float]:

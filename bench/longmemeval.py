@@ -37,7 +37,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from locomo import bm25_only, hippo_recall, paired_ci, vectors_only  # noqa: E402
+from locomo import bm25_only, hippo_recall, paired_ci, parse_settings, vectors_only  # noqa: E402
 
 import hippo  # noqa: E402
 from hippo.core.memory import MemoryInput  # noqa: E402
@@ -218,14 +218,6 @@ def run_level(questions: list[dict], level: str, embedder: Any, variants: list[s
                                                      rows["bm25"]["per_question"][measure])
                for name in rows if name.startswith("hippo") for measure in ("R@5", "nDCG@10")}
     return {"questions": len(questions), "rows": rows, "margins": margins}
-
-
-def parse_settings(variant: str) -> dict[str, Any]:
-    def value(text: str) -> Any:
-        text = text.strip()
-        return int(text) if text.lstrip("-").isdigit() else float(text)
-
-    return {key.strip(): value(v) for key, v in (part.split("=", 1) for part in variant.split(","))}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -58,6 +58,10 @@ class Settings:
     # "model": the pair model (MiniLM only); "rules" (hippo.core.offline.relation: never merges a fact
     # that adds a word, keeps most paraphrases twice). A merge keeps the new wording (fact_history).
     offline_pairs: str = "auto"
+    # How recall orders its candidates: "none" (the default: the fusion plus the context neighbours
+    # lend) or "learned" (a logistic regression over the candidates' features, hippo.core.rerank;
+    # BENCHMARKS.md "A learned reranking stage").
+    rerank: str = "none"
     # Seed 003's asymmetric feedback: a reinforcement adds this much to a memory's feedback count,
     # a demotion takes this much away (one confirmation outweighs three demotions).
     reinforce_weight: int = 3
@@ -193,6 +197,8 @@ def _checked(settings: Settings) -> Settings:
             or not 0 < settings.prune_percent <= 100:
         raise ConfigError(f"setting prune_percent must be a number above 0 and at most 100, "
                           f"got {shown(settings.prune_percent)}")
+    if settings.rerank not in ("none", "learned"):
+        raise ConfigError(f"setting rerank must be 'none' or 'learned', got {shown(settings.rerank)}")
     if settings.offline_pairs not in ("auto", "rules", "model"):
         raise ConfigError(f"setting offline_pairs must be 'auto', 'rules' or 'model', "
                           f"got {shown(settings.offline_pairs)}")

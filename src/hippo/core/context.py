@@ -35,7 +35,7 @@ from hippo.stores.base import Candidates
 if TYPE_CHECKING:
     from hippo.stores.base import ChunkFilter, Store
 
-__all__ = ["REACH", "SEEDS", "in_context"]
+__all__ = ["REACH", "SEEDS", "in_context", "with_neighbours"]
 
 REACH = 2
 SEEDS = 8
@@ -60,7 +60,7 @@ def in_context(
     live = {c.id for c in found.chunks if c.superseded_by is None}
     seeds = sorted((i for i in relevance if i in live), key=lambda i: (-relevance[i], i))[:SEEDS]
     near = store.neighbours(agent_id, seeds, REACH, where)
-    found, relevance = _with_neighbours(store, agent_id, found, relevance, near, query_vector, fusion)
+    found, relevance = with_neighbours(store, agent_id, found, relevance, near, query_vector, fusion)
     context: dict[str, list[float]] = {}  # id -> best neighbour relevance at each distance
     for seed, others in near.items():
         for other, distance in others:
@@ -74,7 +74,7 @@ def in_context(
     return found, relevance, added
 
 
-def _with_neighbours(
+def with_neighbours(
     store: "Store",
     agent_id: str,
     found: Candidates,

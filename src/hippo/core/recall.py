@@ -13,6 +13,7 @@ from hippo.core.context import in_context
 from hippo.core.dates import named_period
 from hippo.core.fusion import Fusion, keyword_scores
 from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms
+from hippo.core.rerank import rescored
 from hippo.core.strength import (
     HIDDEN_BELOW,
     ScoreWeights,
@@ -161,8 +162,12 @@ def ranked_pool(store: "Store", agent_id: str, query: str, query_vector: np.ndar
             unseen = max(unseen, unseen_relevance(dated, fusion) + settings.date_preference)
             found, preferred = found.merged(dated), frozenset(c.id for c in dated.chunks)
         relevance = own_relevance(found, fusion, preferred, settings.date_preference)
-        found, relevance, context = in_context(store, agent_id, found, relevance, query_vector, fusion=fusion,
-                                               weight=settings.context_weight, where=where)
+        if settings.rerank == "learned":
+            found, relevance, context = rescored(store, agent_id, found, relevance, query_vector, fusion=fusion,
+                                                 preferred=preferred, where=where)
+        else:
+            found, relevance, context = in_context(store, agent_id, found, relevance, query_vector, fusion=fusion,
+                                                   weight=settings.context_weight, where=where)
         ranked = rank(found, relevance, now, limit=limit, weights=weights, context=context,
                       decay_lambda=settings.decay_lambda, min_relevance=settings.min_relevance)
         # Decayed or irrelevant candidates may have crowded live ones out of the pool; a larger

@@ -276,6 +276,10 @@ class ChunkStore(Database, Protocol):
         none, and no memory of another session counts, however close in time."""
         ...
 
+    def lengths(self, agent_id: str, ids: Sequence[str]) -> dict[str, int]:
+        """The length in characters of each of the agent's chunks among ``ids`` (unknown ids left out)."""
+        ...
+
     def list_chunks(
         self, agent_id: str, *, limit: int, before: str | None = None, kind: str | None = None
     ) -> list[Chunk]:

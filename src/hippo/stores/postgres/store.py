@@ -184,6 +184,13 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
         by_id = {row[0]: chunk_of(row) for row in rows}
         return [by_id[i] for i in ids if i in by_id]
 
+    def lengths(self, agent_id: str, ids: Sequence[str]) -> dict[str, int]:
+        if not ids:
+            return {}
+        with self._read(agent_id) as conn:
+            return dict(conn.execute("SELECT id, char_length(content) FROM chunks WHERE agent_id = %s "
+                                     "AND id = ANY(%s)", (agent_id, list(ids))).fetchall())
+
     def get_vectors(self, agent_id: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         if not ids:
             return {}

@@ -331,6 +331,9 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
     def get_chunks(self, agent_id: str, ids: Sequence[str]) -> list[Chunk]:
         return self._rows_by_id(agent_id, ids, _CHUNK_COLUMNS, _row_to_chunk)
 
+    def lengths(self, agent_id: str, ids: Sequence[str]) -> dict[str, int]:
+        return dict(self._rows_by_id(agent_id, ids, "id, length(content)", tuple))
+
     def _rows_by_id(self, agent_id: str, ids: Sequence[str], columns: str, convert: Callable[[tuple], Any]) -> list:
         """``columns`` of the agent's rows among ``ids``, converted, in the order of ``ids``."""
         if not ids:
