@@ -79,3 +79,33 @@ def test_a_merged_wording_from_before_0023_is_kept_and_splits_without_provenance
     split = mem.split_fact("01J0000000000000000000FACT", merged.content)
     assert (split.metadata, split.source, split.observed_at) == ({}, "extraction", None)
     mem.close()
+
+
+def test_a_file_from_before_0024_drops_merged_wordings_on_a_new_text(db_path, clock):
+    """A file whose chunks had no trigger for merged wordings on a new text (migration 0024): the
+    wording merged before the upgrade goes with the text replaced after it."""
+    from hippo.stores.sqlite import driving
+
+    before = next(i for i, (name, _) in enumerate(MIGRATIONS) if name.startswith("0024_"))
+    conn = sqlite3.connect(str(db_path), isolation_level=None)
+    driving.register(conn)
+    for _, script in MIGRATIONS[:before]:
+        for statement in _statements(script):
+            conn.execute(statement)
+    conn.execute(f"PRAGMA user_version = {before}")
+    now = clock().isoformat(timespec="microseconds")
+    conn.execute("INSERT INTO chunks(id, agent_id, content, kind, last_accessed_at, created_at, encounter_count, "
+                 "running_intensity, source) VALUES ('01J0000000000000000000FACT', 'alice', "
+                 "'User has a daughter named Mia', 'fact', ?, ?, 2, 0.5, 'extraction')", (now, now))
+    conn.execute("INSERT INTO fact_merges (id, agent_id, fact_id, content, similarity, intensity, merged_at) "
+                 "VALUES ('01J00000000000000000000MRG', 'alice', '01J0000000000000000000FACT', "
+                 "'User has a daughter called Mia', 0.9, 0.5, ?)", (now,))
+    conn.close()
+
+    with hippo.open(db_path, agent_id="alice", embedder=None, clock=clock) as mem:
+        assert sql(db_path, "SELECT name FROM sqlite_master WHERE name = 'fact_merges_chunk_au'") == [
+            ("fact_merges_chunk_au",)]
+        assert len(mem.fact_history("01J0000000000000000000FACT").merged) == 1
+        mem.update_memory("01J0000000000000000000FACT", content="User has a daughter named Mia Rose")
+        assert mem.fact_history("01J0000000000000000000FACT").merged == []
+        assert sql(db_path, "SELECT count(*) FROM fact_merges") == [(0,)]

@@ -35,7 +35,13 @@ ITEM_KEY = "_item_key"
 def update_memory(store: "Store", embedding: "EmbeddingService", agent_id: str, chunk: Chunk, now: datetime, *,
                   content: str | None, metadata: Mapping[str, Any] | None, max_chars: int) -> None:
     """Change ``chunk``'s text and/or metadata in one transaction. New text is embedded again
-    (pending when the embedder is down) and reindexed; the id, strength and history stay.
+    (pending when the embedder is down) and reindexed; the id, strength and versions stay.
+
+    A fact's new text takes the wordings merged into it (``fact_history(id).merged``) away with the
+    old text, in the same transaction (the store's trigger on ``content``): they were rewordings of
+    what the user replaced, so keeping them would keep that text (and ``split_fact`` would revive
+    it). The strength those merges added stays, as the rest of the strength does. The same text
+    again, or new metadata alone, keeps them.
 
     A keyed memory (:mod:`hippo.core.items`) keeps its key: it stays in the metadata, and the
     memory is still found by it, whatever its new text."""
@@ -60,7 +66,8 @@ def update_memory(store: "Store", embedding: "EmbeddingService", agent_id: str, 
 def rewrite(store: "Store", agent_id: str, chunk: Chunk, now: datetime, *, content: str | None,
             vector: "np.ndarray | None", metadata: dict[str, Any] | None) -> None:
     """The write of an update, inside the caller's transaction: validated ``content`` (None: the
-    text stays) with its ``vector``, and validated ``metadata`` (None: it stays)."""
+    text stays) with its ``vector``, and validated ``metadata`` (None: it stays). New text takes the
+    chunk's merged wordings with the old one (``Store.update_content``)."""
     if content is not None:
         key = chunk.metadata.get(ITEM_KEY) if chunk.kind == "memory" else None
         digest = key_hash(key) if key is not None else content_hash(content)

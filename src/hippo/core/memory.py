@@ -352,7 +352,9 @@ class Memory(BlockFacet, BrowseFacet, CaptureFacet, CompactionFacet, CurationFac
     def update_memory(self, chunk_id: str, content: str | None = None,
                       metadata: Mapping[str, Any] | None = None) -> Chunk:
         """Change a memory's text and/or metadata in place: same id and strength; new text is
-        embedded and indexed again, and the old text leaves every file (as after a forget)."""
+        embedded and indexed again, and the old text leaves every file (as after a forget). A fact's
+        new text also removes the wordings merged into it as duplicates of the old one
+        (``fact_history(id).merged``)."""
         edits.update_memory(self.store, self.embedding, self.agent_id, self.get_memory(chunk_id), self.now(),
                             content=content, metadata=metadata, max_chars=self.settings.max_content_chars)
         return self.get_memory(chunk_id)

@@ -98,7 +98,15 @@ def plan_facts(store: "Store", embedding: "EmbeddingService", llm: "LLM | None",
 def apply_facts(store: "Store", agent_id: str, planned: Planned, now: datetime, observed_at: datetime | None,
                 metadata: dict[str, Any], *, source: str = "extraction",
                 session_id: str | None = None) -> list[FactOutcome]:
-    """Write planned facts; call inside the transaction they must commit with."""
+    """Write planned facts; call inside the transaction they must commit with.
+
+    No decision rewrites a stored fact's text, so none removes the wordings merged into it (a new
+    text does: ``edits.update_memory``). A duplicate keeps its own wording there when the words differ.
+    A fact that supersedes another (the LLM's or the offline rule's update) is a new row: the old one
+    keeps its text as a version of the fact's history, and with it its merged wordings, which are
+    rewordings of that version and are listed under its id by ``fact_history``. They do not move to
+    the new fact, whose text says something else: they would read as rewordings of the new value, and
+    a split of one would bring the old value back as a live fact. They go when that version is deleted."""
     return [_apply(store, agent_id, plan, vector, now, observed_at, metadata, source, session_id)
             for plan, vector in zip(planned.plans, planned.vectors)]
 

@@ -328,7 +328,8 @@ class ChunkStore(Database, Protocol):
                        vector: "np.ndarray | None", now: datetime) -> bool:
         """Replace a chunk's text in place (same id, strength and metadata): its hash, vector
         (``None``: pending; one row or windows, as :meth:`insert_chunks`) and keyword index change
-        with it, its access time becomes ``now``, and
+        with it, its access time becomes ``now``, the wordings merged into it (``MergeStore``) go with
+        the old text when the text differs, and
         the old text leaves the files as after a hard delete (``pending_scrub``). False: no such chunk."""
         ...
 
@@ -668,7 +669,9 @@ class SummaryStore(Database, Protocol):
 
 class MergeStore(Database, Protocol):
     """The wordings recognition merged into facts as duplicates (``MergedWording``). A wording stays
-    while its fact is archived and goes with it when the fact is deleted, by any path."""
+    while its fact is archived and goes with it when the fact is deleted, by any path, or when the
+    fact's text is replaced (it was a wording of the old text): in the same transaction, its text
+    leaving the files as a deleted chunk's does."""
 
     def add_merged(self, agent_id: str, wordings: Sequence[MergedWording]) -> None:
         """Keep these wordings; call inside the transaction that strengthened their facts."""

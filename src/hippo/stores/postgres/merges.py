@@ -1,7 +1,8 @@
 """The merged wordings of :class:`~hippo.stores.postgres.store.PostgresStore` (see ``MergeStore``),
 as in SQLite (``stores/sqlite/merges.py``): kept while the fact is archived, deleted with it by a
-trigger (a foreign key cannot follow a fact that moves between two tables). A removed wording's bytes
-stay in the table's files until ``hippo scrub`` (``VACUUM FULL``), as a forgotten chunk's do.
+trigger (a foreign key cannot follow a fact that moves between two tables), and deleted by another
+when the fact's text is replaced (``REWRITTEN``). A removed wording's bytes stay in the table's files
+until ``hippo scrub`` (``VACUUM FULL``), as a forgotten chunk's do.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any, Callable, ContextManager, Sequence
 
 from hippo.types import MergedWording
 
-__all__ = ["MIGRATION", "MergeMixin", "PROVENANCE"]
+__all__ = ["MIGRATION", "MergeMixin", "PROVENANCE", "REWRITTEN"]
 
 MIGRATION = """
 CREATE TABLE fact_merges (
@@ -44,6 +45,18 @@ CREATE TRIGGER fact_merges_archive_ad AFTER DELETE ON chunks_archive
 PROVENANCE = """
 ALTER TABLE fact_merges ADD COLUMN metadata jsonb, ADD COLUMN source text, ADD COLUMN session_id text,
     ADD COLUMN observed_at timestamptz;
+"""
+
+# As in SQLite: a fact whose text is replaced loses the wordings merged into the old text, in the
+# write that replaces it (migration 0018); the same text or only a new vector keeps them.
+REWRITTEN = """
+CREATE FUNCTION hippo_merges_rewritten() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM fact_merges WHERE fact_id = OLD.id AND agent_id = OLD.agent_id;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER fact_merges_chunk_au AFTER UPDATE OF content ON chunks
+    FOR EACH ROW WHEN (OLD.content IS DISTINCT FROM NEW.content) EXECUTE FUNCTION hippo_merges_rewritten();
 """
 
 _COLUMNS = "id, fact_id, content, merged_at, similarity, intensity, metadata, source, session_id, observed_at"

@@ -300,6 +300,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0015_session_order", _SESSION_ORDER),  # after 0014, which a database may already have (no 0013)
     ("0016_chunk_windows", windows.MIGRATION),  # a long chunk's later window vectors (windows.py)
     ("0017_merge_provenance", merges.PROVENANCE),  # a merged wording's metadata, source, session (merges.py)
+    ("0018_merges_rewritten", merges.REWRITTEN),  # a fact's new text takes its merged wordings (merges.py)
 ]
 
 

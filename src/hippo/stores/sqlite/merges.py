@@ -1,9 +1,11 @@
 """The merged wordings of :class:`~hippo.stores.sqlite.store.SQLiteStore` (see ``MergeStore``).
 
 A wording lives beside its fact: kept while the fact is archived, deleted with it by triggers
-(whatever path deletes the fact: forget, delete, ``delete_all``, the archive's own delete). Its text
-leaves the file as a forgotten chunk's does: ``secure_delete`` zeroes the freed pages, and the WAL is
-scrubbed after the commit (the chunk's delete schedules that; ``remove_merged`` does too).
+(whatever path deletes the fact: forget, delete, ``delete_all``, the archive's own delete), and
+deleted when the fact's text is replaced (``REWRITTEN``: a wording of the old text is not one of the
+new). Its text leaves the file as a forgotten chunk's does: ``secure_delete`` zeroes the freed pages,
+and the WAL is scrubbed after the commit (the chunk's delete or rewrite schedules that;
+``remove_merged`` does too).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any, Callable, ContextManager, Sequence
 from hippo.clock import from_iso, to_iso
 from hippo.types import MergedWording
 
-__all__ = ["MIGRATION", "MergeMixin", "PROVENANCE"]
+__all__ = ["MIGRATION", "MergeMixin", "PROVENANCE", "REWRITTEN"]
 
 MIGRATION = """
 CREATE TABLE fact_merges (
@@ -44,6 +46,16 @@ ALTER TABLE fact_merges ADD COLUMN metadata TEXT;
 ALTER TABLE fact_merges ADD COLUMN source TEXT;
 ALTER TABLE fact_merges ADD COLUMN session_id TEXT;
 ALTER TABLE fact_merges ADD COLUMN observed_at TEXT;
+"""
+
+# A fact whose text is replaced (``update_content``: update_memory, a keyed item put again, any
+# later path that sets ``content``) loses the wordings merged into the old text, in the write that
+# replaces it (migration 0024). A trigger, as for the windows, so no path can keep them by omission;
+# the same text written again (or only a new vector) keeps them.
+REWRITTEN = """
+CREATE TRIGGER fact_merges_chunk_au AFTER UPDATE OF content ON chunks WHEN old.content IS NOT new.content BEGIN
+    DELETE FROM fact_merges WHERE fact_id = old.id AND agent_id = old.agent_id;
+END;
 """
 
 _COLUMNS = "id, fact_id, content, merged_at, similarity, intensity, metadata, source, session_id, observed_at"

@@ -356,6 +356,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0021_session_order", _SESSION_ORDER),  # after 0020, which a database may already have (no 0019)
     ("0022_chunk_windows", windows.MIGRATION),  # a long chunk's later window vectors (windows.py)
     ("0023_merge_provenance", merges.PROVENANCE),  # a merged wording's metadata, source, session (merges.py)
+    ("0024_merges_rewritten", merges.REWRITTEN),  # a fact's new text takes its merged wordings (merges.py)
 ]
 
 
