@@ -256,8 +256,26 @@ def measure(n: int, queries: int, smoke: bool, workdir: Path, windows: bool = Fa
             mem.store_memories(items)
             rates.append(len(items) / (time.perf_counter() - began))
         out["store_batched_index_loaded_per_s"] = statistics.median(rates)
+        out.update(rerank_cost(mem, db, lookup, options, questions))
     del matrix
     return out
+
+
+def rerank_cost(mem: "hippo.Memory", db: Path, lookup: Any, options: dict[str, Any],
+                questions: list[str]) -> dict[str, float]:
+    """Recall with the learned reranking stage beside the default, query by query in turns (both
+    ``touch=False``: the stage's own cost, without the retrieval event's writes)."""
+    plain_ms, ranked_ms = [], []
+    with hippo.open(db, agent_id="bench", embedder=lookup, rerank="learned", **options) as ranked:
+        ranked.recall_memories(questions[0], limit=10, touch=False)
+        for q in questions:
+            for one, times in ((mem, plain_ms), (ranked, ranked_ms)):
+                began = time.perf_counter()
+                one.recall_memories(q, limit=10, touch=False)
+                times.append((time.perf_counter() - began) * 1000)
+    return {"recall_untouched_p50_ms": statistics.median(plain_ms),
+            "recall_rerank_p50_ms": statistics.median(ranked_ms),
+            "rerank_vs_default_p50": statistics.median(ranked_ms) / statistics.median(plain_ms)}
 
 
 def embedding_throughput(texts: list[str]) -> dict[str, float]:
