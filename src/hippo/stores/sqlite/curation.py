@@ -95,10 +95,10 @@ class CurationMixin:
         with self.transaction():
             self._conn.execute(
                 f"INSERT INTO chunks_archive ({_MOVED}, archived_at) SELECT {_MOVED}, ? FROM chunks "
-                f"WHERE agent_id = ? AND id IN ({_marks(len(ids))})", (to_iso(now), agent_id, *ids))
+                f"WHERE +agent_id = ? AND id IN ({_marks(len(ids))})", (to_iso(now), agent_id, *ids))
             self.set_archived_vectors(agent_id, {i: encode_int8(v) for i, v in self.get_vectors(agent_id, ids).items()})
             rows = self._conn.execute(
-                f"DELETE FROM chunks WHERE agent_id = ? AND id IN ({_marks(len(ids))}) RETURNING rowid",
+                f"DELETE FROM chunks WHERE +agent_id = ? AND id IN ({_marks(len(ids))}) RETURNING rowid",
                 (agent_id, *ids)).fetchall()
             if rows:
                 self._text_removed(agent_id, [r[0] for r in rows])
@@ -189,7 +189,7 @@ class CurationMixin:
         with self.transaction():
             self._conn.executemany(
                 "INSERT INTO chunk_links (agent_id, kind, a, b, strength, updated_at) SELECT ?, ?, ?, ?, 1.0, ? "
-                "WHERE (SELECT count(*) FROM chunks WHERE agent_id = ? AND id IN (?, ?)) = 2 "
+                "WHERE (SELECT count(*) FROM chunks WHERE +agent_id = ? AND id IN (?, ?)) = 2 "
                 "ON CONFLICT (agent_id, kind, a, b) DO UPDATE SET strength = strength + 1.0, "
                 "updated_at = excluded.updated_at",
                 [(agent_id, kind, a, b, to_iso(now), agent_id, a, b) for a, b in pairs])
