@@ -69,10 +69,9 @@ class WindowingEmbedder(Embedder, Protocol):
     """An embedder that reads a long text whole: in overlapping windows of its own tokens.
 
     ``embed_windows`` gives each text its vectors, shape ``(windows, dimension)``: one row for a text
-    that fits the model's window, whose row is exactly ``embed_documents``' vector; for a longer
-    text the first row is still that vector (the model's truncated read), the others the windows
-    after it (:func:`window_starts`). ``query=True``: the text is a search query (for a model that
-    embeds queries and documents apart)."""
+    that fits the model's window, whose row is exactly ``embed_documents``' vector (``embed_query``'s
+    with ``query=True``: the text is a search query); for a longer text the first row is still that
+    vector (the model's truncated read), the others the windows after it (:func:`window_starts`)."""
 
     def embed_windows(self, texts: Sequence[str], *, query: bool = False) -> "list[np.ndarray]": ...
 

@@ -81,7 +81,7 @@ class FakeEmbedder:
     def embed_windows(self, texts: Sequence[str], *, query: bool = False) -> list[np.ndarray]:
         """One row per text, or with ``window``: the first ``window`` words, then windows of as many
         words three quarters of a window apart (:func:`~hippo.providers.base.window_starts`)."""
-        firsts = self.embed_documents(texts)
+        firsts = np.stack([self.embed_query(t) for t in texts]) if query and texts else self.embed_documents(texts)
         if self.window is None:
             return [row[None, :] for row in firsts]
         width, out = self.window, []

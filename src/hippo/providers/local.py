@@ -231,12 +231,12 @@ class LocalEmbedder:
         """Each text's vectors over overlapping windows of its word pieces, shape ``(windows, 384)``:
         one row (``embed_documents``' vector) for a text the model reads whole; for a longer one the
         first row is still that vector and the others are the windows after it, each embedded as
-        the model embeds a text of its own ([CLS] ... [SEP], mean pooling, unit length). Queries
-        and documents are embedded alike (``query`` changes nothing)."""
+        the model embeds a text of its own ([CLS] ... [SEP], mean pooling, unit length). With
+        ``query``, the first row is ``embed_query``'s vector (the same for this model)."""
         import numpy as np
 
         texts = check_texts(texts)
-        firsts = self.embed_documents(texts)
+        firsts = np.stack([self.embed_query(t) for t in texts]) if query and texts else self.embed_documents(texts)
         width = self.spec.max_length - 2
         stride = max(1, int(width * STRIDE_SHARE))
         later: list[tuple[int, list[int]]] = []  # (text, word pieces of one window after its first)
