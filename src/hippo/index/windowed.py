@@ -57,7 +57,13 @@ class WindowedIndex:
     def __init__(self, inner: VectorIndex, windows: np.ndarray | None = None) -> None:
         self.inner = inner
         self.dimension = inner.dimension
-        self._windows = np.unique(np.asarray(windows if windows is not None else [], dtype=np.int64))
+        self._windows = np.zeros(0, dtype=np.int64)
+        self._owners = np.zeros(0, dtype=np.int64)
+        self._set_windows(np.unique(np.asarray(windows if windows is not None else [], dtype=np.int64)))
+
+    def _set_windows(self, windows: np.ndarray) -> None:
+        """The sorted window keys held, and their memories (sorted too: a key grows with its rowid)."""
+        self._windows, self._owners = windows, owners(windows)
 
     def __len__(self) -> int:
         return len(self.inner) - len(self._windows)
@@ -68,10 +74,18 @@ class WindowedIndex:
         return len(self._windows)
 
     def windows_of(self, rowids: np.ndarray) -> np.ndarray:
-        """The window keys held for these memories (sorted)."""
+        """The window keys held for these memories, sorted: each memory's are one run of the sorted
+        keys, found by bisection (a month's 4,000 memories among 78,000 windows: no scan of them)."""
         if not len(self._windows) or not len(rowids):
             return np.zeros(0, dtype=np.int64)
-        return self._windows[np.isin(owners(self._windows), np.asarray(rowids, dtype=np.int64))]
+        rowids = np.unique(np.asarray(rowids, dtype=np.int64))
+        low = np.searchsorted(self._owners, rowids, side="left")
+        high = np.searchsorted(self._owners, rowids, side="right")
+        counts = high - low
+        if not counts.any():
+            return np.zeros(0, dtype=np.int64)
+        starts = np.repeat(low - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
+        return self._windows[starts + np.arange(counts.sum())]
 
     def put(self, rows: dict[int, np.ndarray]) -> None:
         """Each memory's vectors (one row or several), replacing what it had."""
@@ -84,12 +98,12 @@ class WindowedIndex:
         stale = np.setdiff1d(self.windows_of(np.fromiter(rows, dtype=np.int64, count=len(rows))), keys)
         if len(stale):
             self.inner.remove(stale.tolist())
-            self._windows = np.setdiff1d(self._windows, stale, assume_unique=True)
+            self._set_windows(np.setdiff1d(self._windows, stale, assume_unique=True))
         if keys:
             self.inner.add(keys, np.stack(vectors))
             fresh = np.asarray([k for k in keys if k >= WINDOW_BASE], dtype=np.int64)
             if len(fresh):
-                self._windows = np.union1d(self._windows, fresh)
+                self._set_windows(np.union1d(self._windows, fresh))
 
     def add(self, keys: list[int], vectors: np.ndarray) -> None:
         """Memories' own vectors, one row each (their windows stay)."""
@@ -100,12 +114,13 @@ class WindowedIndex:
         doomed = self.windows_of(np.asarray(keys, dtype=np.int64))
         self.inner.remove([*keys, *doomed.tolist()])
         if len(doomed):
-            self._windows = np.setdiff1d(self._windows, doomed, assume_unique=True)
+            self._set_windows(np.setdiff1d(self._windows, doomed, assume_unique=True))
 
     def _with_windows(self, allowed: np.ndarray | None) -> np.ndarray | None:
         if allowed is None or not len(self._windows):
             return allowed
-        return np.union1d(allowed, self.windows_of(allowed))
+        # Sorted already: every window key is above every rowid.
+        return np.concatenate([np.asarray(allowed, dtype=np.int64), self.windows_of(allowed)])
 
     def search(self, query: np.ndarray, limit: int, allowed: np.ndarray | None = None, *,
                quick: bool = False) -> list[tuple[int, float]]:
