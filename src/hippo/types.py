@@ -105,9 +105,10 @@ class Hit(_Dictable):
     ``keyword`` the BM25 score scaled to [0, 1] against the best keyword match
     (``None`` when the chunk did not match a keyword), ``relevance`` their fusion (and the
     preference for a day the query names): how well the chunk itself matches. ``context`` is
-    what the memories stored around it in its conversation lent (see ``hippo.core.context``);
-    the score reads ``relevance + context``, so context only reorders: ``min_relevance`` reads
-    ``relevance`` alone, and surfacing the fusion alone. ``feedback`` is the factor the agent's
+    what the memories stored around it in its conversation lent (see ``hippo.core.context``), or,
+    with ``rerank="learned"``, what the reranking stage added to the relevance or took from it
+    (``hippo.core.rerank``); the score reads ``relevance + context``, so context only reorders:
+    ``min_relevance`` reads ``relevance`` alone, and surfacing the fusion alone. ``feedback`` is the factor the agent's
     feedback put on the score (see ``hippo.core.feedback``).
     """
 
