@@ -108,3 +108,10 @@ def test_windows_cover_the_text_end_to_end(length):
         assert max(np.diff(starts)) <= 190  # overlapping as asked
     else:
         assert max(np.diff(starts)) == pytest.approx((length - 254) / 63, abs=1)  # spread evenly
+
+
+def test_a_search_that_finds_nothing_answers_nothing(corpus):
+    index, vectors = corpus
+    query = vectors[6][0]
+    assert index.search(query, 5, np.array([1000, 1001])) == []
+    assert index.rough(query, np.array([1000]))[0].tolist() == []

@@ -40,11 +40,12 @@ def owners(keys: np.ndarray) -> np.ndarray:
 def _best_per_owner(keys: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each memory once (sorted), with the best score of its keys."""
     mine = owners(keys)
-    order = np.lexsort((-scores, mine))
-    mine, scores = mine[order], scores[order]
-    first = np.ones(len(mine), dtype=bool)
-    first[1:] = mine[1:] != mine[:-1]
-    return mine[first], scores[first]
+    if not len(mine):
+        return mine, np.asarray(scores)
+    order = np.argsort(mine, kind="stable")
+    mine, scores = mine[order], np.asarray(scores)[order]
+    starts = np.flatnonzero(np.concatenate([[True], mine[1:] != mine[:-1]]))
+    return mine[starts], np.maximum.reduceat(scores, starts)
 
 
 class WindowedIndex:

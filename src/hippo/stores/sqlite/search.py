@@ -25,7 +25,7 @@ from hippo.stores.base import Candidates, ChunkFilter, SearchQuery, Standing
 from hippo.stores.sqlite.driving import AFTERWARDS, FilteredSearch, next_batch
 from hippo.stores.sqlite.filters import experience_rowids_sql, filter_sql
 from hippo.stores.sqlite.vectors import read_rowids
-from hippo.stores.sqlite.windows import window_vectors
+from hippo.stores.sqlite.windows import best_windows
 
 if TYPE_CHECKING:
     from hippo.stores.sqlite.bm25 import Bm25
@@ -149,10 +149,10 @@ class SearchMixin(FilteredSearch):
                 if len(stored) == len(vector):
                     cosines[chunk_id] = float(np.dot(stored, vector))
             with self._reading() as conn:
-                windows = window_vectors(conn, agent_id, scored)
-            for chunk_id, stored in windows.items():
-                if chunk_id in cosines and stored.shape[1] == len(vector):
-                    cosines[chunk_id] = max(cosines[chunk_id], float((stored @ vector).max()))
+                windows = best_windows(conn, agent_id, scored, vector)
+            for chunk_id, best in windows.items():
+                if chunk_id in cosines:
+                    cosines[chunk_id] = max(cosines[chunk_id], best)
         return chunks, cosines
 
     def standings(self, agent_id: str, ids: Sequence[str]) -> list[Standing]:

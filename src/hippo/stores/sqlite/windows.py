@@ -16,10 +16,10 @@ from typing import Sequence
 
 import numpy as np
 
-from hippo.index.exact import decode_vector, encode_vector
+from hippo.index.exact import encode_vector
 from hippo.index.windowed import WINDOW_BASE, WINDOW_SLOTS, window_key
 
-__all__ = ["MIGRATION", "split", "window_vectors", "write_windows"]
+__all__ = ["MIGRATION", "best_windows", "split", "write_windows"]
 
 
 
@@ -60,15 +60,22 @@ def write_windows(conn: sqlite3.Connection, rowid: int, vector: np.ndarray) -> N
                          [(window_key(rowid, n), encode_vector(row)) for n, row in enumerate(later, start=1)])
 
 
-def window_vectors(conn: sqlite3.Connection, agent_id: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
-    """The later windows of the agent's chunks among ``ids`` that have any, ``(windows, dimension)``."""
+def best_windows(conn: sqlite3.Connection, agent_id: str, ids: Sequence[str], vector: np.ndarray) -> dict[str, float]:
+    """The best cosine to ``vector`` over the later windows of each of the agent's chunks among
+    ``ids`` that has any (one matrix product for all of them)."""
     if not ids:
         return {}
     rows = conn.execute(
         f"SELECT c.id, w.embedding FROM chunks c JOIN chunk_windows w ON w.key {_between('c.rowid')} "
-        f"WHERE +c.agent_id = ? AND c.id IN ({','.join('?' * len(ids))}) ORDER BY w.key", (agent_id, *ids),
+        f"WHERE +c.agent_id = ? AND c.id IN ({','.join('?' * len(ids))})", (agent_id, *ids),
     ).fetchall()
-    found: dict[str, list[np.ndarray]] = {}
-    for chunk_id, blob in rows:
-        found.setdefault(chunk_id, []).append(decode_vector(blob))
-    return {chunk_id: np.stack(vectors) for chunk_id, vectors in found.items()}
+    if not rows:
+        return {}
+    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
+    if matrix.shape[1] != len(vector):
+        return {}
+    best: dict[str, float] = {}
+    for (chunk_id, _), score in zip(rows, (matrix @ np.asarray(vector, dtype=np.float32)).tolist()):
+        if score > best.get(chunk_id, -2.0):
+            best[chunk_id] = score
+    return best
