@@ -146,3 +146,13 @@ def test_forgotten_windows_leave_every_file(make_mem, embedder, db, exit):
         assert mem.scrub() is None
     mem.close()
     assert _held(db, needles) == 0
+
+
+def test_an_imported_long_memory_is_read_whole(make_mem, embedder):
+    source = make_mem("source")
+    source.store_memories([*SHORT, LONG])
+    records = list(source.export_records())  # without vectors: the importer embeds each text
+    mem = make_mem()
+    assert mem.import_records(records).embedded == len(SHORT) + 1
+    chunk_id = next(h.id for h in mem.recall_memories(QUERY, limit=20, touch=False) if h.content == LONG)
+    assert similarity(mem, chunk_id) == pytest.approx(best(embedder, LONG)[1], abs=1e-5)

@@ -134,7 +134,7 @@ def _import_batch(store: "Store", embedding: "EmbeddingService", agent_id: str, 
     new = [c for c in batch if c.id not in present
            and not (c.kind == "memory" and (c.content_hash in hashes or c.content_hash in seen))]
     seen.update(c.content_hash for c in new if c.kind == "memory" and c.content_hash)
-    fresh = iter(embedding.documents([c.content for c in new if c.id not in plan.vectors]))
+    fresh = iter(embedding.windows([c.content for c in new if c.id not in plan.vectors]))
     vectors = [plan.vectors[c.id] if c.id in plan.vectors else next(fresh) for c in new]
     with store.transaction():
         if plan.vectors and new and store.embedder_record() is None:
