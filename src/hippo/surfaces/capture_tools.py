@@ -1,4 +1,4 @@
-"""MCP-only tools for capture, surfacing (seed 002) and compaction (seed 004): ``observe_messages``,
+"""MCP-only tools for capture, surfacing and compaction: ``observe_messages``,
 ``surface_memories`` and ``compact_session``.
 
 They are not agent tools (:class:`~hippo.surfaces.tools.Toolset` does not offer them): each takes

@@ -1,4 +1,4 @@
-"""The ``record_experience`` agent tool (seed 001): an agent records its own decisions, insights,
+"""The ``record_experience`` agent tool: an agent records its own decisions, insights,
 errors and observations. Offered by :class:`~hippo.surfaces.tools.Toolset` like every other tool,
 so in both tool formats and over MCP."""
 

@@ -1,4 +1,4 @@
-"""The agent tools (seed 000's eight, then hippo's own) over one :class:`~hippo.core.memory.Memory`.
+"""The agent tools (the eight core memory tools, then hippo's own) over one :class:`~hippo.core.memory.Memory`.
 
 Each tool has a name, a description written for a model, a JSON Schema made
 from a typed argument model, and a call that validates its arguments and
@@ -268,7 +268,7 @@ def _plain_schema(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 class Toolset(Sequence[Tool]):
-    """The agent tools of one memory, in seed 000's order; index by position or name."""
+    """The agent tools of one memory, core tools first; index by position or name."""
 
     def __init__(self, mem: "Memory", *, recall_max_tokens: int = 1500) -> None:
         if isinstance(recall_max_tokens, bool) or not isinstance(recall_max_tokens, int) or recall_max_tokens < 50:
@@ -291,7 +291,7 @@ class Toolset(Sequence[Tool]):
             "record_experience": (experience_tool.RecordExperienceArgs, self._record_experience),
         }
         if not mem.has_conversation():
-            del handlers["recall_conversation"]  # seed 000: omitted without a messages table
+            del handlers["recall_conversation"]  # omitted without a messages table
         described = {**DESCRIPTIONS, "record_experience": experience_tool.DESCRIPTION}
         self._tools = [Tool(name, described[name], model, run) for name, (model, run) in handlers.items()]
         self._by_name = {t.name: t for t in self._tools}

@@ -1,4 +1,4 @@
-"""Commands of capture, surfacing (seed 002) and compaction (seed 004): ``hippo observe``,
+"""Commands of capture, surfacing and compaction: ``hippo observe``,
 ``hippo process``, ``hippo surface`` and ``hippo compact``.
 
 A FILE is a JSON list of chat messages, or JSON Lines: a chat message a line, or a Claude Code

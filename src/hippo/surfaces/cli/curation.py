@@ -1,4 +1,4 @@
-"""Commands of seed 003's curation: the agent's feedback (reinforce, demote) and the archive
+"""Commands of curation: the agent's feedback (reinforce, demote) and the archive
 (maintain, archive, restore)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Commands of seed 001's experiences: ``hippo experience record | recall | short-term | related``,
+"""Commands of experiences: ``hippo experience record | recall | short-term | related``,
 and ``hippo consolidate``.
 
 Browsing the short-term buffer never counts as retrieval; ``recall`` does for long-term results.

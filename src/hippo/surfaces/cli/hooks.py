@@ -1,4 +1,4 @@
-"""Claude Code hooks (seed 002): ``hippo hooks install`` and ``hippo hook EVENT``, the command each
+"""Claude Code hooks: ``hippo hooks install`` and ``hippo hook EVENT``, the command each
 installed hook runs (see :mod:`hippo.integrations.claude_code_hooks`).
 
 ``hippo hook`` is not a user's command but Claude Code's: it must never get in the session's way.

@@ -153,7 +153,7 @@ def chunk_details(chunk: Chunk) -> Table:
 
 
 def experiences_table(found: Sequence[Experience], *, scored: bool = False) -> Table:
-    """Experiences (seed 001) of both tiers (short- or long-term); ``scored``: with their relevance."""
+    """Experiences of both tiers (short- or long-term); ``scored``: with their relevance."""
     table = _table(*(["score"] if scored else []), "age", "type", "imp", "tier", "content", "id",
                    title=plural(len(found), "experience"))
     for e in found:

@@ -63,7 +63,7 @@ Seen = Annotated[Viewer, Depends(viewer_of)]
 def life_chart(mem: Memory, chunk: Chunk) -> dict[str, Any]:
     """The strength curve from creation to now as computed from the stored state, and its events."""
     events = {chunk.created_at: "created", chunk.last_accessed_at: "last access (decay restarts)"}
-    if chunk.reinforced_at is not None:  # feedback restarts recency, not decay (seed 003)
+    if chunk.reinforced_at is not None:  # feedback restarts recency, not decay
         events[chunk.reinforced_at] = f"last reinforcement (feedback {chunk.feedback:+d})"
     curve = strength_curve(chunk.running_intensity, chunk.access_count, [chunk.last_accessed_at], chunk.created_at,
                            max(mem.now(), chunk.created_at), also=tuple(events), decay_lambda=mem.settings.decay_lambda)
@@ -140,7 +140,7 @@ class BrowseQuery(BaseModel):
     current_only: bool = False  # hide superseded facts (shown, marked, by default)
     show_archived: bool = False  # the latest archived memories too, marked
     archived: str = Field("", max_length=400)  # archived memories that match these words too
-    type: str = Field("", max_length=20)  # seed 001's experience type (the core checks it)
+    type: str = Field("", max_length=20)  # the experience's type (the core checks it)
     offset: int = Field(0, ge=0, le=100_000)
 
 

@@ -1,5 +1,5 @@
-"""The dashboard's short-term memory (seed 001): the agent's buffer of recent experiences, the
-consolidation counters (``stats().consolidation``, seed 001's memory_stats), and a "consolidate
+"""The dashboard's short-term memory: the agent's buffer of recent experiences, the
+consolidation counters (``stats().consolidation``), and a "consolidate
 now" button (a CSRF-checked form posting to the core's own ``consolidate``)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The capture, surfacing (seed 002) and compaction (seed 004) routes under ``/v1/agents/{agent_id}/``:
+"""The capture, surfacing and compaction routes under ``/v1/agents/{agent_id}/``:
 observe a session's messages, process what was observed, surface memories for a conversation,
 and compact a session. Each is a few lines over the core, as in :mod:`hippo.surfaces.http.app`,
 whose ``create_app`` includes this router; errors go through its one table."""

@@ -1,4 +1,4 @@
-"""The experience routes (seed 001) under ``/v1/agents/{agent_id}/``: record, recall across both
+"""The experience routes under ``/v1/agents/{agent_id}/``: record, recall across both
 tiers, the short-term buffer, recall by context, and consolidation on demand. Each is a few lines
 over the core, as in :mod:`hippo.surfaces.http.app`, whose ``create_app`` includes this router."""
 

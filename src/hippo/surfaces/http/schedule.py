@@ -1,15 +1,15 @@
 """Maintenance on a schedule, for ``hippo serve`` only: the core starts no thread (DESIGN.md).
 
-``prune_schedule`` (seed 003: ``"0 4 * * *"``, 4 am daily) is a cron expression read by ``cronsim``
+``prune_schedule`` (for example ``"0 4 * * *"``, 4 am daily) is a cron expression read by ``cronsim``
 in UTC; unset, nothing is scheduled. At each time the server runs ``maintain()``, which archives
 only when the database is over ``max_db_bytes``, and reports one line.
 
-``consolidate_every`` (seed 001, seconds; unset, nothing is scheduled): at each interval the server
+``consolidate_every`` (seconds; unset, nothing is scheduled): at each interval the server
 runs ``consolidate()`` for every agent with short-term entries (``Memory.short_term_agents``: this
 server's in-process buffers, and the database's buffer whichever server recorded its entries), and
 reports one line.
 
-``capture_every`` (seed 002, seconds; unset, nothing is scheduled): at each interval the server runs
+``capture_every`` (seconds; unset, nothing is scheduled): at each interval the server runs
 ``process_pending()`` for every agent with observed messages, and reports a line when there were any.
 """
 
