@@ -31,6 +31,20 @@ def version_3_file(path) -> None:
     conn.close()
 
 
+def file_before(path, migration: str) -> sqlite3.Connection:
+    """A connection to a new file with every migration before ``migration`` ("0023") applied."""
+    from hippo.stores.sqlite import driving
+
+    before = next(i for i, (name, _) in enumerate(MIGRATIONS) if name.startswith(f"{migration}_"))
+    conn = sqlite3.connect(str(path), isolation_level=None)
+    driving.register(conn)
+    for _, script in MIGRATIONS[:before]:
+        for statement in _statements(script):
+            conn.execute(statement)
+    conn.execute(f"PRAGMA user_version = {before}")
+    return conn
+
+
 def test_an_older_file_gains_the_time_index_and_keeps_its_memories(db_path, clock):
     version_3_file(db_path)
     mem = hippo.open(db_path, agent_id="alice", embedder=None, clock=clock)
@@ -52,15 +66,7 @@ def test_a_time_filter_reads_the_index_not_every_row(mem, clock):
 
 def test_a_merged_wording_from_before_0023_is_kept_and_splits_without_provenance(db_path, clock):
     """A file whose fact_merges lacks metadata, source, session and observed_at (migration 0023)."""
-    from hippo.stores.sqlite import driving
-
-    before = next(i for i, (name, _) in enumerate(MIGRATIONS) if name.startswith("0023_"))
-    conn = sqlite3.connect(str(db_path), isolation_level=None)
-    driving.register(conn)
-    for _, script in MIGRATIONS[:before]:
-        for statement in _statements(script):
-            conn.execute(statement)
-    conn.execute(f"PRAGMA user_version = {before}")
+    conn = file_before(db_path, "0023")
     now = clock().isoformat(timespec="microseconds")
     conn.execute("INSERT INTO chunks(id, agent_id, content, kind, metadata, last_accessed_at, created_at, "
                  "encounter_count, running_intensity, source) VALUES ('01J0000000000000000000FACT', 'alice', "
@@ -84,15 +90,7 @@ def test_a_merged_wording_from_before_0023_is_kept_and_splits_without_provenance
 def test_a_file_from_before_0024_drops_merged_wordings_on_a_new_text(db_path, clock):
     """A file whose chunks had no trigger for merged wordings on a new text (migration 0024): the
     wording merged before the upgrade goes with the text replaced after it."""
-    from hippo.stores.sqlite import driving
-
-    before = next(i for i, (name, _) in enumerate(MIGRATIONS) if name.startswith("0024_"))
-    conn = sqlite3.connect(str(db_path), isolation_level=None)
-    driving.register(conn)
-    for _, script in MIGRATIONS[:before]:
-        for statement in _statements(script):
-            conn.execute(statement)
-    conn.execute(f"PRAGMA user_version = {before}")
+    conn = file_before(db_path, "0024")
     now = clock().isoformat(timespec="microseconds")
     conn.execute("INSERT INTO chunks(id, agent_id, content, kind, last_accessed_at, created_at, encounter_count, "
                  "running_intensity, source) VALUES ('01J0000000000000000000FACT', 'alice', "

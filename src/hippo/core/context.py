@@ -35,7 +35,7 @@ from hippo.stores.base import Candidates
 if TYPE_CHECKING:
     from hippo.stores.base import ChunkFilter, Store
 
-__all__ = ["REACH", "SEEDS", "in_context", "with_neighbours"]
+__all__ = ["REACH", "SEEDS", "best_seeds", "in_context", "with_neighbours"]
 
 REACH = 2
 SEEDS = 8
@@ -57,9 +57,7 @@ def in_context(
     nothing."""
     if weight <= 0 or not relevance:
         return found, relevance, {}
-    live = {c.id for c in found.chunks if c.superseded_by is None}
-    seeds = sorted((i for i in relevance if i in live), key=lambda i: (-relevance[i], i))[:SEEDS]
-    near = store.neighbours(agent_id, seeds, REACH, where)
+    near = store.neighbours(agent_id, best_seeds(found, relevance, SEEDS), REACH, where)
     found, relevance = with_neighbours(store, agent_id, found, relevance, near, query_vector, fusion)
     context: dict[str, list[float]] = {}  # id -> best neighbour relevance at each distance
     for seed, others in near.items():
@@ -72,6 +70,12 @@ def in_context(
         lent = min(1.0, sum(weight * 0.5**d * r for d, r in enumerate(best)))
         added[chunk_id] = (1.0 - relevance.get(chunk_id, 0.0)) * lent
     return found, relevance, added
+
+
+def best_seeds(found: Candidates, relevance: dict[str, float], count: int) -> list[str]:
+    """The ``count`` best live candidates by their own relevance: whose neighbours join and lend."""
+    live = {c.id for c in found.chunks if c.superseded_by is None}
+    return sorted((i for i in relevance if i in live), key=lambda i: (-relevance[i], i))[:count]
 
 
 def with_neighbours(

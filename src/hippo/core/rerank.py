@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hippo.core.context import REACH, with_neighbours
+from hippo.core.context import REACH, best_seeds, with_neighbours
 from hippo.core.fusion import Fusion
 from hippo.stores.base import Candidates
 
@@ -124,12 +124,6 @@ def features(pool: Pool, fusion: Fusion) -> np.ndarray:
     return np.stack(columns, axis=1) if ids else np.zeros((0, len(FEATURES)))
 
 
-def seeds_of(found: Candidates, relevance: dict[str, float]) -> list[str]:
-    """The best live candidates by their own relevance: whose neighbours join and lend."""
-    live = {c.id for c in found.chunks if c.superseded_by is None}
-    return sorted((i for i in relevance if i in live), key=lambda i: (-relevance[i], i))[:SEEDS]
-
-
 def rescored(
     store: "Store",
     agent_id: str,
@@ -145,7 +139,7 @@ def rescored(
     the model adds to it (its probability minus the own relevance): ``recall.rank`` reads the sum."""
     if not relevance:
         return found, relevance, {}
-    near = store.neighbours(agent_id, seeds_of(found, relevance), REACH, where)
+    near = store.neighbours(agent_id, best_seeds(found, relevance, SEEDS), REACH, where)
     pooled = set(relevance)
     found, relevance = with_neighbours(store, agent_id, found, relevance, near, query_vector, fusion)
     ids = [c.id for c in found.chunks]
