@@ -15,10 +15,14 @@ and a timed window.
 Reported per configuration and client count: throughput (operations completed in the window per
 second), p50/p95/p99 per operation, errors (non-2xx answers and exceptions, warm-up included), and
 what bounds it: CPU of the server processes, of PostgreSQL's processes, of this process (the load
-generator) and of the machine, sampled with psutil; PostgreSQL's connections by server (each
-server's pool holds at most ``POOL_SIZE``) and their wait events (``pg_stat_activity``).
+generator) and of the machine, sampled with psutil (the busiest other processes are named);
+PostgreSQL's connections by server (each server's pool holds at most ``POOL_SIZE``) and their wait
+events (``pg_stat_activity``); and the servers' request threads by state (the model, in PostgreSQL,
+waiting for the pool, for the store's lock or for the retrieval writer), from ``py-spy dump`` every
+few seconds when py-spy is installed beside Python. ``name_bound`` says which of these it is.
 
-    python bench/load.py [--clients 8,32] [--seconds 60] [--warmup 10] [--postgres URL] [--json PATH]
+    python bench/load.py [--clients 8,32] [--seconds 60] [--warmup 10] [--configs pg1,pg3,sqlite]
+                         [--postgres URL] [--json PATH]
     python bench/load.py --smoke [--postgres URL]    # 2 agents, 200 memories, fake vectors: for the tests
 """
 
@@ -49,7 +53,7 @@ import hippo
 
 HIPPO = str(Path(sys.executable).with_name("hippo"))
 MIX = {"recall": 0.70, "store": 0.20, "update": 0.05, "forget": 0.05}
-CONFIGS = (("postgresql", 1), ("postgresql", 3), ("sqlite", 1))
+CONFIGS = {"pg1": ("postgresql", 1), "pg3": ("postgresql", 3), "sqlite": ("sqlite", 1)}  # in the order run
 POOL_SIZE = 10  # PostgresStore's connections per server (its default pool_size)
 FRESH = 30_000  # corpus texts past the stored ones, for stores and updates
 SAMPLE_EVERY = 0.25  # seconds between two samples of CPU and pg_stat_activity
@@ -404,27 +408,88 @@ def pg_summary(activity: list[list[tuple[str, str, str, str]]], names: list[str]
             "waits_per_sample": {k: c / len(activity) for k, c in waits.most_common(6)}}
 
 
-def name_bound(cpu: dict[str, Any], pg: dict[str, Any]) -> str:
-    """The resource that bounds the run, read from the samples (thresholds in the text). Waiting
-    connections come first: a queue on a lock holds work back whatever else is busy."""
-    cores = cpu["cores"]
-    split = (f"hippo serve {cpu['servers']:.2f}, PostgreSQL {cpu['postgres']:.2f}, load generator "
-             f"{cpu['client']:.2f}, other processes {cpu['other']:.2f}, niced {cpu['nice']:.2f} cores")
+def name_bound(cpu: dict[str, Any], pg: dict[str, Any], threads: dict[str, float]) -> str:
+    """The resource that bounds the run, read from the samples (thresholds in the text). A queue
+    comes first (connections waiting on a lock, request threads waiting for the store or the pool):
+    it holds work back whatever else is busy; then the CPU."""
+    cores, ours = cpu["cores"], cpu["machine_busy"] - cpu["nice"]  # niced work yields the cores
+    split = (f"machine {ours / cores:.0%} busy without niced work: hippo serve {cpu['servers']:.2f}, PostgreSQL "
+             f"{cpu['postgres']:.2f}, load generator {cpu['client']:.2f}, other processes {cpu['other']:.2f}, "
+             f"niced {cpu['nice']:.2f} cores")
     waiting = pg.get("lock_waiters_mean", 0.0)
     if waiting >= 1.0:
         kinds = ", ".join(k for k in pg["waits_per_sample"] if k.startswith("Lock:"))
-        return f"locks: {waiting:.1f} connections waiting on a lock on average ({kinds}; {split})"
-    ours = cpu["machine_busy"] - cpu["nice"]  # niced work yields the cores to the run's processes
+        return f"locks in PostgreSQL: {waiting:.1f} connections waiting on average ({kinds}); {split}"
+    store = threads.get("waiting for the store's lock", 0.0)
+    if store >= 1.0:
+        return (f"the store's lock (one SQLite connection for every read and write): {store:.1f} request threads "
+                f"waiting for it on average; {split}")
+    behind = threads.get("waiting for the retrieval writer", 0.0)
+    if behind >= 1.0:
+        return (f"the retrieval writer (one per server; a read first waits for the queued recall bookkeeping to be "
+                f"written): {behind:.1f} request threads waiting for it on average; {split}")
+    pool = threads.get("waiting for the pool", 0.0)
+    if pool >= 1.0:
+        return f"the pool: {pool:.1f} request threads waiting for a connection on average; {split}"
     if ours >= 0.85 * cores:
-        return f"CPU: the machine's {cores} cores {ours / cores:.0%} busy without niced work ({split})"
+        return f"CPU: {split}"
     hottest = max(cpu["per_server"].values(), default=0.0)
     if hottest >= 0.9 and len(cpu["per_server"]) == 1:
-        return f"one server process: {hottest:.2f} cores, about all one Python interpreter runs ({split})"
-    full = max(pg.get("pool_full_share", {}).values(), default=0.0)
-    if full >= 0.5:
-        return f"the pool: a server's {POOL_SIZE} connections all in use in {full:.0%} of samples ({split})"
-    return f"nothing saturated: machine {ours / cores:.0%} busy without niced work, no full pool, no lock queue " \
-           f"({split})"
+        return f"one server process: {hottest:.2f} cores, about all one Python interpreter runs; {split}"
+    return f"nothing saturated: no queue on a lock or the pool; {split}"
+
+
+PY_SPY = Path(sys.executable).with_name("py-spy")
+STACKS_EVERY = 3.0  # seconds between two dumps of a server's threads (each pauses it for a few ms)
+
+
+def thread_state(stack: list[str]) -> str | None:
+    """What a request thread of ``hippo serve`` is doing, from its stack (innermost frame first);
+    None for a thread that serves no request (the event loop, the queue's writer)."""
+    if not any(frame.startswith("WorkerThread.run") for frame in stack):
+        return None
+    top = stack[0]
+    if top.startswith("Queue.get") or (top.startswith("Condition.wait") and stack[1].startswith("Queue.get")):
+        return "idle"
+    if top.startswith("Session.run"):
+        return "the model"
+    if any("getconn" in frame for frame in stack):
+        return "waiting for the pool"
+    if top.startswith("RetrievalQueue.flush"):
+        return "waiting for the retrieval writer"
+    if top.startswith(("SQLiteStore._reading", "SQLiteStore.transaction")):
+        return "waiting for the store's lock"
+    if "psycopg/" in top:
+        return "in PostgreSQL"
+    return "Python"
+
+
+def thread_census(pid: int) -> collections.Counter[str]:
+    """One ``py-spy dump`` of a server: its request threads by state."""
+    dump = subprocess.run([str(PY_SPY), "dump", "--pid", str(pid)], capture_output=True, text=True, timeout=30)
+    states: collections.Counter[str] = collections.Counter()
+    for block in dump.stdout.split("\nThread ")[1:]:
+        stack = [line.strip() for line in block.splitlines()[1:] if line.startswith("    ")]
+        state = thread_state(stack) if stack else None
+        if state is not None:
+            states[state] += 1
+    return states
+
+
+def sample_threads(started: list[Server], start: float, end: float, out: dict[str, Any]) -> None:
+    """Request threads by state, averaged over dumps of every server from ``start`` to ``end``."""
+    if not PY_SPY.exists():
+        return
+    total: collections.Counter[str] = collections.Counter()
+    dumps = 0
+    time.sleep(max(0.0, start - time.monotonic()))
+    while time.monotonic() < end:
+        for server in started:
+            with contextlib.suppress(subprocess.SubprocessError, OSError):
+                total.update(thread_census(server.proc.pid))
+        dumps += 1
+        time.sleep(STACKS_EVERY)
+    out.update({state: count / dumps for state, count in total.most_common()} if dumps else {})
 
 
 # -- one run ---------------------------------------------------------------------------------------
@@ -440,9 +505,9 @@ def process_groups(started: list[Server], pg_url: str | None) -> dict[str, Any]:
     if pg_url is not None:
         import psycopg
 
-        with psycopg.connect(pg_url) as conn:
+        with psycopg.connect(pg_url) as conn:  # its backend is a child of the postmaster while it lives
             backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
-        postmaster = psutil.Process(psutil.Process(backend).ppid())  # a PostgreSQL on this machine
+            postmaster = psutil.Process(psutil.Process(backend).ppid())  # a PostgreSQL on this machine
         groups["postgres"] = lambda: [postmaster, *postmaster.children()]
     return groups
 
@@ -455,6 +520,9 @@ def drive(started: list[Server], work: Workload, clients: int, warmup: float, se
     t1 = t0 + seconds
     sampler = Sampler(process_groups(started, pg_url), pg_url, t0, t1)
     sampling = sampler.run()
+    threads_by_state: dict[str, float] = {}
+    spying = threading.Thread(target=sample_threads, args=(started, t0, t1, threads_by_state), daemon=True)
+    spying.start()
     threads = [threading.Thread(target=client, args=(started[i % len(started)].url, work, 1000 * clients + i, t1,
                                                      records), daemon=True) for i in range(clients)]
     for thread in threads:
@@ -467,12 +535,13 @@ def drive(started: list[Server], work: Workload, clients: int, warmup: float, se
     for thread in threads:
         thread.join()
     sampling.join(timeout=30)
+    spying.join(timeout=60)
     warming = [error for server in started for error in server.errors]
-    return summarize(records, t0, t1, sampler, [s.name for s in started], warming)
+    return summarize(records, t0, t1, sampler, [s.name for s in started], warming, threads_by_state)
 
 
 def summarize(records: list[Record], t0: float, t1: float, sampler: Sampler, names: list[str],
-              warming: list[str]) -> dict[str, Any]:
+              warming: list[str], threads: dict[str, float]) -> dict[str, Any]:
     timed = [r for r in records if t0 <= r[2] <= t1]
     errors = warming + [r[3] for r in records if r[3]]
     ops: dict[str, Any] = {}
@@ -484,10 +553,10 @@ def summarize(records: list[Record], t0: float, t1: float, sampler: Sampler, nam
     done = sum(1 for r in timed if not r[3])
     return {"seconds": t1 - t0, "operations": done, "throughput": done / (t1 - t0), "ops": ops,
             "errors": len(errors), "error_samples": list(dict.fromkeys(errors))[:5], "all_operations": len(records),
-            "cpu": cpu, "postgres_activity": pg,
+            "cpu": cpu, "postgres_activity": pg, "request_threads": threads,
             "cpu_ms_per_op": {"servers": cpu["servers"] * cpu["wall_s"] * 1000 / max(1, done),
                               "postgres": cpu["postgres"] * cpu["wall_s"] * 1000 / max(1, done)},
-            "bound": name_bound(cpu, pg)}
+            "bound": name_bound(cpu, pg, threads)}
 
 
 # -- report ----------------------------------------------------------------------------------------
@@ -506,7 +575,10 @@ def table(runs: list[dict[str, Any]]) -> str:
                      f"{run['errors']} | {cpu['machine_busy']:.2f} / {cpu['servers']:.2f} / {cpu['postgres']:.2f} / "
                      f"{cpu['client']:.2f} | {in_use} |")
     lines.append("")
-    lines += [f"- {run['configuration']}, {run['clients']} clients: {run['bound']}" for run in runs]
+    for run in runs:
+        states = ", ".join(f"{state} {n:.1f}" for state, n in run["request_threads"].items() if state != "idle")
+        lines.append(f"- {run['configuration']}, {run['clients']} clients: {run['bound']}"
+                     + (f". Request threads (mean, py-spy): {states}" if states else ""))
     return "\n".join(lines)
 
 
@@ -524,6 +596,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=float, help="untimed seconds before each window (10)")
     parser.add_argument("--agents", type=int, help="(100)")
     parser.add_argument("--per-agent", type=int, help="memories per agent (1000)")
+    parser.add_argument("--configs", default=",".join(CONFIGS), help="comma-separated, of: pg1, pg3, sqlite")
     parser.add_argument("--postgres", help="a PostgreSQL URL with pgvector, on this machine (default: start one)")
     parser.add_argument("--json", type=Path, help="write the results here")
     parser.add_argument("--smoke", action="store_true",
@@ -555,15 +628,18 @@ def run_all(args: argparse.Namespace) -> dict[str, Any]:
         if not args.smoke:
             results["model"] = model_cost(corpus)
             print(f"the local model: {results['model']}", file=sys.stderr)
+        configs = [CONFIGS[name] for name in args.configs.split(",")]
         with postgres_database(args.postgres, tmp) as pg:
             databases = {"postgresql": pg, "sqlite": str(tmp / "load.db")}
             work, results["fill_seconds"] = {}, {}
             for backend, db in databases.items():
+                if backend not in {b for b, _ in configs}:
+                    continue
                 print(f"{backend}: filling {args.agents * args.per_agent:,} memories...", file=sys.stderr)
                 ids, results["fill_seconds"][backend] = fill(db, corpus, args.agents, args.per_agent)
                 work[backend] = Workload(ids, corpus)
             for n in clients:
-                for backend, count in CONFIGS:
+                for backend, count in configs:
                     name = f"{backend} x{count}"
                     print(f"{name}, {n} clients: starting...", file=sys.stderr, flush=True)
                     with servers(databases[backend], count, tmp, embedder) as started:
