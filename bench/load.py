@@ -563,30 +563,34 @@ def summarize(records: list[Record], t0: float, t1: float, sampler: Sampler, nam
 
 
 def table(runs: list[dict[str, Any]]) -> str:
-    lines = ["| configuration | clients | ops/s | recall p50 / p95 / p99 | store p50 / p95 / p99 | "
-             "update p50 / p95 / p99 | forget p50 / p95 / p99 | errors | CPU: machine / hippo serve / PostgreSQL / "
-             "load generator (cores) | PostgreSQL connections in use (mean) |",
-             "| --- | ---: | ---: | --- | --- | --- | --- | ---: | --- | --- |"]
+    lines = ["| configuration | clients | round | ops/s | recall p50 / p95 / p99 | store p50 / p95 / p99 | "
+             "update p50 / p95 / p99 | forget p50 / p95 / p99 | errors | CPU cores: machine / hippo serve / "
+             "PostgreSQL / load generator / other processes | PostgreSQL connections in use (mean) |",
+             "| --- | ---: | ---: | ---: | --- | --- | --- | --- | ---: | --- | --- |"]
     for run in runs:
         cells = [" / ".join(f"{run['ops'][op][k]:.0f}" for k in ("p50_ms", "p95_ms", "p99_ms")) + " ms" for op in MIX]
         cpu, pg = run["cpu"], run["postgres_activity"]
         in_use = ", ".join(f"{v:.1f}" for v in pg.get("in_use_mean", {}).values()) or "-"
-        lines.append(f"| {run['configuration']} | {run['clients']} | {run['throughput']:.1f} | {' | '.join(cells)} | "
-                     f"{run['errors']} | {cpu['machine_busy']:.2f} / {cpu['servers']:.2f} / {cpu['postgres']:.2f} / "
-                     f"{cpu['client']:.2f} | {in_use} |")
+        lines.append(f"| {run['configuration']} | {run['clients']} | {run['round']} | {run['throughput']:.1f} | "
+                     f"{' | '.join(cells)} | {run['errors']} | {cpu['machine_busy']:.2f} / {cpu['servers']:.2f} / "
+                     f"{cpu['postgres']:.2f} / {cpu['client']:.2f} / {cpu['other'] + cpu['nice']:.2f} | {in_use} |")
     lines.append("")
     for run in runs:
         states = ", ".join(f"{state} {n:.1f}" for state, n in run["request_threads"].items() if state != "idle")
-        lines.append(f"- {run['configuration']}, {run['clients']} clients: {run['bound']}"
+        lines.append(f"- {run['configuration']}, {run['clients']} clients, round {run['round']}: {run['bound']}"
                      + (f". Request threads (mean, py-spy): {states}" if states else ""))
     return "\n".join(lines)
 
 
-def comparisons(runs: list[dict[str, Any]]) -> dict[str, float]:
-    """Three servers' throughput over one server's, at each client count."""
-    by = {(r["configuration"], r["clients"]): r["throughput"] for r in runs}
-    return {str(n): by[("postgresql x3", n)] / by[("postgresql x1", n)]
-            for (config, n) in by if config == "postgresql x1" and ("postgresql x3", n) in by}
+def comparisons(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Three servers' throughput over one server's, at each client count: over all rounds, and each."""
+    out: dict[str, Any] = {}
+    for n in dict.fromkeys(r["clients"] for r in runs):
+        one = [r["throughput"] for r in runs if r["clients"] == n and r["configuration"] == "postgresql x1"]
+        three = [r["throughput"] for r in runs if r["clients"] == n and r["configuration"] == "postgresql x3"]
+        if one and len(one) == len(three):
+            out[str(n)] = {"all_rounds": sum(three) / sum(one), "rounds": [b / a for a, b in zip(one, three)]}
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -596,6 +600,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=float, help="untimed seconds before each window (10)")
     parser.add_argument("--agents", type=int, help="(100)")
     parser.add_argument("--per-agent", type=int, help="memories per agent (1000)")
+    parser.add_argument("--rounds", type=int, default=1, help="runs of every configuration, in turn, per client count")
     parser.add_argument("--configs", default=",".join(CONFIGS), help="comma-separated, of: pg1, pg3, sqlite")
     parser.add_argument("--postgres", help="a PostgreSQL URL with pgvector, on this machine (default: start one)")
     parser.add_argument("--json", type=Path, help="write the results here")
@@ -608,8 +613,10 @@ def main(argv: list[str] | None = None) -> int:
             setattr(args, name, default)
     results = run_all(args)
     results["command"] = " ".join(["python bench/load.py", *(sys.argv[1:] if argv is None else argv)])
-    print(table(results["runs"]))
-    print(f"\nthree servers / one server, throughput: {results['three_over_one']}")
+    print(table(results["runs"]) + "\n")
+    for n, ratio in results["three_over_one"].items():
+        rounds = ", ".join(f"{r:.2f}" for r in ratio["rounds"])
+        print(f"three servers / one server, throughput at {n} clients: {ratio['all_rounds']:.2f} (rounds: {rounds})")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
     return 0
@@ -638,15 +645,14 @@ def run_all(args: argparse.Namespace) -> dict[str, Any]:
                 print(f"{backend}: filling {args.agents * args.per_agent:,} memories...", file=sys.stderr)
                 ids, results["fill_seconds"][backend] = fill(db, corpus, args.agents, args.per_agent)
                 work[backend] = Workload(ids, corpus)
-            for n in clients:
-                for backend, count in configs:
-                    name = f"{backend} x{count}"
-                    print(f"{name}, {n} clients: starting...", file=sys.stderr, flush=True)
-                    with servers(databases[backend], count, tmp, embedder) as started:
-                        run = drive(started, work[backend], n, args.warmup, args.seconds,
-                                    pg if backend == "postgresql" else None)
-                    results["runs"].append({"configuration": name, "clients": n, **run})
-                    print(f"  {run['throughput']:.1f} ops/s, {run['errors']} errors; {run['bound']}", file=sys.stderr)
+            for n, round_, (backend, count) in itertools.product(clients, range(1, args.rounds + 1), configs):
+                name = f"{backend} x{count}"
+                print(f"{name}, {n} clients, round {round_}: starting...", file=sys.stderr, flush=True)
+                with servers(databases[backend], count, tmp, embedder) as started:
+                    run = drive(started, work[backend], n, args.warmup, args.seconds,
+                                pg if backend == "postgresql" else None)
+                results["runs"].append({"configuration": name, "clients": n, "round": round_, **run})
+                print(f"  {run['throughput']:.1f} ops/s, {run['errors']} errors; {run['bound']}", file=sys.stderr)
     results["three_over_one"] = comparisons(results["runs"])
     results["load_after"] = os.getloadavg()
     return results
