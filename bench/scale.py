@@ -7,13 +7,16 @@ local model's id, exactly as if ``store_memory`` had embedded each text;
 documents and queries are looked up in the cache, so timings exclude the
 embedding unless a line says otherwise.
 
-    python bench/scale.py [--sizes 10000,100000] [--queries 200] [--windows] [--json]
+    python bench/scale.py [--sizes 10000,100000] [--queries 200] [--windows] [--long 10000] [--json]
     python bench/scale.py --smoke          # tiny, fake vectors: for the test suite
 
 ``--windows``: every memory gets as many vectors as LongMemEval's sessions have (a long memory is
 embedded in overlapping windows: 1.78 vectors per memory at session level, ``WINDOWS``); the later
 windows' vectors are other memories' vectors, so search costs what real windows cost (the corpus's
 own texts are short and would get none).
+
+``--long N``: then N recalls in a row as users call them (each question's vector moved a little, so
+their hits and co-recall links keep changing), latency by 1,000 beside the links table's size.
 
 Every timed figure has its baseline from the same process: recall against a
 bare numpy top-10 over the same vectors, batched store against one-by-one.
@@ -74,6 +77,11 @@ class LookupEmbedder:
         self.thresholds = Thresholds(duplicate=0.97, ambiguous=0.45, forget=0.5)
         self._rows = {t: i for i, t in enumerate(texts)}
         self._vectors = vectors
+
+    def add(self, texts: Sequence[str], vectors: np.ndarray) -> None:
+        """More texts to look up (the long run's moved questions)."""
+        self._rows.update({t: len(self._vectors) + i for i, t in enumerate(texts)})
+        self._vectors = np.vstack([self._vectors, vectors])
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         return self._vectors[[self._rows[t] for t in texts]]
@@ -171,7 +179,8 @@ def later_windows(texts: list[str], vectors: np.ndarray) -> dict[str, np.ndarray
             for i, (t, k) in enumerate(zip(texts, counts)) if k > 1}
 
 
-def measure(n: int, queries: int, smoke: bool, workdir: Path, windows: bool = False) -> dict[str, Any]:
+def measure(n: int, queries: int, smoke: bool, workdir: Path, windows: bool = False,
+            long: int = 0) -> dict[str, Any]:
     texts, vectors, questions, qvectors = corpus_and_vectors(n, smoke)
     questions, qvectors = questions[:queries], qvectors[:queries]
     extra = later_windows(texts, vectors) if windows else {}
@@ -257,6 +266,8 @@ def measure(n: int, queries: int, smoke: bool, workdir: Path, windows: bool = Fa
             rates.append(len(items) / (time.perf_counter() - began))
         out["store_batched_index_loaded_per_s"] = statistics.median(rates)
         out.update(interleaved_recalls(mem, db, lookup, options, questions))
+        if long:
+            out.update(long_run(mem, db, lookup, questions, qvectors, long))
     del matrix
     return out
 
@@ -265,14 +276,16 @@ def interleaved_recalls(mem: "hippo.Memory", db: Path, lookup: Any, options: dic
                         questions: list[str]) -> dict[str, float]:
     """Recall three ways query by query in turns, so that each meets the same machine state: as
     users call it (the retrieval event written), with ``touch=False``, and with the learned
-    reranking stage (``touch=False``: the stage's own cost)."""
+    reranking stage (``touch=False``: the stage's own cost). Which goes first turns with each
+    query: the first to ask a question reads its rows cold, the next ones warm."""
     touched_ms: list[float] = []
     plain_ms: list[float] = []
     ranked_ms: list[float] = []
     with hippo.open(db, agent_id="bench", embedder=lookup, rerank="learned", **options) as ranked:
         ranked.recall_memories(questions[0], limit=10, touch=False)
-        for q in questions:
-            for one, touch, times in ((mem, True, touched_ms), (mem, False, plain_ms), (ranked, False, ranked_ms)):
+        ways = [(mem, True, touched_ms), (mem, False, plain_ms), (ranked, False, ranked_ms)]
+        for n, q in enumerate(questions):
+            for one, touch, times in ways[n % 3:] + ways[:n % 3]:
                 began = time.perf_counter()
                 one.recall_memories(q, limit=10, touch=touch)
                 times.append((time.perf_counter() - began) * 1000)
@@ -281,6 +294,33 @@ def interleaved_recalls(mem: "hippo.Memory", db: Path, lookup: Any, options: dic
             "recall_rerank_p50_ms": statistics.median(ranked_ms),
             "touch_vs_untouched_p50": statistics.median(touched_ms) / plain,
             "rerank_vs_default_p50": statistics.median(ranked_ms) / plain}
+
+
+def long_run(mem: "hippo.Memory", db: Path, lookup: LookupEmbedder, questions: list[str], qvectors: np.ndarray,
+             recalls: int, every: int = 1_000) -> dict[str, Any]:
+    """``recalls`` recalls as users call them, in a row, each a question whose vector is moved a
+    little (seeded) so that hits and co-recall links keep changing: p50 and p95 per ``every``
+    recalls beside the size of the links table, to show that latency does not grow with it."""
+    import sqlite3
+
+    rng = np.random.default_rng(34)
+    texts = [f"{questions[i % len(questions)]} v{i}" for i in range(recalls)]
+    base = qvectors[np.arange(recalls) % len(qvectors)]
+    lookup.add(texts, normalize_rows(base + rng.normal(0.0, 0.04, base.shape)).astype(np.float32))
+    windows = []
+    for start in range(0, recalls, every):
+        times = []
+        for text in texts[start:start + every]:
+            began = time.perf_counter()
+            mem.recall_memories(text, limit=10)
+            times.append((time.perf_counter() - began) * 1000)
+        mem.store.retrievals.flush()
+        with sqlite3.connect(db) as conn:
+            links = conn.execute("SELECT count(*) FROM chunk_links").fetchone()[0]
+        p50, p95 = percentiles(times)
+        windows.append({"recalls": start + len(times), "p50_ms": p50, "p95_ms": p95, "links": links})
+        print(f"  long run: {start + len(times):,} recalls, p50 {p50:.2f} ms, {links:,} links", file=sys.stderr)
+    return {"long_run": windows, "long_last_vs_first_p50": windows[-1]["p50_ms"] / windows[0]["p50_ms"]}
 
 
 def embedding_throughput(texts: list[str]) -> dict[str, float]:
@@ -317,13 +357,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--smoke", action="store_true", help="300 chunks, fake vectors, no model")
     parser.add_argument("--windows", action="store_true", help="as many vectors per memory as LongMemEval's sessions")
+    parser.add_argument("--long", type=int, default=0, help="then this many recalls in a row (latency by 1,000)")
     args = parser.parse_args(argv)
     sizes = [300] if args.smoke else [int(s) for s in args.sizes.split(",")]
     results: dict[str, Any] = {"sizes": {}}
     with tempfile.TemporaryDirectory() as tmp:
         for n in sizes:
             print(f"building {n} chunks...", file=sys.stderr)
-            results["sizes"][n] = measure(n, args.queries, args.smoke, Path(tmp), args.windows)
+            results["sizes"][n] = measure(n, args.queries, args.smoke, Path(tmp), args.windows,
+                                          long=min(args.long, 300) if args.smoke else args.long)
     if not args.smoke:
         results["embedding"] = embedding_throughput(siblings.load("ann_choice").corpus(2000))
         results["cli"] = cli_cold_start()

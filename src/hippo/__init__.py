@@ -132,7 +132,8 @@ def open(  # noqa: A001 - hippo.open mirrors sqlite3.connect / io.open
     check_agent_id(config.agent_id)  # before the store creates the file
     chosen = embedder if embedder is not None and not isinstance(embedder, str) else config.embedder
     chat = _llm(llm if llm is not None and not isinstance(llm, str) else config.llm, llm_options or {})
-    store = open_store(for_agent(config.db, config.agent_id, make_folder=True), ann_threshold=config.ann_threshold)
+    store = open_store(for_agent(config.db, config.agent_id, make_folder=True), ann_threshold=config.ann_threshold,
+                       retrieval_delay=config.retrieval_delay)
     try:
         model = _embedder(_recorded_local(store, chosen), embedder_options or {})
         return Memory(store, agent_id=config.agent_id, embedder=model, settings=config, llm=chat,

@@ -51,6 +51,10 @@ class Settings:
     # An agent with this many vectors is searched through an HNSW index (the ``ann`` extra)
     # instead of exactly; None or 0 keeps every agent exact. Measured in bench/ann_choice.py.
     ann_threshold: int | None = DEFAULT_ANN_THRESHOLD
+    # Seconds within which a recall's retrieval event (access counts, intensity, co-recall links) is
+    # written behind its answer; a killed process loses at most these last seconds of boosts. 0
+    # writes it before recall returns. See hippo.stores.retrievals.
+    retrieval_delay: float = 0.2
     # Without an LLM, how remember_facts tells a new fact from a stored one: "auto" (the default): the
     # pair model (hippo.core.pairs, trained on all-MiniLM-L6-v2's vectors: about three reworded
     # duplicates in four recognised on two held-out sets, calibration/README.md) with that embedder,
@@ -166,7 +170,8 @@ _COUNTS = {"ann_threshold": (0, 2**40, True), "block_char_limit": (1, limits.BLO
 # Settings that are numbers: (smallest allowed, largest allowed, whether None is allowed).
 _NUMBERS = {"short_term_max_age": (0.0, 10.0**9, False), "consolidation_threshold": (0.0, 1.0, False),
             "consolidate_every": (0.1, 10.0**7, True), "ltm_min_importance": (0.0, 1.0, True),
-            "capture_every": (0.1, 10.0**7, True), "surface_threshold": (0.0, 1.0, False)}
+            "capture_every": (0.1, 10.0**7, True), "surface_threshold": (0.0, 1.0, False),
+            "retrieval_delay": (0.0, 60.0, False)}
 
 
 def _checked(settings: Settings) -> Settings:

@@ -29,8 +29,11 @@ def test_locomo_smoke(capsys):
 
 def test_scale_smoke(capsys):
     scale = load_bench("scale")
-    assert scale.main(["--smoke", "--json"]) == 0
+    assert scale.main(["--smoke", "--json", "--long", "200"]) == 0
     result = json.loads(capsys.readouterr().out)["sizes"]["300"]
+    # recall as users call it, beside touch=False; the long run counts the links its recalls left
+    assert result["recall_touched_p50_ms"] > 0 and result["touch_vs_untouched_p50"] > 0
+    assert [w["recalls"] for w in result["long_run"]] == [200] and result["long_run"][0]["links"] > 0
     assert result["chunks"] == 300 and result["hits_per_query"] > 0
     assert result["store_batched_per_s"] > 0 and result["db_mb_per_10k"] > 0
     # the smoke run lowers the ANN threshold, so the HNSW path and its recall check run too

@@ -38,7 +38,8 @@ def test_a_single_joint_recall_is_not_yet_a_strong_link(mem):
 
 
 @pytest.mark.parametrize("end", ["a", "b"])
-def test_forget_removes_the_links_with_either_end(mem, db, end):
+def test_forget_removes_the_links_with_either_end(make_mem, db, end):
+    mem = make_mem("alice", retrieval_delay=0)  # the links are read from the table right after the recall
     a = mem.store_memory("Project Zeppelin ships in March").id
     b = mem.store_memory("Project Zeppelin needs a new logo").id
     mem.recall_memories("Project Zeppelin", limit=2)

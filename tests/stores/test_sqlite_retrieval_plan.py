@@ -1,5 +1,6 @@
-"""The retrieval event a touching recall writes seeks each hit by id: no statement of it reads the
-agent's whole index (at 20k memories one such statement per link pair made recall 4x slower)."""
+"""The retrieval event a touching recall queues seeks each hit by id when it is written: no
+statement of it reads the agent's whole index (at 20k memories one such statement per link pair
+made recall 4x slower), and pruning the weak links reads only theirs."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 
 import hippo
 from hippo.core.memory import MemoryInput
+from hippo.stores.retrievals import LINK_FADE
 
 pytestmark = pytest.mark.sqlite_only  # the SQLite store's own statements and plans
 
@@ -16,12 +18,14 @@ WHOLE_AGENT = re.compile(r"(SCAN|SEARCH) chunks USING (COVERING )?INDEX idx_chun
 
 
 def retrieval_statements(mem, query: str) -> list[str]:
-    """The statements between BEGIN and COMMIT of one touching recall, values inlined."""
+    """The statements between BEGIN and COMMIT of one touching recall's event, values inlined."""
     mem.recall_memories(query, limit=5, touch=False)  # the vectors loaded, as a running agent has them
     seen: list[str] = []
     mem.store._conn.set_trace_callback(seen.append)
     try:
         assert mem.recall_memories(query, limit=5).hits
+        assert not any(s.startswith("BEGIN") for s in seen)  # queued: written behind the answer
+        mem.store.retrievals.flush()
     finally:
         mem.store._conn.set_trace_callback(None)
     begin = next(n for n, s in enumerate(seen) if s.startswith("BEGIN"))
@@ -38,3 +42,20 @@ def test_the_retrieval_event_seeks_hits_by_id(tmp_path):
         for statement in statements:
             plan = [row[3] for row in mem.store._conn.execute(f"EXPLAIN QUERY PLAN {statement}")]
             assert not any(WHOLE_AGENT.search(line) for line in plan), (statement[:120], plan)
+
+
+def test_pruning_reads_only_the_weak_links(tmp_path):
+    with hippo.open(tmp_path / "plan.db", agent_id="a", embedder="fake") as mem:
+        mem.store_memories([MemoryInput(f"note {n} about topic{n % 7}") for n in range(30)])
+        mem.recall_memories("topic3", limit=5)
+        seen: list[str] = []
+        mem.store._conn.set_trace_callback(seen.append)
+        try:
+            mem.store.prune_links("a", before=mem.now() - LINK_FADE, keep=3)
+        finally:
+            mem.store._conn.set_trace_callback(None)
+        deletes = [s for s in seen if s.startswith("DELETE")]
+        assert len(deletes) == 2
+        for statement in deletes:
+            plan = " ".join(row[3] for row in mem.store._conn.execute(f"EXPLAIN QUERY PLAN {statement}"))
+            assert "idx_links_weak" in plan and "SCAN" not in plan.replace("SCAN CONSTANT", ""), (statement, plan)

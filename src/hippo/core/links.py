@@ -7,6 +7,8 @@ link's strength is the number of recalls that returned both. ``related(id)`` lis
 ``recall_memories(..., expand=True)`` adds, after the hits, the memories linked at least
 ``EXPAND_MIN_STRENGTH`` times to one of the best ``EXPAND_FROM`` hits, each marked with the hit
 that brought it (``linked_from``). Links hold only ids and go with either end: a forget leaves none.
+A link that stays weak (one recall returned both ends) fades after 30 days without another, and an
+agent keeps at most 100,000 weak links (``hippo.stores.retrievals``): the table stays bounded.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from hippo.core.recall import as_hits, rank
 from hippo.core.strength import ScoreWeights
 from hippo.errors import NotFound
 from hippo.stores.base import Candidates
+from hippo.stores.retrievals import STRONG_LINK
 from hippo.types import Hit, Link
 
 if TYPE_CHECKING:
@@ -29,17 +32,18 @@ if TYPE_CHECKING:
 
     from hippo.stores.base import Store
 
-__all__ = ["CO_RECALL_TOP", "EXPAND_FROM", "EXPAND_MIN_STRENGTH", "co_recalled", "expand", "related"]
+__all__ = ["CO_RECALL_TOP", "EXPAND_FROM", "EXPAND_MIN_STRENGTH", "co_recall_pairs", "expand", "related"]
 
 CO_RECALL_TOP = 5  # the hits of one recall that link to each other: 10 pairs at most
 EXPAND_FROM = 3  # the hits whose partners expand=True adds
-EXPAND_MIN_STRENGTH = 2.0  # a link is strong from the second recall that returned both
+EXPAND_MIN_STRENGTH = STRONG_LINK  # a link is strong from the second recall that returned both
 
 
-def co_recalled(store: "Store", agent_id: str, hits: list[Hit], now: datetime) -> None:
-    """Strengthen the links among a recall's best hits (live ones: the archive is not linked)."""
+def co_recall_pairs(hits: list[Hit]) -> tuple[tuple[str, str], ...]:
+    """The pairs among a recall's best hits (live ones: the archive is not linked), each link's
+    ends in order: the links its retrieval event strengthens (hippo.stores.retrievals)."""
     ids = sorted(h.id for h in hits[:CO_RECALL_TOP] if not h.archived)
-    store.strengthen_links(agent_id, list(combinations(ids, 2)), "co_recall", now)
+    return tuple(combinations(ids, 2))
 
 
 def related(store: "Store", agent_id: str, chunk_id: str) -> list[Link]:

@@ -37,6 +37,7 @@ from hippo.errors import ConfigError, InvalidInput, NotFound
 from hippo.providers.base import LLM, Embedder
 from hippo.stores.base import ChunkFilter, SearchQuery, Store
 from hippo.stores.registry import for_agent, open_store, per_agent
+from hippo.stores.retrievals import RetrievalEvent
 from hippo.types import (
     Chunk,
     ConversationHit,
@@ -111,7 +112,7 @@ class Memory(BlockFacet, BrowseFacet, CaptureFacet, CompactionFacet, CurationFac
         agent_id = v.check_agent_id(agent_id)
         own = per_agent(self.settings.db) and agent_id != self.agent_id
         store = open_store(for_agent(self.settings.db, agent_id, make_folder=True),
-                           ann_threshold=self.settings.ann_threshold) \
+                           ann_threshold=self.settings.ann_threshold, retrieval_delay=self.settings.retrieval_delay) \
             if own else self.store
         try:
             other = type(self)(store, agent_id=agent_id, embedder=self.embedding.embedder,
@@ -244,14 +245,14 @@ class Memory(BlockFacet, BrowseFacet, CaptureFacet, CompactionFacet, CurationFac
                               session_id=session_id)
         query_vector = self.embedding.query(query)
         now = self.now()
-        ranked, found = ranked_pool(self.store, self.agent_id, query, query_vector, where, limit, now,
-                                    settings=self.settings, fusion=self._fusion, weights=self._weights)
-        hits = as_hits(self.store, self.agent_id, ranked)
-        if touch and hits:
+        with self.store.retrievals.recall_reads():  # ranks what is written: queued boosts follow
+            ranked, found = ranked_pool(self.store, self.agent_id, query, query_vector, where, limit, now,
+                                        settings=self.settings, fusion=self._fusion, weights=self._weights)
+            hits = as_hits(self.store, self.agent_id, ranked)
+        if touch and hits:  # written behind the answer (hippo.stores.retrievals)
             hits = touched(hits, now)
-            with self.store.transaction():  # one commit: the retrieval event and the co-recall links
-                self.store.record_retrievals(self.agent_id, [h.id for h in hits], now, boost=RETRIEVAL_BOOST)
-                links.co_recalled(self.store, self.agent_id, hits, now)
+            self.store.retrievals.add(RetrievalEvent(self.agent_id, tuple(h.id for h in hits),
+                                                     links.co_recall_pairs(hits), now, RETRIEVAL_BOOST))
         if include_archived:
             hits = self._with_archived(hits, query, limit, now, where)
         if expand:

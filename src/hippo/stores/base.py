@@ -18,6 +18,8 @@ from hippo.types import UNCHANGED, ApiKey, ArchivedMemory, Block, Chunk, Convers
 if TYPE_CHECKING:
     import numpy as np
 
+    from hippo.stores.retrievals import RetrievalBatch, RetrievalQueue
+
 __all__ = ["BROWSE_ORDERS", "UNCHANGED", "ArchiveStore", "BlockStore", "BrowseOrder", "Candidates", "ChunkFilter",
            "ChunkStore", "ConversationStore", "CaptureStore", "ChunkSummary", "Database", "ExperienceFilter",
            "ExperienceRecord", "ExperienceStore", "Observed", "KeyStore", "MergeStore", "MetaCondition", "MetaOp",
@@ -237,6 +239,15 @@ class ChunkStore(Database, Protocol):
         concurrent recalls add up: access count + 1, last access now, intensity + boost (max 1).
         In the same transaction the agent's counters of ``now``'s day add ``retrievals`` (one per
         chunk retrieved) and ``recalls`` (one per call that retrieved any) (:class:`SummaryStore`)."""
+        ...
+
+    retrievals: "RetrievalQueue"
+    """Recalls' retrieval events, queued and written behind the answer (:mod:`hippo.stores.retrievals`)."""
+
+    def write_retrievals(self, agent_id: str, batch: "RetrievalBatch") -> None:
+        """Recalls' retrieval events of one agent, merged, inside the queue's transaction: what
+        :meth:`record_retrievals` would have left event by event (counts, last access, intensity,
+        the day's counters) and each co-recall pair's link strengthened by its number of recalls."""
         ...
 
     def supersede(self, agent_id: str, old_ids: Sequence[str], new_id: str) -> list[str]:
@@ -501,6 +512,12 @@ class LinkStore(Database, Protocol):
 
     def strengthen_links(self, agent_id: str, pairs: Sequence[tuple[str, str]], kind: str, now: datetime) -> None:
         """Add 1 to each pair's link, creating it at 1; pairs of chunks that are gone are skipped."""
+        ...
+
+    def prune_links(self, agent_id: str, *, before: datetime, keep: int | None) -> int:
+        """Delete the agent's weak ``co_recall`` links (strength under ``retrievals.STRONG_LINK``)
+        that no recall strengthened since ``before``; with ``keep``, then all but the ``keep`` weak
+        ones strengthened last. Returns how many went."""
         ...
 
     def links(self, agent_id: str, ids: Sequence[str],

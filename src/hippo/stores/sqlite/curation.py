@@ -20,8 +20,10 @@ import numpy as np
 from hippo.clock import from_iso, to_iso
 from hippo.index.int8 import encode_int8
 from hippo.stores.base import PruneCandidate
+from hippo.stores.retrievals import STRONG_LINK, RetrievalBatch
 from hippo.stores.sqlite.fts import drop_deleted_terms
 from hippo.stores.sqlite.search import EPOCH_JULIAN_DAY, match_expression
+from hippo.stores.sqlite.summary import count_retrieval_days
 from hippo.types import ArchivedMemory, Chunk
 
 __all__ = ["CurationMixin"]
@@ -193,6 +195,35 @@ class CurationMixin:
                 "ON CONFLICT (agent_id, kind, a, b) DO UPDATE SET strength = strength + 1.0, "
                 "updated_at = excluded.updated_at",
                 [(agent_id, kind, a, b, to_iso(now), agent_id, a, b) for a, b in pairs])
+
+    def write_retrievals(self, agent_id: str, batch: RetrievalBatch) -> None:
+        with self.transaction():
+            ids = list(batch.chunks)
+            found = {r[0] for r in self._conn.execute(
+                f"SELECT id FROM chunks WHERE +agent_id = ? AND id IN ({_marks(len(ids))})", (agent_id, *ids))}
+            self._conn.executemany(
+                "UPDATE chunks SET access_count = access_count + ?, last_accessed_at = ?, "
+                "running_intensity = min(1.0, running_intensity + ?) WHERE +agent_id = ? AND id = ?",
+                [(times, to_iso(last), boost, agent_id, chunk_id)
+                 for chunk_id, (times, last, boost) in batch.chunks.items() if chunk_id in found])
+            self._conn.executemany(  # both ends were found: nothing deletes inside this write
+                "INSERT INTO chunk_links (agent_id, kind, a, b, strength, updated_at) "
+                "VALUES (?, 'co_recall', ?, ?, ?, ?) ON CONFLICT (agent_id, kind, a, b) DO UPDATE "
+                "SET strength = strength + excluded.strength, updated_at = excluded.updated_at",
+                [(agent_id, a, b, float(times), to_iso(last))
+                 for (a, b), (times, last) in batch.links.items() if a in found and b in found])
+            count_retrieval_days(self._conn, agent_id, batch.day_counts(found))
+
+    def prune_links(self, agent_id: str, *, before: datetime, keep: int | None) -> int:
+        weak = f"chunk_links WHERE agent_id = ? AND kind = 'co_recall' AND strength < {STRONG_LINK}"
+        with self.transaction():  # both through idx_links_weak
+            gone = self._conn.execute(f"DELETE FROM {weak} AND updated_at < ?", (agent_id, to_iso(before))).rowcount
+            if keep is not None:
+                gone += self._conn.execute(
+                    f"DELETE FROM chunk_links WHERE (agent_id, kind, a, b) IN (SELECT agent_id, kind, a, b "
+                    f"FROM {weak.replace('chunk_links', 'chunk_links INDEXED BY idx_links_weak', 1)} "
+                    f"ORDER BY updated_at DESC LIMIT -1 OFFSET ?)", (agent_id, keep)).rowcount
+        return gone
 
     def links(self, agent_id: str, ids: Sequence[str],
               min_strength: float = 0.0) -> list[tuple[str, str, str, float, bool]]:

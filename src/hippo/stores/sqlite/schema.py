@@ -189,6 +189,12 @@ CREATE TRIGGER chunk_links_ad AFTER DELETE ON chunks BEGIN
 END;
 """
 
+# Weak co-recall links (one recall returned both ends) by when a recall last strengthened them: the
+# ones that fade, and past the cap the oldest (stores/retrievals.py). A link that grows strong leaves it.
+_WEAK_LINKS = """
+CREATE INDEX idx_links_weak ON chunk_links(agent_id, updated_at) WHERE kind = 'co_recall' AND strength < 2.0;
+"""
+
 # Seed 001's experiences. What long-term memory keeps of one beside its chunk (same id): gone with
 # the chunk, kept while the chunk is archived (archiving inserts into the archive before it deletes,
 # restoring the other way round). The context's user, room and task ids are indexed for
@@ -357,6 +363,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0022_chunk_windows", windows.MIGRATION),  # a long chunk's later window vectors (windows.py)
     ("0023_merge_provenance", merges.PROVENANCE),  # a merged wording's metadata, source, session (merges.py)
     ("0024_merges_rewritten", merges.REWRITTEN),  # a fact's new text takes its merged wordings (merges.py)
+    ("0025_weak_links", _WEAK_LINKS),
 ]
 
 

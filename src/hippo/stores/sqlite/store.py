@@ -19,6 +19,7 @@ from hippo.errors import EmbedderMismatch, StorageError
 from hippo.index.exact import encode_vector
 from hippo.stores.base import UNCHANGED, ChunkFilter, StoreCapabilities, StrengthUpdate
 from hippo.stores.neighbours import nearest_runs
+from hippo.stores.retrievals import DEFAULT_DELAY, RetrievalQueue
 from hippo.stores.sqlite.bm25 import Bm25
 from hippo.stores.sqlite.capture import CaptureMixin
 from hippo.stores.sqlite.conversation import has_messages_table, search_messages
@@ -95,7 +96,8 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
     capabilities = StoreCapabilities(supports_ann=False, secure_delete=True, conversation=True)
     _chunk_of = staticmethod(_row_to_chunk)
 
-    def __init__(self, path: str | Path, *, ann_threshold: int | None = DEFAULT_ANN_THRESHOLD) -> None:
+    def __init__(self, path: str | Path, *, ann_threshold: int | None = DEFAULT_ANN_THRESHOLD,
+                 retrieval_delay: float = DEFAULT_DELAY) -> None:
         self.path = str(path)
         self.location = self.path
         try:
@@ -121,10 +123,13 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
         self._kept: dict[tuple[Any, ...], Any] = {}  # see _kept_now
         self._supersets = Supersets()  # see FilteredSearch._narrowed
         self._kept_state: tuple[int, int] | None = None
+        self.retrievals = RetrievalQueue(self, delay=retrieval_delay, writer=self._lock,
+                                         in_write=lambda: self._depth > 0)
 
     # -- plumbing ---------------------------------------------------------
 
     def close(self) -> None:
+        self.retrievals.close()
         self._scrub.close()
         with self._lock:
             self._vectors.close()  # saves ANN indexes that changed since they were loaded
@@ -133,6 +138,7 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
 
     @contextmanager
     def _reading(self) -> Iterator[sqlite3.Connection]:
+        self.retrievals.before_read()
         with self._lock:
             try:
                 yield self._conn

@@ -67,6 +67,12 @@ def count_retrievals(conn: sqlite3.Connection, agent_id: str, now: datetime, ret
         _add(conn, agent_id, to_utc(now).date().isoformat(), {"retrievals": retrieved, "recalls": 1})
 
 
+def count_retrieval_days(conn: sqlite3.Connection, agent_id: str, days: dict[date, tuple[int, int]]) -> None:
+    """Inside ``write_retrievals``' transaction: per day, (memories retrieved, recalls)."""
+    for day, (retrieved, recalls) in days.items():
+        _add(conn, agent_id, day.isoformat(), {"retrievals": retrieved, "recalls": recalls})
+
+
 def _add(conn: sqlite3.Connection, agent_id: str, day: str, counts: dict[str, int]) -> None:
     conn.executemany(
         "INSERT INTO agent_daily (agent_id, day, name, value) VALUES (?, ?, ?, ?) "

@@ -1,0 +1,237 @@
+"""Recall's retrieval events, written behind the answer.
+
+A recall that counts as a retrieval raises its hits' access counts and intensity and strengthens
+the co-recall links among its best hits. Written inside recall, that write transaction was most of
+what a touching recall cost over an untouched one (issue 34). A store queues the event instead
+(:meth:`RetrievalQueue.add`) and its one writer writes what is queued, merged, in one transaction:
+
+- at most ``delay`` seconds after the first queued event (a thread of the store's own);
+- before any read of the store other than a recall's own (:meth:`RetrievalQueue.recall_reads`
+  marks those): counts, links and strengths read after a recall are the ones it left;
+- when the queue holds ``limit`` events (the recall that fills it writes them);
+- at close, and when the process exits normally.
+
+A process that is killed loses what was queued: at most ``delay`` seconds of boosts (their counts,
+intensity and links), never a memory. ``delay = 0`` writes the event before recall returns.
+
+Merging changes nothing the events would have left one by one: counts add, an intensity boost is
+capped at 1.0 either way, the last access is the latest, and a link's strength grows by the number
+of recalls that returned both ends. Events for a memory forgotten meanwhile change nothing.
+
+The same write keeps the co-recall links bounded. A link is strong from the second recall that
+returned both ends (``STRONG_LINK``); a link that stays weak fades: once no recall has returned its
+pair for ``LINK_FADE``, it goes, and an agent keeps at most ``WEAK_LINKS_KEPT`` weak links (the
+ones recalled longest ago go first; checked every ``PRUNE_EVERY`` links written).
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import threading
+import weakref
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
+
+from hippo.clock import to_utc
+from hippo.errors import StorageError
+
+if TYPE_CHECKING:
+    from hippo.stores.base import Store
+
+__all__ = ["DEFAULT_DELAY", "LINK_FADE", "QUEUE_LIMIT", "STRONG_LINK", "WEAK_LINKS_KEPT", "RetrievalBatch",
+           "RetrievalEvent", "RetrievalQueue", "merge"]
+
+log = logging.getLogger("hippo")
+
+DEFAULT_DELAY = 0.2  # seconds: what a killed process may lose of its recalls' boosts
+QUEUE_LIMIT = 1_000  # events: the recall that fills the queue writes it
+STRONG_LINK = 2.0  # a co-recall link is strong from the second recall that returned both ends
+LINK_FADE = timedelta(days=30)  # a weak link no recall strengthened for this long goes
+WEAK_LINKS_KEPT = 100_000  # per agent: past it, the weak links recalled longest ago go
+PRUNE_EVERY = 1_000  # links written between two checks of an agent's weak links against the cap
+
+_RECALLING: ContextVar[bool] = ContextVar("hippo_recall_reads", default=False)
+
+
+@dataclass(frozen=True)
+class RetrievalEvent:
+    """One recall's retrieval: its hits (``ids``) and the co-recall pairs among its best ones."""
+
+    agent_id: str
+    ids: tuple[str, ...]
+    pairs: tuple[tuple[str, str], ...]
+    at: datetime
+    boost: float
+
+
+@dataclass
+class RetrievalBatch:
+    """One agent's queued events, merged: per memory (times retrieved, last time, summed boost),
+    per co-recall pair (times, last time), and the events themselves for the daily counters."""
+
+    chunks: dict[str, tuple[int, datetime, float]] = field(default_factory=dict)
+    links: dict[tuple[str, str], tuple[int, datetime]] = field(default_factory=dict)
+    events: list[RetrievalEvent] = field(default_factory=list)
+
+    def day_counts(self, found: set[str]) -> dict[date, tuple[int, int]]:
+        """Per day: (memories retrieved, recalls that retrieved any), counting only ``found`` ids
+        (those the write reached), as each event's own write would have counted them."""
+        days: dict[date, tuple[int, int]] = {}
+        for event in self.events:
+            retrieved = sum(1 for i in event.ids if i in found)
+            if retrieved:
+                day = to_utc(event.at).date()
+                total, recalls = days.get(day, (0, 0))
+                days[day] = (total + retrieved, recalls + 1)
+        return days
+
+
+def merge(events: Sequence[RetrievalEvent]) -> dict[str, RetrievalBatch]:
+    """Events by agent, merged in the order they happened."""
+    batches: dict[str, RetrievalBatch] = {}
+    for event in events:
+        batch = batches.setdefault(event.agent_id, RetrievalBatch())
+        batch.events.append(event)
+        for chunk_id in dict.fromkeys(event.ids):
+            times, last, boost = batch.chunks.get(chunk_id, (0, event.at, 0.0))
+            batch.chunks[chunk_id] = (times + 1, max(last, event.at), boost + event.boost)
+        for pair in dict.fromkeys(event.pairs):
+            times, last = batch.links.get(pair, (0, event.at))
+            batch.links[pair] = (times + 1, max(last, event.at))
+    return batches
+
+
+def _closer(ref: "weakref.ref[RetrievalQueue]") -> Callable[[], None]:
+    """At the process's normal exit: write what a queue still holds (it may be gone already)."""
+    def close() -> None:
+        queue = ref()
+        if queue is not None:
+            queue.close()
+    return close
+
+
+class RetrievalQueue:
+    """A store's queued retrieval events and the thread that writes them (see the module)."""
+
+    def __init__(self, store: "Store", *, delay: float = DEFAULT_DELAY, limit: int = QUEUE_LIMIT,
+                 writer: "threading.RLock | None" = None, in_write: Callable[[], bool] = lambda: False) -> None:
+        """``writer`` is the store's own lock when it has one (taken before the queue's: a read
+        holding it may write the queue); ``in_write`` says whether this thread is inside a write
+        (a read there does not wait for the queue)."""
+        self._store = store
+        self._since_prune: dict[str, int] = {}
+        self.delay = delay
+        self.limit = limit
+        self._events: list[RetrievalEvent] = []
+        self._lock = threading.Lock()  # the queue itself
+        self._writing = writer if writer is not None else threading.RLock()  # writes one at a time, in order
+        self._in_write = in_write
+        self._wake = threading.Condition(self._lock)
+        self._closed = False
+        self._thread: threading.Thread | None = None
+        self._at_exit = _closer(weakref.ref(self))
+        atexit.register(self._at_exit)
+
+    def add(self, event: RetrievalEvent) -> None:
+        """Queue one recall's event (written at once when ``delay`` is 0 or the queue is full; a
+        write that fails then leaves the recall's answer alone and the events queued)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._events.append(event)
+            full = len(self._events) >= self.limit
+            if not full and self.delay > 0:
+                self._start()
+                return
+        self._try_flush()
+
+    def flush(self) -> None:
+        """Write what is queued, now, in the caller's thread: one transaction per agent, agents
+        in order (servers sharing a database lock agents in the same order: no deadlock). What
+        a failed write did not reach stays queued (the oldest dropped past the limit)."""
+        with self._writing:
+            with self._lock:
+                events, self._events = self._events, []
+            batches = merge(events)
+            for n, agent_id in enumerate(sorted(batches)):
+                try:
+                    self._write(agent_id, batches[agent_id])
+                except BaseException:
+                    left = [e for a in sorted(batches)[n:] for e in batches[a].events]
+                    with self._lock:
+                        self._events = [*left, *self._events][-self.limit:]
+                    raise
+
+    def _write(self, agent_id: str, batch: RetrievalBatch) -> None:
+        """One agent's merged events in one transaction, and its links kept bounded."""
+        written = self._since_prune.get(agent_id, 0) + len(batch.links)
+        capped = written >= PRUNE_EVERY
+        latest = max(event.at for event in batch.events)
+        with self._store.transaction():
+            self._store.write_retrievals(agent_id, batch)
+            self._store.prune_links(agent_id, before=latest - LINK_FADE, keep=WEAK_LINKS_KEPT if capped else None)
+        self._since_prune[agent_id] = 0 if capped else written
+
+    def before_read(self) -> None:
+        """A read of the store: what is queued is written first, unless a recall reads. A write
+        that fails (another server holding the agent, a busy file) leaves the read to go on: the
+        events stay queued for the next write."""
+        if self._events and not _RECALLING.get() and not self._in_write():
+            self._try_flush()
+
+    def _try_flush(self) -> None:
+        try:
+            self.flush()
+        except StorageError as exc:
+            log.warning("hippo: recall's retrieval counts not written yet: %s", exc)
+
+    @contextmanager
+    def recall_reads(self) -> Iterator[None]:
+        """Reads of a recall: they rank what is written and do not wait for what is queued."""
+        token = _RECALLING.set(True)
+        try:
+            yield
+        finally:
+            _RECALLING.reset(token)
+
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._events)
+
+    def close(self) -> None:
+        """Write what is queued and stop the thread (the store closes after this)."""
+        with self._lock:
+            self._closed = True
+            self._wake.notify()
+            thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+        atexit.unregister(self._at_exit)
+        try:
+            self.flush()
+        except Exception as exc:  # closing all the same: what could not be written is lost
+            log.warning("hippo: recall's retrieval counts lost at close: %s", exc)
+
+    def _start(self) -> None:
+        """Under the queue's lock: a thread that writes the queue ``delay`` seconds from now."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="hippo-retrievals", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        """Wait ``delay`` (a close cuts it short), write, and go once the queue is empty."""
+        while True:
+            with self._lock:
+                if not self._closed:
+                    self._wake.wait(self.delay)  # the moment's recalls join this write
+                if self._closed or not self._events:
+                    self._thread = None
+                    return
+            try:
+                self.flush()
+            except Exception as exc:  # kept for the next try
+                log.warning("hippo: recall's retrieval counts not written yet: %s", exc)
