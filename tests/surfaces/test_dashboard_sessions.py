@@ -111,10 +111,10 @@ def test_a_database_from_before_sessions_gains_them(db, clock, monkeypatch, requ
     cut = next(i for i, (name, _) in enumerate(schema.MIGRATIONS) if name.endswith("_dashboard_sessions"))
     monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:cut])
     with hippo.open(db, agent_id="alice", embedder=FakeEmbedder(), clock=clock) as old:
-        old.store_memory("A note only the alice key may read")
-        key, _ = old.keys.create(["alice"])
+        key, _ = old.keys.create(["alice"])  # (today's store writes memories in today's tables only)
     monkeypatch.undo()
     with hippo.open(db, agent_id="alice", embedder=FakeEmbedder(), clock=clock) as mem, BackgroundServer(mem) as url:
+        mem.store_memory("A note only the alice key may read")
         client = logged_in(url, key)
         copied = client.cookies[COOKIE]
         assert reads(url, copied)

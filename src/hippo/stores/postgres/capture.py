@@ -112,7 +112,7 @@ class CaptureMixin:
             return
         with self._db.writing(agent_id) as conn, conn.cursor() as cur:
             cur.executemany("INSERT INTO surfaced (agent_id, session_id, chunk_id, surfaced_at) "
-                            "SELECT %s, %s, %s, %s WHERE EXISTS (SELECT 1 FROM chunks WHERE id = %s) "
+                            "SELECT %s, %s, %s, %s WHERE EXISTS (SELECT 1 FROM chunk_rows WHERE id = %s) "
                             "ON CONFLICT DO NOTHING", [(agent_id, session_id, i, now, i) for i in ids])
 
     @staticmethod

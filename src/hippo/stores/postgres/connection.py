@@ -46,6 +46,9 @@ class Connections:
             register_vector(conn)
             conn.execute("SET timezone TO 'UTC'")
             conn.execute(f"SET hnsw.ef_search = {EF_SEARCH}")
+            # hippo's reads want their first rows (ORDER BY ... LIMIT): parallel workers each ran ahead
+            # of the limit. A filtered listing of experiences at 100k: 127 ms in parallel, 1.3 ms not.
+            conn.execute("SET max_parallel_workers_per_gather = 0")
 
         self._pool = ConnectionPool(url, min_size=1, max_size=max_size, kwargs={"autocommit": True},
                                     configure=configure, open=False, name="hippo")

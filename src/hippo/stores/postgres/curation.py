@@ -19,12 +19,19 @@ import numpy as np
 from hippo.index.int8 import encode_int8
 from hippo.stores.base import PruneCandidate
 from hippo.stores.postgres.search import tsquery
+from hippo.stores.postgres.strength import CHUNKS, COUNTERS
 from hippo.types import ArchivedMemory, Chunk
 
 __all__ = ["CurationMixin"]
 
 _MOVED = ("id, agent_id, content, content_hash, metadata, kind, running_intensity, encounter_count, access_count, "
           "last_accessed_at, superseded_by, created_at, observed_at, feedback, reinforced_at, source, session_id")
+# The same columns read from the live tables (``strength.CHUNKS``), and the row's alone (its counters apart).
+_LIVE = ("c.id, c.agent_id, c.content, c.content_hash, c.metadata, c.kind, s.running_intensity, s.encounter_count, "
+         "s.access_count, s.last_accessed_at, c.superseded_by, c.created_at, c.observed_at, c.feedback, "
+         "c.reinforced_at, c.source, c.session_id")
+_ROW = ("id, agent_id, content, content_hash, metadata, kind, superseded_by, created_at, observed_at, feedback, "
+        "reinforced_at, source, session_id")
 # As ``search.CHUNK_COLUMNS`` reads them (an archived chunk has no vector).
 _ARCHIVED = ("c.id, c.agent_id, c.content, c.content_hash, c.metadata, c.kind, c.running_intensity, "
              "c.encounter_count, c.access_count, c.last_accessed_at, c.superseded_by, c.created_at, c.observed_at, "
@@ -42,7 +49,8 @@ class CurationMixin:
     def used_bytes(self) -> int:
         with self._read() as conn:
             return int(conn.execute(
-                "SELECT (SELECT coalesce(sum(pg_column_size(c.*)), 0) FROM chunks c) "
+                "SELECT (SELECT coalesce(sum(pg_column_size(c.*)), 0) FROM chunk_rows c) "
+                "+ (SELECT coalesce(sum(pg_column_size(s.*)), 0) FROM chunk_strength s) "
                 "+ (SELECT coalesce(sum(pg_column_size(a.*)), 0) FROM chunks_archive a) "
                 "+ (SELECT coalesce(sum(pg_column_size(b.*)), 0) FROM memory_blocks b)").fetchone()[0])
 
@@ -62,7 +70,8 @@ class CurationMixin:
 
     def compact(self) -> None:
         with self._read() as conn:  # outside a transaction, as VACUUM must be
-            conn.execute("VACUUM (ANALYZE) chunks")
+            conn.execute("VACUUM (ANALYZE) chunk_rows")
+            conn.execute("VACUUM (ANALYZE) chunk_strength")
             conn.execute("VACUUM chunks_archive")
 
     def prune_candidates(self, agent_id: str | None = None) -> list[PruneCandidate]:
@@ -70,7 +79,7 @@ class CurationMixin:
         with self._read() as conn:
             rows = conn.execute(
                 "SELECT agent_id, id, feedback, extract(epoch FROM COALESCE(reinforced_at, created_at))::float8, "
-                f"pg_column_size(c.*) FROM chunks c WHERE kind = 'memory' {mine} AND NOT metadata ? '_item_key'",
+                f"pg_column_size(c.*) FROM chunk_rows c WHERE kind = 'memory' {mine} AND NOT metadata ? '_item_key'",
                 params).fetchall()
         return [PruneCandidate(*row) for row in rows]
 
@@ -78,10 +87,10 @@ class CurationMixin:
         if not ids:
             return 0
         with self._db.writing(agent_id) as conn:
-            conn.execute(f"INSERT INTO chunks_archive ({_MOVED}, archived_at) SELECT {_MOVED}, %s FROM chunks "
-                         "WHERE agent_id = %s AND id = ANY(%s)", (now, agent_id, list(ids)))
+            conn.execute(f"INSERT INTO chunks_archive ({_MOVED}, archived_at) SELECT {_LIVE}, %s FROM {CHUNKS} "
+                         "WHERE c.agent_id = %s AND c.id = ANY(%s)", (now, agent_id, list(ids)))
             self.set_archived_vectors(agent_id, {i: encode_int8(v) for i, v in self.get_vectors(agent_id, ids).items()})
-            count = conn.execute("DELETE FROM chunks WHERE agent_id = %s AND id = ANY(%s)",
+            count = conn.execute("DELETE FROM chunk_rows WHERE agent_id = %s AND id = ANY(%s)",
                                  (agent_id, list(ids))).rowcount
         self._deleted(agent_id, count)
         return int(count)
@@ -141,8 +150,10 @@ class CurationMixin:
         if not ids:
             return 0
         with self._db.writing(agent_id) as conn:
-            moved = conn.execute(f"INSERT INTO chunks ({_MOVED}) SELECT {_MOVED} FROM chunks_archive "
+            moved = conn.execute(f"INSERT INTO chunk_rows ({_ROW}) SELECT {_ROW} FROM chunks_archive "
                                  "WHERE agent_id = %s AND id = ANY(%s)", (agent_id, list(ids))).rowcount
+            conn.execute(f"INSERT INTO chunk_strength (id, agent_id, {COUNTERS}) SELECT id, agent_id, {COUNTERS} "
+                         "FROM chunks_archive WHERE agent_id = %s AND id = ANY(%s)", (agent_id, list(ids)))
             conn.execute("DELETE FROM chunks_archive WHERE agent_id = %s AND id = ANY(%s)", (agent_id, list(ids)))
         self._deleted(agent_id, 0)
         return int(moved)
@@ -165,7 +176,7 @@ class CurationMixin:
         with self._db.writing(agent_id) as conn, conn.cursor() as cur:
             cur.executemany(
                 "INSERT INTO chunk_links (agent_id, kind, a, b, strength, updated_at) SELECT %s, %s, %s, %s, 1.0, %s "
-                "WHERE (SELECT count(*) FROM chunks WHERE agent_id = %s AND id IN (%s, %s)) = 2 "
+                "WHERE (SELECT count(*) FROM chunk_rows WHERE agent_id = %s AND id IN (%s, %s)) = 2 "
                 "ON CONFLICT (agent_id, kind, a, b) DO UPDATE SET strength = chunk_links.strength + 1.0, "
                 "updated_at = excluded.updated_at",
                 [(agent_id, kind, a, b, now, agent_id, a, b) for a, b in pairs])

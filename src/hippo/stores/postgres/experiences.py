@@ -43,7 +43,7 @@ class ExperienceMixin:
         with self._db.writing(agent_id) as conn, conn.cursor() as cur:
             cur.executemany(
                 f"INSERT INTO experiences ({RECORD_COLUMNS}) SELECT %s,%s,%s,%s,%s::jsonb,%s,%s,%s,%s,%s "
-                "WHERE EXISTS (SELECT 1 FROM chunks WHERE id = %s AND agent_id = %s) ON CONFLICT (id) DO NOTHING",
+                "WHERE EXISTS (SELECT 1 FROM chunk_rows WHERE id = %s AND agent_id = %s) ON CONFLICT (id) DO NOTHING",
                 [(*record_values(agent_id, r, iso=False), r.id, agent_id) for r in records])
 
     def experience_records(self, agent_id: str, ids: Sequence[str]) -> dict[str, ExperienceRecord]:
@@ -66,7 +66,7 @@ class ExperienceMixin:
         chunk_clause, chunk_params = filter_sql(replace(where, experience=None))
         with self._read() as conn:
             rows = conn.execute(
-                f"SELECT e.id FROM experiences e JOIN chunks c ON c.id = e.id WHERE {' AND '.join(clauses)} "
+                f"SELECT e.id FROM experiences e JOIN chunk_rows c ON c.id = e.id WHERE {' AND '.join(clauses)} "
                 f"AND c.agent_id = %s AND {chunk_clause} ORDER BY e.observed_at DESC, e.id DESC LIMIT %s",
                 (*params, agent_id, *chunk_params, limit)).fetchall()
         return [r[0] for r in rows]
@@ -75,7 +75,7 @@ class ExperienceMixin:
         clauses = " AND ".join(f"e.{_REFS[name]} = %s" for name in refs)
         with self._read() as conn:
             rows = conn.execute(
-                f"SELECT e.id FROM experiences e JOIN chunks c ON c.id = e.id WHERE e.agent_id = %s AND {clauses} "
+                f"SELECT e.id FROM experiences e JOIN chunk_rows c ON c.id = e.id WHERE e.agent_id = %s AND {clauses} "
                 "AND c.superseded_by IS NULL ORDER BY e.observed_at DESC, e.id DESC LIMIT %s",
                 (agent_id, *refs.values(), limit)).fetchall()
         return [r[0] for r in rows]

@@ -10,6 +10,9 @@ Differences, each for a reason:
 - ``tsv`` is a stored ``tsvector`` (``hippo_english``: stemmed like SQLite's porter tokenizer,
   no stop words, accents folded by ``hippo_fold``) with a GIN index: the keyword side of search.
 - Timestamps are ``timestamptz``; metadata is ``jsonb``.
+- A chunk is two rows (0019, ``strength.py``): ``chunk_rows`` (text, vector, metadata) and its
+  counters in ``chunk_strength``, so that a recall's retrieval write is a HOT update of a narrow
+  row; ``chunks`` is a writable view of both, in the shape of the table it replaced.
 - ``hippo_migrations`` records what ran; a database from a newer hippo is refused.
 
 Migrations run under a transaction-level advisory lock, so several servers starting at once
@@ -21,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from hippo.errors import StorageError
-from hippo.stores.postgres import merges, windows
+from hippo.stores.postgres import merges, strength, windows
 from hippo.stores.postgres.keys import SESSIONS_MIGRATION
 
 __all__ = ["MIGRATIONS", "MIGRATION_LOCK", "migrate", "vector_index"]
@@ -283,6 +286,28 @@ DROP INDEX chunks_session;
 CREATE INDEX chunks_session ON chunks (agent_id, session_id, kind, id) WHERE session_id IS NOT NULL;
 """
 
+# Recall's filters each through an index of their own, as in SQLite: the provenance, and the metadata
+# conditions that can be asked as containment (``eq``, ``in``) or presence (``exists``). The others
+# had one already: kind (``chunks_agent_order``), session, time (``chunks_when``), tags. And a vector
+# kept in its row, not in the TOAST table, unless the row would not fit a page (``toast_tuple_target``
+# at its largest; the vector stays uncompressed, as before): the exact scan a narrow filter falls
+# back to reads the vector of every row that passes, and fetching each from TOAST more than doubled
+# its time (4,000 rows at 100k: 16 against 6 ms). Rows written before keep theirs out of line until
+# ``hippo scrub`` rewrites the table. Every vector side tests ``vector_dims(embedding) = N``: without
+# statistics on that expression the planner took it to pass 0.5% of rows, and chose its joins for a
+# few hundred rows where there were tens of thousands.
+_FILTER_INDEXES = """
+CREATE INDEX chunks_source ON chunk_rows (agent_id, source) WHERE source IS NOT NULL;
+CREATE INDEX chunks_metadata ON chunk_rows USING gin (metadata);
+ALTER TABLE chunk_rows SET (toast_tuple_target = 8160);
+DO $$ BEGIN  -- statistics on an expression: PostgreSQL 14 and later
+    IF current_setting('server_version_num')::int >= 140000 THEN
+        EXECUTE 'CREATE STATISTICS chunks_dimension ON (vector_dims(embedding)) FROM chunk_rows';
+    END IF;
+END $$;
+ANALYZE chunk_rows;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_chunks_blocks_model_keys", _BASE),
     ("0002_curation", _CURATION),
@@ -301,6 +326,8 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0016_chunk_windows", windows.MIGRATION),  # a long chunk's later window vectors (windows.py)
     ("0017_merge_provenance", merges.PROVENANCE),  # a merged wording's metadata, source, session (merges.py)
     ("0018_merges_rewritten", merges.REWRITTEN),  # a fact's new text takes its merged wordings (merges.py)
+    ("0019_strength_table", strength.MIGRATION),  # the retrieval counters in a narrow table (strength.py)
+    ("0020_filter_indexes", _FILTER_INDEXES),
 ]
 
 
@@ -325,8 +352,8 @@ def vector_index(conn: Any, dimension: int | None, *, create: bool = True) -> bo
     only an index of another dimension is dropped. True when this call built the index. The long
     memories' windows (``chunk_windows``) get their own index alongside, built and dropped with it."""
     built = False
-    for table in ("chunks", "chunk_windows"):
-        name = f"{table}_embedding_hnsw"
+    # The chunks' index keeps the name it had before their table became ``chunk_rows`` (strength.py).
+    for table, name in (("chunk_rows", "chunks_embedding_hnsw"), ("chunk_windows", "chunk_windows_embedding_hnsw")):
         rows = conn.execute("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = %s AND indexname = %s",
                             (table, name)).fetchall()
         wanted = f"vector({dimension})" if dimension else None
@@ -338,5 +365,5 @@ def vector_index(conn: Any, dimension: int | None, *, create: bool = True) -> bo
             # build made in the same transaction still reads, are skipped instead of failing the cast).
             conn.execute(f"CREATE INDEX {name} ON {table} USING hnsw ((embedding::{wanted}) vector_ip_ops) "
                          f"WITH (m = 16, ef_construction = 100) WHERE vector_dims(embedding) = {dimension}")
-            built = built or table == "chunks"
+            built = built or table == "chunk_rows"
     return built

@@ -32,17 +32,26 @@ from hippo.stores.neighbours import nearest_runs
 from hippo.stores.postgres.connection import EF_SEARCH
 from hippo.stores.postgres.filters import filter_sql
 from hippo.stores.postgres.schema import vector_index
+from hippo.stores.postgres.strength import CHUNKS
 from hippo.stores.postgres.windows import best_cosine, vector_side, vector_values
 from hippo.types import Chunk
 
 __all__ = ["CHUNK_COLUMNS", "SearchMixin", "chunk_of", "tsquery"]
 
-CHUNK_COLUMNS = ("c.id, c.agent_id, c.content, c.content_hash, c.metadata, c.kind, c.running_intensity, "
-                 "c.encounter_count, c.access_count, c.last_accessed_at, c.superseded_by, c.created_at, "
+# Read from ``strength.CHUNKS``: the row (``c``) and its counters (``s``).
+CHUNK_COLUMNS = ("c.id, c.agent_id, c.content, c.content_hash, c.metadata, c.kind, s.running_intensity, "
+                 "s.encounter_count, s.access_count, s.last_accessed_at, c.superseded_by, c.created_at, "
                  "c.observed_at, c.embedding IS NOT NULL, c.feedback, c.reinforced_at, c.source, c.session_id")
-_STANDING = ("c.id, c.running_intensity, c.access_count, extract(epoch FROM c.last_accessed_at)::float8, "
+_STANDING = ("c.id, s.running_intensity, s.access_count, extract(epoch FROM s.last_accessed_at)::float8, "
              "extract(epoch FROM COALESCE(c.reinforced_at, c.created_at))::float8, c.superseded_by, "
              "c.embedding IS NOT NULL, c.feedback")
+# Each candidate's row and counters, looked up by id. OFFSET 0 keeps the planner from joining them as
+# tables: from the thousands of candidates it estimated for a time filter (there are at most twice the
+# depth), it chose to hash every row of the agent, and every counter.
+_CANDIDATE_ROWS = ("CROSS JOIN LATERAL (SELECT c.id, c.reinforced_at, c.created_at, c.superseded_by, c.embedding, "
+                   "c.feedback FROM chunk_rows c WHERE c.id = ids.id AND c.agent_id = %s OFFSET 0) c "
+                   "CROSS JOIN LATERAL (SELECT s.running_intensity, s.access_count, s.last_accessed_at "
+                   "FROM chunk_strength s WHERE s.id = c.id OFFSET 0) s")
 _COUNT_TTL = 30.0  # seconds an agent's counts are trusted (plan choice, the N of IDF)
 _WORD_TTL = 300.0  # seconds a word's document frequency is trusted (its IDF, the budget's choice)
 _WORDS_KEPT = 50_000  # words whose counts are kept at most (all dropped past it)
@@ -118,15 +127,15 @@ _KEYWORDS = (
     "LATERAL (SELECT to_tsquery('hippo_english', hippo_fold(t.term)) AS q) q "
     "LEFT JOIN LATERAL (SELECT round(e.f * %s) AS n FROM pg_stats s, "
     "unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS e(word, f) "
-    "WHERE s.schemaname = current_schema() AND s.tablename = 'chunks' AND s.attname = 'tsv' "
+    "WHERE s.schemaname = current_schema() AND s.tablename = 'chunk_rows' AND s.attname = 'tsv' "
     "AND e.word = btrim(querytree(q.q), '''')) s ON true, LATERAL (SELECT count(*) AS n FROM "
-    "(SELECT 1 FROM chunks c2 WHERE t.known IS NULL AND NOT (%s AND s.n IS NOT NULL) AND c2.agent_id = %s "
+    "(SELECT 1 FROM chunk_rows c2 WHERE t.known IS NULL AND NOT (%s AND s.n IS NOT NULL) AND c2.agent_id = %s "
     "AND c2.tsv @@ q.q LIMIT %s) x) x WHERE numnode(q.q) > 0), "
     "w AS MATERIALIZED (SELECT q, ln(1 + (greatest(%s::float8, n) - n + 0.5) / (n + 0.5)) AS idf, "
     "sum(n) OVER (ORDER BY n, term) AS running, row_number() OVER (ORDER BY n, term) AS rarest FROM d), "
     "kept AS (SELECT string_agg(q::text, ' | ')::tsquery AS q FROM w WHERE running <= %s OR rarest = 1 OR %s), "
     "k AS (SELECT c.id, (SELECT sum(w.idf * ts_rank(c.tsv, w.q, 1)) FROM w WHERE c.tsv @@ w.q)::float8 AS kw "
-    "FROM chunks c WHERE c.agent_id = %s AND c.tsv @@ (SELECT q FROM kept) AND {clause} {every} "
+    "FROM chunk_rows c WHERE c.agent_id = %s AND c.tsv @@ (SELECT q FROM kept) AND {clause} {every} "
     "ORDER BY kw DESC, c.id LIMIT %s)"
 )
 _EVERY = "AND (SELECT count(*) FROM w WHERE c.tsv @@ w.q) = (SELECT count(*) FROM d)"
@@ -187,8 +196,10 @@ class SearchMixin:
         if vector is not None:
             indexed = not exact and self._ann(conn, agent_id)
             windows = self._window_count(conn, agent_id) > 0  # a long memory's windows, searched beside
-            sides.append(vector_side(len(vector), indexed, clause, windows))
-            values += vector_values(vector, agent_id, params, query.depth, windows)
+            # The exact scan reads every row that passes: driven by the filters' own indexes.
+            own, own_params = (clause, params) if indexed else filter_sql(query.where, driven_for=agent_id)
+            sides.append(vector_side(len(vector), indexed, own, windows))
+            values += vector_values(vector, agent_id, own_params, query.depth, windows)
         else:
             sides.append("v AS (SELECT NULL::text AS id, NULL::float8 AS sim WHERE false)")
         if words:
@@ -208,8 +219,8 @@ class SearchMixin:
             cosine_values = [vector, vector]
         counted = "(SELECT json_agg(json_build_array(d.term, d.n)) FROM d)" if words else "NULL::json"
         sql = (f"WITH {', '.join(sides)}, ids AS (SELECT id FROM v UNION SELECT id FROM k) "
-               f"SELECT {_STANDING}, v.sim, k.kw, {cosine}, {counted} FROM ids JOIN chunks c ON c.id = ids.id "
-               "LEFT JOIN v ON v.id = c.id LEFT JOIN k ON k.id = c.id WHERE c.agent_id = %s")
+               f"SELECT {_STANDING}, v.sim, k.kw, {cosine}, {counted} FROM ids {_CANDIDATE_ROWS} "
+               "LEFT JOIN v ON v.id = c.id LEFT JOIN k ON k.id = c.id")
         rows = conn.execute(sql, [*values, *cosine_values, agent_id]).fetchall()
         if words and rows and rows[0][11]:
             self._remember_words(agent_id, rows[0][11])
@@ -251,7 +262,7 @@ class SearchMixin:
                 if vector_index(writer, row[0]):  # False when another server built it already
                     # A bulk moment: the statistics the keyword side estimates frequent words from
                     # are gathered now, not only when autovacuum next gets to the table.
-                    writer.execute("ANALYZE chunks")
+                    writer.execute("ANALYZE chunk_rows")
             self._indexed = True
         return True
 
@@ -270,7 +281,7 @@ class SearchMixin:
         10,000 row visits a word). In a table shared by many agents, every word is counted."""
         now = time.monotonic()
         if self._table_rows is None or now - self._table_rows[0] > _COUNT_TTL:
-            (rows,) = conn.execute("SELECT reltuples FROM pg_class WHERE oid = 'chunks'::regclass").fetchone()
+            (rows,) = conn.execute("SELECT reltuples FROM pg_class WHERE oid = 'chunk_rows'::regclass").fetchone()
             self._table_rows = (now, float(rows))
         return self._table_rows[1] > 0 and rows_n >= 0.5 * self._table_rows[1]
 
@@ -282,7 +293,7 @@ class SearchMixin:
         if cached is None or now - cached[0] > _COUNT_TTL:
             rows, vectors, windows = conn.execute(
                 "SELECT count(*), count(embedding) FILTER (WHERE superseded_by IS NULL), "
-                "(SELECT count(*) FROM chunk_windows WHERE agent_id = %s) FROM chunks WHERE agent_id = %s",
+                "(SELECT count(*) FROM chunk_windows WHERE agent_id = %s) FROM chunk_rows WHERE agent_id = %s",
                 (agent_id, agent_id)).fetchone()
             cached = self._counts[agent_id] = (now, int(rows), int(vectors), int(windows))
         return cached[1], cached[2]
@@ -296,7 +307,7 @@ class SearchMixin:
             cosine = best_cosine(len(vector))  # a long memory's best window
             values += [np.asarray(vector, dtype=np.float32)] * 2
         with self._read(agent_id) as conn:
-            rows = conn.execute(f"SELECT {_STANDING}, {cosine} FROM chunks c WHERE c.agent_id = %s AND c.id = ANY(%s)",
+            rows = conn.execute(f"SELECT {_STANDING}, {cosine} FROM {CHUNKS} WHERE c.agent_id = %s AND c.id = ANY(%s)",
                                 [*values, agent_id, list(ids)]).fetchall()
         by_id = {r[0]: r for r in rows}
         ordered = [by_id[i] for i in ids if i in by_id]
@@ -307,13 +318,13 @@ class SearchMixin:
         if not ids:
             return {}
         condition, params = filter_sql(where)
-        side = ("(SELECT s.id, c.id FROM chunks c WHERE c.agent_id = %s AND c.session_id = s.session_id "
+        side = ("(SELECT s.id, c.id FROM chunk_rows c WHERE c.agent_id = %s AND c.session_id = s.session_id "
                 "AND c.kind = 'memory' AND c.id {} s.id ORDER BY c.id {} LIMIT %s)")
         # The filter is tested on the few neighbours found, one row each: inside the sides, where
         # the planner expects a scan of the agent's rows, it hashed every row a subquery of the
         # filter lists (the experiences: 60 ms of a recall at 100k).
-        sql = (f"SELECT s.id, n.*, (SELECT {condition} FROM chunks c WHERE c.id = n.other) "
-               "FROM (SELECT c.id, c.session_id FROM chunks c WHERE c.agent_id = %s "
+        sql = (f"SELECT s.id, n.*, (SELECT {condition} FROM chunk_rows c WHERE c.id = n.other) "
+               "FROM (SELECT c.id, c.session_id FROM chunk_rows c WHERE c.agent_id = %s "
                "AND c.kind = 'memory' AND c.id = ANY(%s)) s LEFT JOIN LATERAL ("
                + side.format("<", "DESC") + " UNION ALL " + side.format(">", "ASC")
                + ") n(seed, other) ON true")

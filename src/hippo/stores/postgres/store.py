@@ -33,6 +33,7 @@ from hippo.stores.postgres.keys import KeyMixin
 from hippo.stores.postgres.merges import MergeMixin
 from hippo.stores.postgres.schema import migrate, vector_index
 from hippo.stores.postgres.search import CHUNK_COLUMNS, SearchMixin, chunk_of
+from hippo.stores.postgres.strength import CHUNKS, insert_counters
 from hippo.stores.postgres.summary import SummaryMixin, count_retrievals
 from hippo.stores.postgres.windows import split, write_windows
 from hippo.types import Block, Chunk, ConversationHit
@@ -107,8 +108,8 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
         if not hashes:
             return {}
         with self._read(agent_id) as conn:
-            rows = conn.execute(f"SELECT {CHUNK_COLUMNS} FROM chunks c WHERE agent_id = %s AND kind = 'memory' "
-                                "AND content_hash = ANY(%s)", (agent_id, list(hashes))).fetchall()
+            rows = conn.execute(f"SELECT {CHUNK_COLUMNS} FROM {CHUNKS} WHERE c.agent_id = %s AND c.kind = 'memory' "
+                                "AND c.content_hash = ANY(%s)", (agent_id, list(hashes))).fetchall()
         return {chunk.content_hash: chunk for chunk in map(chunk_of, rows)}  # type: ignore[misc]
 
     def insert_chunks(self, agent_id: str, chunks: Sequence[Chunk], vectors: Sequence[np.ndarray | None]) -> None:
@@ -116,16 +117,15 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
             self._check_dimension(conn, vectors)
             with conn.cursor() as cur:
                 cur.executemany(
-                    "INSERT INTO chunks (id, agent_id, content, content_hash, embedding, metadata, kind, "
-                    "running_intensity, encounter_count, access_count, last_accessed_at, superseded_by, created_at, "
-                    "observed_at, feedback, reinforced_at, source, session_id) "
-                    "VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+                    "INSERT INTO chunk_rows (id, agent_id, content, content_hash, embedding, metadata, kind, "
+                    "superseded_by, created_at, observed_at, feedback, reinforced_at, source, session_id) "
+                    "VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
                     [(c.id, agent_id, c.content, c.content_hash, None if v is None else split(v)[0],
-                      json.dumps(c.metadata or {}, ensure_ascii=False),
-                      c.kind, c.running_intensity, c.encounter_count, c.access_count, c.last_accessed_at,
-                      c.superseded_by, c.created_at, c.observed_at, c.feedback, c.reinforced_at, c.source,
-                      c.session_id)
+                      json.dumps(c.metadata or {}, ensure_ascii=False), c.kind, c.superseded_by, c.created_at,
+                      c.observed_at, c.feedback, c.reinforced_at, c.source, c.session_id)
                      for c, v in zip(chunks, vectors)])
+                insert_counters(cur, agent_id, [(c.id, c.running_intensity, c.encounter_count, c.access_count,
+                                                 c.last_accessed_at) for c in chunks])
                 write_windows(cur, agent_id, [(c.id, v) for c, v in zip(chunks, vectors)])
         self._counts.pop(agent_id, None)
 
@@ -134,7 +134,7 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
             return
         with self._db.writing(agent_id) as conn, conn.cursor() as cur:
             cur.executemany(
-                "UPDATE chunks SET running_intensity = %s, encounter_count = %s, access_count = %s, "
+                "UPDATE chunk_strength SET running_intensity = %s, encounter_count = %s, access_count = %s, "
                 "last_accessed_at = %s WHERE agent_id = %s AND id = %s",
                 [(u.running_intensity, u.encounter_count, u.access_count, u.last_accessed_at, agent_id, u.id)
                  for u in updates])
@@ -144,7 +144,7 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
             return
         with self._db.writing(agent_id) as conn:
             retrieved = conn.execute(
-                "UPDATE chunks SET access_count = access_count + 1, last_accessed_at = %s, "
+                "UPDATE chunk_strength SET access_count = access_count + 1, last_accessed_at = %s, "
                 "running_intensity = least(1.0, running_intensity + %s) WHERE agent_id = %s AND id = ANY(%s)",
                 (now, boost, agent_id, list(ids))).rowcount
             count_retrievals(conn, agent_id, now, retrieved)
@@ -153,24 +153,25 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
         if not old_ids:
             return []
         with self._db.writing(agent_id) as conn:
-            rows = conn.execute("UPDATE chunks SET superseded_by = %s WHERE agent_id = %s AND superseded_by IS NULL "
-                                "AND id = ANY(%s) RETURNING id", (new_id, agent_id, list(old_ids))).fetchall()
+            rows = conn.execute("UPDATE chunk_rows SET superseded_by = %s WHERE agent_id = %s "
+                                "AND superseded_by IS NULL AND id = ANY(%s) RETURNING id",
+                                (new_id, agent_id, list(old_ids))).fetchall()
         return [r[0] for r in rows]
 
     def superseded_by(self, agent_id: str, chunk_id: str) -> list[Chunk]:
         with self._read(agent_id) as conn:
-            rows = conn.execute(f"SELECT {CHUNK_COLUMNS} FROM chunks c WHERE agent_id = %s AND superseded_by = %s "
-                                "ORDER BY created_at", (agent_id, chunk_id)).fetchall()
+            rows = conn.execute(f"SELECT {CHUNK_COLUMNS} FROM {CHUNKS} WHERE c.agent_id = %s AND c.superseded_by = %s "
+                                "ORDER BY c.created_at", (agent_id, chunk_id)).fetchall()
         return [chunk_of(r) for r in rows]
 
     def set_vectors(self, agent_id: str, vectors: dict[str, np.ndarray]) -> None:
         with self._db.writing(agent_id) as conn:
             self._check_dimension(conn, vectors.values())
             with conn.cursor() as cur:
-                cur.executemany("UPDATE chunks SET embedding = %s WHERE agent_id = %s AND id = %s",
+                cur.executemany("UPDATE chunk_rows SET embedding = %s WHERE agent_id = %s AND id = %s",
                                 [(split(v)[0], agent_id, i) for i, v in vectors.items()])
                 # The trigger took the old windows; only chunks of this agent get new ones.
-                mine = {r[0] for r in cur.execute("SELECT id FROM chunks WHERE agent_id = %s AND id = ANY(%s)",
+                mine = {r[0] for r in cur.execute("SELECT id FROM chunk_rows WHERE agent_id = %s AND id = ANY(%s)",
                                                   (agent_id, list(vectors))).fetchall()}
                 if write_windows(cur, agent_id, [(i, v) for i, v in vectors.items() if i in mine]):
                     self._counts.pop(agent_id, None)
@@ -179,7 +180,7 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
         if not ids:
             return []
         with self._read(agent_id) as conn:
-            rows = conn.execute(f"SELECT {CHUNK_COLUMNS} FROM chunks c WHERE agent_id = %s AND id = ANY(%s)",
+            rows = conn.execute(f"SELECT {CHUNK_COLUMNS} FROM {CHUNKS} WHERE c.agent_id = %s AND c.id = ANY(%s)",
                                 (agent_id, list(ids))).fetchall()
         by_id = {row[0]: chunk_of(row) for row in rows}
         return [by_id[i] for i in ids if i in by_id]
@@ -188,14 +189,14 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
         if not ids:
             return {}
         with self._read(agent_id) as conn:
-            return dict(conn.execute("SELECT id, char_length(content) FROM chunks WHERE agent_id = %s "
+            return dict(conn.execute("SELECT id, char_length(content) FROM chunk_rows WHERE agent_id = %s "
                                      "AND id = ANY(%s)", (agent_id, list(ids))).fetchall())
 
     def get_vectors(self, agent_id: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         if not ids:
             return {}
         with self._read(agent_id) as conn:
-            rows = conn.execute("SELECT id, embedding FROM chunks WHERE agent_id = %s AND embedding IS NOT NULL "
+            rows = conn.execute("SELECT id, embedding FROM chunk_rows WHERE agent_id = %s AND embedding IS NOT NULL "
                                 "AND id = ANY(%s)", (agent_id, list(ids))).fetchall()
         # pgvector hands a ``vector`` back as its ``Vector`` (an array in older releases).
         return {row[0]: np.asarray(row[1].to_numpy() if hasattr(row[1], "to_numpy") else row[1], dtype=np.float32)
@@ -203,24 +204,24 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
 
     def list_chunks(self, agent_id: str, *, limit: int, before: str | None = None,
                     kind: str | None = None) -> list[Chunk]:
-        sql, params = f"SELECT {CHUNK_COLUMNS} FROM chunks c WHERE agent_id = %s", [agent_id]
+        sql, params = f"SELECT {CHUNK_COLUMNS} FROM {CHUNKS} WHERE c.agent_id = %s", [agent_id]
         if before is not None:
-            sql, params = sql + " AND id < %s", [*params, before]
+            sql, params = sql + " AND c.id < %s", [*params, before]
         if kind is not None:
-            sql, params = sql + " AND kind = %s", [*params, kind]
+            sql, params = sql + " AND c.kind = %s", [*params, kind]
         with self._read(agent_id) as conn:
-            rows = conn.execute(sql + " ORDER BY id DESC LIMIT %s", (*params, limit)).fetchall()
+            rows = conn.execute(sql + " ORDER BY c.id DESC LIMIT %s", (*params, limit)).fetchall()
         return [chunk_of(r) for r in rows]
 
     def update_metadata(self, agent_id: str, chunk_id: str, metadata: dict[str, Any]) -> bool:
         with self._db.writing(agent_id) as conn:
-            cur = conn.execute("UPDATE chunks SET metadata = %s WHERE agent_id = %s AND id = %s",
+            cur = conn.execute("UPDATE chunk_rows SET metadata = %s WHERE agent_id = %s AND id = %s",
                                (json.dumps(metadata, ensure_ascii=False), agent_id, chunk_id))
         return cur.rowcount > 0
 
     def agent_ids(self, prefix: str) -> list[str]:
         with self._read() as conn:
-            rows = conn.execute("SELECT DISTINCT agent_id FROM chunks WHERE starts_with(agent_id, %s) "
+            rows = conn.execute("SELECT DISTINCT agent_id FROM chunk_rows WHERE starts_with(agent_id, %s) "
                                 "ORDER BY agent_id", (prefix,)).fetchall()
         return [r[0] for r in rows]
 
@@ -228,7 +229,7 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
         if not ids:
             return {}
         with self._read() as conn:
-            rows = conn.execute("SELECT id, agent_id = %s FROM chunks WHERE id = ANY(%s)",
+            rows = conn.execute("SELECT id, agent_id = %s FROM chunk_rows WHERE id = ANY(%s)",
                                 (agent_id, list(ids))).fetchall()
         return {row[0]: bool(row[1]) for row in rows}
 
@@ -238,7 +239,7 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
 
     def holds_nothing(self) -> bool:
         with self._read() as conn:
-            return not conn.execute("SELECT EXISTS (SELECT 1 FROM chunks) OR EXISTS (SELECT 1 FROM memory_blocks) "
+            return not conn.execute("SELECT EXISTS (SELECT 1 FROM chunk_rows) OR EXISTS (SELECT 1 FROM memory_blocks) "
                                     "OR EXISTS (SELECT 1 FROM api_keys)").fetchone()[0]
 
     def counts(self, agent_id: str) -> dict[str, int]:
@@ -248,7 +249,7 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
                 "count(*) FILTER (WHERE kind = 'fact' AND superseded_by IS NOT NULL), "
                 "count(*) FILTER (WHERE kind = 'memory'), count(*) FILTER (WHERE embedding IS NULL), "
                 "(SELECT count(*) FROM memory_blocks WHERE agent_id = %s), (SELECT count(*) FROM experiences e "
-                "JOIN chunks x ON x.id = e.id WHERE e.agent_id = %s) FROM chunks WHERE agent_id = %s",
+                "JOIN chunk_rows x ON x.id = e.id WHERE e.agent_id = %s) FROM chunk_rows WHERE agent_id = %s",
                 (agent_id, agent_id, agent_id)).fetchone()
         return {"facts": row[0], "superseded_facts": row[1], "memories": row[2], "pending_vectors": row[3],
                 "blocks": row[4], "experiences": row[5]}
@@ -259,8 +260,8 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
         if not ids:
             return 0
         with self._db.writing(agent_id) as conn:
-            self._release_sources(conn, "chunks", agent_id, ids)
-            count = conn.execute("DELETE FROM chunks WHERE agent_id = %s AND id = ANY(%s)",
+            self._release_sources(conn, "chunk_rows", agent_id, ids)
+            count = conn.execute("DELETE FROM chunk_rows WHERE agent_id = %s AND id = ANY(%s)",
                                  (agent_id, list(ids))).rowcount
         self._deleted(agent_id, count)
         return count
@@ -268,7 +269,7 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
     def add_feedback(self, agent_id: str, chunk_id: str, delta: int, reinforced_at: datetime | None) -> bool:
         with self._db.writing(agent_id) as conn:
             return conn.execute(
-                "UPDATE chunks SET feedback = feedback + %s, reinforced_at = COALESCE(%s, reinforced_at) "
+                "UPDATE chunk_rows SET feedback = feedback + %s, reinforced_at = COALESCE(%s, reinforced_at) "
                 "WHERE agent_id = %s AND id = %s", (delta, reinforced_at, agent_id, chunk_id)).rowcount > 0
 
     def update_content(self, agent_id: str, chunk_id: str, content: str, content_hash: str,
@@ -276,11 +277,13 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
         with self._db.writing(agent_id) as conn:
             if vector is not None:
                 self._check_dimension(conn, [vector])
-            self._release_sources(conn, "chunks", agent_id, [chunk_id])
-            count = conn.execute("UPDATE chunks SET content = %s, content_hash = %s, embedding = %s, "
-                                 "last_accessed_at = %s WHERE agent_id = %s AND id = %s",
-                                 (content, content_hash, None if vector is None else split(vector)[0], now, agent_id,
+            self._release_sources(conn, "chunk_rows", agent_id, [chunk_id])
+            count = conn.execute("UPDATE chunk_rows SET content = %s, content_hash = %s, embedding = %s "
+                                 "WHERE agent_id = %s AND id = %s",
+                                 (content, content_hash, None if vector is None else split(vector)[0], agent_id,
                                   chunk_id)).rowcount
+            conn.execute("UPDATE chunk_strength SET last_accessed_at = %s WHERE agent_id = %s AND id = %s",
+                         (now, agent_id, chunk_id))
             if count:  # the trigger took the old text's windows
                 with conn.cursor() as cur:
                     write_windows(cur, agent_id, [(chunk_id, vector)])
@@ -289,7 +292,8 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
 
     def delete_agent(self, agent_id: str) -> dict[str, int]:
         with self._db.writing(agent_id) as conn:
-            kinds = [r[0] for r in conn.execute("DELETE FROM chunks WHERE agent_id = %s RETURNING kind", (agent_id,))]
+            kinds = [r[0] for r in conn.execute("DELETE FROM chunk_rows WHERE agent_id = %s RETURNING kind",
+                                                (agent_id,))]
             blocks = conn.execute("DELETE FROM memory_blocks WHERE agent_id = %s", (agent_id,)).rowcount
             archived = conn.execute("DELETE FROM chunks_archive WHERE agent_id = %s", (agent_id,)).rowcount
             short_term = self._erase_experiences(conn, agent_id)
@@ -323,7 +327,7 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
             if blocker is not None:
                 self._scrub_blocked = blocker
                 return
-            for table in ("chunks", "chunk_windows", "chunks_archive", "memory_blocks", "short_term", "experiences",
+            for table in ("chunk_rows", "chunk_windows", "chunks_archive", "memory_blocks", "short_term", "experiences",
                           "observed_messages", "fact_merges"):
                 conn.execute(f"VACUUM (FULL) {table}")
             try:  # the rewritten files on disk, not only in shared buffers (needs pg_checkpoint or superuser)
@@ -354,14 +358,14 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
     # -- pending vectors ----------------------------------------------------
 
     def pending_vectors(self, agent_id: str | None, limit: int) -> list[tuple[str, str, str]]:
-        sql, params = "SELECT agent_id, id, content FROM chunks WHERE embedding IS NULL", []
+        sql, params = "SELECT agent_id, id, content FROM chunk_rows WHERE embedding IS NULL", []
         if agent_id is not None:
             sql, params = sql + " AND agent_id = %s", [agent_id]
         with self._read() as conn:
             return [tuple(r) for r in conn.execute(sql + " ORDER BY id LIMIT %s", (*params, limit))]
 
     def count_pending(self, agent_id: str | None) -> int:
-        sql, params = "SELECT count(*) FROM chunks WHERE embedding IS NULL", []
+        sql, params = "SELECT count(*) FROM chunk_rows WHERE embedding IS NULL", []
         if agent_id is not None:
             sql, params = sql + " AND agent_id = %s", [agent_id]
         with self._read() as conn:
@@ -369,7 +373,7 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
 
     def clear_vectors(self) -> None:
         with self._db.writing() as conn:
-            conn.execute("UPDATE chunks SET embedding = NULL WHERE embedding IS NOT NULL")
+            conn.execute("UPDATE chunk_rows SET embedding = NULL WHERE embedding IS NOT NULL")
 
     # -- memory blocks ------------------------------------------------------
 

@@ -12,6 +12,7 @@ from typing import Any, Callable, Sequence
 from hippo.clock import to_utc
 from hippo.stores.base import BrowseOrder, ChunkFilter, ChunkSummary
 from hippo.stores.postgres.filters import filter_sql
+from hippo.stores.postgres.strength import CHUNKS
 from hippo.types import Chunk
 
 __all__ = ["SummaryMixin", "count_retrievals"]
@@ -20,9 +21,9 @@ __all__ = ["SummaryMixin", "count_retrievals"]
 def _strength(decay: str = "%s", now: str = "%s") -> str:
     """The SQL of a chunk's effective strength; parameters: the decay lambda, then now. PostgreSQL's
     ``exp`` raises on underflow where SQLite's gives 0, so the exponent stops at -700 (e^-700 ≈ 0)."""
-    hours = f"greatest(0.0, extract(epoch FROM {now}::timestamptz - last_accessed_at)::double precision / 3600.0)"
-    exponent = f"-{decay}::float8 / (1.0 + ln(1.0 + greatest(0, access_count)) * 0.3) * {hours}"
-    return f"running_intensity * exp(greatest(-700.0, {exponent}))"
+    hours = f"greatest(0.0, extract(epoch FROM {now}::timestamptz - s.last_accessed_at)::double precision / 3600.0)"
+    exponent = f"-{decay}::float8 / (1.0 + ln(1.0 + greatest(0, s.access_count)) * 0.3) * {hours}"
+    return f"s.running_intensity * exp(greatest(-700.0, {exponent}))"
 
 
 def _strength_bin(bins: int) -> str:
@@ -32,7 +33,7 @@ def _strength_bin(bins: int) -> str:
 
 def _order_sql(order: BrowseOrder) -> tuple[str, list[Any]]:
     """The ORDER BY of a browse (see ``BrowseOrder``) and its parameters."""
-    columns = {"strength": _strength(), "last_access": "c.last_accessed_at", "feedback": "c.feedback"}
+    columns = {"strength": _strength(), "last_access": "s.last_accessed_at", "feedback": "c.feedback"}
     params = [order.decay_lambda, order.now] if "strength" in order.keys else []
     return "".join(f"{columns[k]} DESC, " for k in order.keys) + "c.created_at DESC, c.id DESC", params
 
@@ -61,16 +62,16 @@ class SummaryMixin:
         utc = "AT TIME ZONE 'UTC'"
         with self._read(agent_id) as conn:
             rows = conn.execute(
-                f"WITH mine AS (SELECT created_at, last_accessed_at, running_intensity, access_count, superseded_by "
-                f"FROM chunks WHERE agent_id = %(agent)s) "
-                f"SELECT 's', {_strength_bin(bins)}::text AS k, count(*) FROM mine WHERE superseded_by IS NULL "
+                f"WITH mine AS (SELECT c.created_at, s.last_accessed_at, s.running_intensity, s.access_count, "
+                f"c.superseded_by FROM {CHUNKS} WHERE c.agent_id = %(agent)s AND s.agent_id = %(agent)s) "
+                f"SELECT 's', {_strength_bin(bins)}::text AS k, count(*) FROM mine s WHERE superseded_by IS NULL "
                 f"GROUP BY k UNION ALL "
                 f"SELECT 'c', ((created_at {utc})::date)::text AS k, count(*) FROM mine "
                 f"WHERE created_at >= %(since)s GROUP BY k UNION ALL "
                 f"SELECT 'a', ((last_accessed_at {utc})::date)::text AS k, count(*) FROM mine "
                 f"WHERE superseded_by IS NULL AND access_count > 0 AND last_accessed_at >= %(since)s GROUP BY k "
                 f"UNION ALL SELECT 't', e.type, count(*) FROM experiences e WHERE e.agent_id = %(agent)s "
-                f"AND EXISTS (SELECT 1 FROM chunks c WHERE c.id = e.id) GROUP BY e.type",
+                f"AND EXISTS (SELECT 1 FROM chunk_rows c WHERE c.id = e.id) GROUP BY e.type",
                 {"agent": agent_id, "now": now, "decay": decay_lambda, "since": since}).fetchall()
         parts: dict[str, dict[str, int]] = {"s": {}, "c": {}, "a": {}, "t": {}}
         for part, key, count in rows:
@@ -86,10 +87,10 @@ class SummaryMixin:
         key, key_params = _order_sql(order)
         with self._read(agent_id) as conn:
             rows = conn.execute(
-                f"SELECT c.id, count(*) OVER () FROM chunks c WHERE c.agent_id = %s AND {clause} "
+                f"SELECT c.id, count(*) OVER () FROM {CHUNKS} WHERE c.agent_id = %s AND {clause} "
                 f"ORDER BY {key} LIMIT %s OFFSET %s", (agent_id, *params, *key_params, limit, offset)).fetchall()
-            total = rows[0][1] if rows else conn.execute(
-                f"SELECT count(*) FROM chunks c WHERE c.agent_id = %s AND {clause}", (agent_id, *params)).fetchone()[0]
+            total = rows[0][1] if rows else conn.execute(f"SELECT count(*) FROM chunk_rows c WHERE c.agent_id = %s "
+                                                         f"AND {clause}", (agent_id, *params)).fetchone()[0]
         return self.get_chunks(agent_id, [row[0] for row in rows]), int(total)
 
     def add_daily(self, agent_id: str, day: date, counts: dict[str, int]) -> None:

@@ -76,12 +76,12 @@ def vector_side(dimension: int, indexed: bool, clause: str, windows: bool) -> st
         return (f"({column}::vector({dimension})) <#> %s::vector({dimension})" if indexed
                 else f"{column} <#> %s::vector")
 
-    own = (f"SELECT c.id, -({distance('c.embedding')}) AS sim FROM chunks c WHERE c.agent_id = %s AND {clause} "
+    own = (f"SELECT c.id, -({distance('c.embedding')}) AS sim FROM chunk_rows c WHERE c.agent_id = %s AND {clause} "
            f"AND vector_dims(c.embedding) = {dimension} ORDER BY {distance('c.embedding')} LIMIT %s")
     if not windows:
         return f"v AS ({own})"
     later = (f"SELECT c.id, -({distance('w.embedding')}) AS sim FROM chunk_windows w "
-             f"JOIN chunks c ON c.id = w.chunk_id WHERE w.agent_id = %s AND c.agent_id = %s AND {clause} "
+             f"JOIN chunk_rows c ON c.id = w.chunk_id WHERE w.agent_id = %s AND c.agent_id = %s AND {clause} "
              f"AND vector_dims(w.embedding) = {dimension} ORDER BY {distance('w.embedding')} LIMIT %s")
     return (f"v AS (SELECT id, max(sim) AS sim FROM (({own}) UNION ALL ({later})) found "
             "GROUP BY id ORDER BY max(sim) DESC, id LIMIT %s)")
