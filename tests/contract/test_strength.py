@@ -138,7 +138,8 @@ def test_default_intensity_is_one_half(mem):
     assert mem.store_memory("A plain observation").chunk.running_intensity == 0.5
 
 
-def test_retrieval_event_updates_every_hit(mem, db, clock):
+def test_retrieval_event_updates_every_hit(make_mem, db, clock):
+    mem = make_mem("alice", retrieval_delay=0)  # the rows are read from the file right after each recall
     a = mem.store_memory("The deploy pipeline uses GitHub Actions", intensity=0.5)
     b = mem.store_memory("The deploy pipeline needs a manual approval step", intensity=0.99)
     unrelated = mem.store_memory("Bob prefers window seats on flights", intensity=0.5)

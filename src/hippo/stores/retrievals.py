@@ -7,7 +7,9 @@ what a touching recall cost over an untouched one (issue 34). A store queues the
 
 - at most ``delay`` seconds after the first queued event (a thread of the store's own);
 - before any read of the store other than a recall's own (:meth:`RetrievalQueue.recall_reads`
-  marks those): counts, links and strengths read after a recall are the ones it left;
+  marks those): counts, links and strengths read after a recall are the ones it left; a recall
+  itself waits only for events older than ``delay`` by its clock (the writer would have written
+  them by then: with a clock of its own, as in tests, a month's recalls still see each other);
 - when the queue holds ``limit`` events (the recall that fills it writes them);
 - at close, and when the process exits normally.
 
@@ -190,8 +192,12 @@ class RetrievalQueue:
             log.warning("hippo: recall's retrieval counts not written yet: %s", exc)
 
     @contextmanager
-    def recall_reads(self) -> Iterator[None]:
-        """Reads of a recall: they rank what is written and do not wait for what is queued."""
+    def recall_reads(self, now: datetime) -> Iterator[None]:
+        """Reads of a recall at ``now``: they rank what is written and do not wait for events
+        younger than ``delay``; older ones (which the writer would have written by then, by the
+        recall's own clock) are written first."""
+        if self._events and self._events[0].at < now - timedelta(seconds=self.delay):
+            self._try_flush()
         token = _RECALLING.set(True)
         try:
             yield
