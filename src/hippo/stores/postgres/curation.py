@@ -20,6 +20,8 @@ from hippo.index.int8 import encode_int8
 from hippo.stores.base import PruneCandidate
 from hippo.stores.postgres.search import tsquery
 from hippo.stores.postgres.strength import CHUNKS, COUNTERS
+from hippo.stores.postgres.summary import count_retrieval_days
+from hippo.stores.retrievals import STRONG_LINK, RetrievalBatch
 from hippo.types import ArchivedMemory, Chunk
 
 __all__ = ["CurationMixin"]
@@ -180,6 +182,35 @@ class CurationMixin:
                 "ON CONFLICT (agent_id, kind, a, b) DO UPDATE SET strength = chunk_links.strength + 1.0, "
                 "updated_at = excluded.updated_at",
                 [(agent_id, kind, a, b, now, agent_id, a, b) for a, b in pairs])
+
+    def write_retrievals(self, agent_id: str, batch: RetrievalBatch) -> None:
+        ids, merged = list(batch.chunks), list(batch.chunks.values())
+        with self._db.writing(agent_id) as conn, conn.cursor() as cur:
+            found = {r[0] for r in conn.execute(
+                "UPDATE chunk_strength s SET access_count = s.access_count + u.times, last_accessed_at = u.last, "
+                "running_intensity = least(1.0, s.running_intensity + u.boost) "
+                "FROM unnest(%s::text[], %s::int[], %s::timestamptz[], %s::float8[]) AS u (id, times, last, boost) "
+                "WHERE s.agent_id = %s AND s.id = u.id RETURNING s.id",
+                (ids, [m[0] for m in merged], [m[1] for m in merged], [m[2] for m in merged], agent_id))}
+            cur.executemany(  # another server may forget an end meanwhile: checked in the statement
+                "INSERT INTO chunk_links (agent_id, kind, a, b, strength, updated_at) "
+                "SELECT %s, 'co_recall', %s, %s, %s, %s "
+                "WHERE (SELECT count(*) FROM chunk_rows WHERE agent_id = %s AND id IN (%s, %s)) = 2 "
+                "ON CONFLICT (agent_id, kind, a, b) DO UPDATE SET strength = chunk_links.strength + excluded.strength, "
+                "updated_at = excluded.updated_at",
+                [(agent_id, a, b, float(times), last, agent_id, a, b)
+                 for (a, b), (times, last) in batch.links.items() if a in found and b in found])
+            count_retrieval_days(conn, agent_id, batch.day_counts(found))
+
+    def prune_links(self, agent_id: str, *, before: datetime, keep: int | None) -> int:
+        weak = f"FROM chunk_links WHERE agent_id = %s AND kind = 'co_recall' AND strength < {STRONG_LINK}"
+        with self._db.writing(agent_id) as conn:
+            gone = conn.execute(f"DELETE {weak} AND updated_at < %s", (agent_id, before)).rowcount
+            if keep is not None:
+                gone += conn.execute(
+                    f"DELETE FROM chunk_links WHERE (agent_id, kind, a, b) IN (SELECT agent_id, kind, a, b {weak} "
+                    f"ORDER BY updated_at DESC OFFSET %s)", (agent_id, keep)).rowcount
+        return int(gone)
 
     def links(self, agent_id: str, ids: Sequence[str],
               min_strength: float = 0.0) -> list[tuple[str, str, str, float, bool]]:

@@ -308,6 +308,12 @@ END $$;
 ANALYZE chunk_rows;
 """
 
+# Weak co-recall links (one recall returned both ends) by when a recall last strengthened them: the
+# ones that fade, and past the cap the oldest (stores/retrievals.py). A link that grows strong leaves it.
+_WEAK_LINKS = """
+CREATE INDEX chunk_links_weak ON chunk_links (agent_id, updated_at) WHERE kind = 'co_recall' AND strength < 2.0;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_chunks_blocks_model_keys", _BASE),
     ("0002_curation", _CURATION),
@@ -328,6 +334,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0018_merges_rewritten", merges.REWRITTEN),  # a fact's new text takes its merged wordings (merges.py)
     ("0019_strength_table", strength.MIGRATION),  # the retrieval counters in a narrow table (strength.py)
     ("0020_filter_indexes", _FILTER_INDEXES),
+    ("0021_weak_links", _WEAK_LINKS),
 ]
 
 

@@ -36,6 +36,7 @@ from hippo.stores.postgres.search import CHUNK_COLUMNS, SearchMixin, chunk_of
 from hippo.stores.postgres.strength import CHUNKS, insert_counters
 from hippo.stores.postgres.summary import SummaryMixin, count_retrievals
 from hippo.stores.postgres.windows import split, write_windows
+from hippo.stores.retrievals import DEFAULT_DELAY, RetrievalQueue
 from hippo.types import Block, Chunk, ConversationHit
 
 __all__ = ["PostgresStore"]
@@ -51,7 +52,8 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
     capabilities = StoreCapabilities(supports_ann=True, secure_delete=False, conversation=True, shared=True)
     _chunk_of = staticmethod(chunk_of)
 
-    def __init__(self, url: str, *, ann_threshold: int | None = 50_000, pool_size: int = 10) -> None:
+    def __init__(self, url: str, *, ann_threshold: int | None = 50_000, pool_size: int = 10,
+                 retrieval_delay: float = DEFAULT_DELAY) -> None:
         import psycopg
 
         from hippo.stores.registry import shown
@@ -67,14 +69,17 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
         self._words: dict[tuple[str, str], tuple[float, int]] = {}
         self._table_rows: tuple[float, float] | None = None
         self._indexed = False  # whether this process has seen the HNSW index built (search.py)
+        self.retrievals = RetrievalQueue(self, delay=retrieval_delay, in_write=lambda: self._db.in_transaction)
 
     def close(self) -> None:
+        self.retrievals.close()
         self._db.close()
 
     def transaction(self) -> Any:
         return self._db.transaction()
 
     def _read(self, agent_id: str | None = None) -> Any:
+        self.retrievals.before_read()
         return self._db.connection(agent_id)
 
     # -- the embedding model ------------------------------------------------

@@ -44,6 +44,12 @@ def count_retrievals(conn: Any, agent_id: str, now: datetime, retrieved: int) ->
         _add(conn, agent_id, to_utc(now).date(), {"retrievals": retrieved, "recalls": 1})
 
 
+def count_retrieval_days(conn: Any, agent_id: str, days: dict[date, tuple[int, int]]) -> None:
+    """Inside ``write_retrievals``' transaction: per day, (memories retrieved, recalls)."""
+    for day, (retrieved, recalls) in days.items():
+        _add(conn, agent_id, day, {"retrievals": retrieved, "recalls": recalls})
+
+
 def _add(conn: Any, agent_id: str, day: date, counts: dict[str, int]) -> None:
     with conn.cursor() as cur:
         cur.executemany(
