@@ -622,13 +622,23 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def code_state() -> dict[str, Any]:
+    """The commit run and the source files changed beside it (others may be editing the tree)."""
+    def git(*words: str) -> str:
+        found = subprocess.run(["git", *words], cwd=Path(__file__).resolve().parents[1], capture_output=True,
+                               text=True, check=False)
+        return found.stdout.strip()
+
+    return {"commit": git("rev-parse", "HEAD"), "uncommitted": git("status", "--short", "src").splitlines()}
+
+
 def run_all(args: argparse.Namespace) -> dict[str, Any]:
     clients = [int(c) for c in str(args.clients).split(",")]
     embedder = "fake:384" if args.smoke else "local"
     results: dict[str, Any] = {
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "cpus": os.cpu_count(),
         "load_before": os.getloadavg(), "agents": args.agents, "memories": args.agents * args.per_agent,
-        "mix": MIX, "runs": []}
+        "mix": MIX, "code": code_state(), "runs": []}
     with tempfile.TemporaryDirectory(prefix="hippo-load-") as folder:
         tmp = Path(folder)
         corpus = load_corpus(args.agents * args.per_agent, args.smoke)
