@@ -364,6 +364,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0023_merge_provenance", merges.PROVENANCE),  # a merged wording's metadata, source, session (merges.py)
     ("0024_merges_rewritten", merges.REWRITTEN),  # a fact's new text takes its merged wordings (merges.py)
     ("0025_weak_links", _WEAK_LINKS),
+    ("0026_filter_keys", driving.KEYS_MIGRATION),  # metadata values' and sources' keys (driving.py)
 ]
 
 
