@@ -178,11 +178,14 @@ class RetrievalQueue:
             self._store.prune_links(agent_id, before=latest - LINK_FADE, keep=WEAK_LINKS_KEPT if capped else None)
         self._since_prune[agent_id] = 0 if capped else written
 
-    def before_read(self) -> None:
-        """A read of the store: what is queued is written first, unless a recall reads. A write
-        that fails (another server holding the agent, a busy file) leaves the read to go on: the
+    def before_read(self, agent_id: str | None = None) -> None:
+        """A read of the store (of ``agent_id``'s rows, when the store knows): what is queued is
+        written first, unless a recall reads or nothing of that agent is queued. A write that
+        fails (another server holding the agent, a busy file) leaves the read to go on: the
         events stay queued for the next write."""
-        if self._events and not _RECALLING.get() and not self._in_write():
+        if not self._events or _RECALLING.get() or self._in_write():
+            return
+        if agent_id is None or any(event.agent_id == agent_id for event in self._events):
             self._try_flush()
 
     def _try_flush(self) -> None:

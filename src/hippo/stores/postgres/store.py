@@ -79,7 +79,7 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
         return self._db.transaction()
 
     def _read(self, agent_id: str | None = None) -> Any:
-        self.retrievals.before_read()
+        self.retrievals.before_read(agent_id)
         return self._db.connection(agent_id)
 
     # -- the embedding model ------------------------------------------------
