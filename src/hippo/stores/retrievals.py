@@ -3,11 +3,13 @@
 A recall that counts as a retrieval raises its hits' access counts and intensity and strengthens
 the co-recall links among its best hits. Written inside recall, that write transaction was most of
 what a touching recall cost over an untouched one (issue 34). A store queues the event instead
-(:meth:`RetrievalQueue.add`) and its one writer writes what is queued, merged, in one transaction:
+(:meth:`RetrievalQueue.add`) and its one writer writes what is queued, merged, one transaction
+per agent and the agents in order (servers sharing a database take agents' locks in one order):
 
 - at most ``delay`` seconds after the first queued event (a thread of the store's own);
 - before any read of the store other than a recall's own (:meth:`RetrievalQueue.recall_reads`
-  marks those): counts, links and strengths read after a recall are the ones it left; a recall
+  marks those) that is of an agent with events queued (or of no one agent): counts, links and
+  strengths read after a recall are the ones it left; a recall
   itself waits only for events older than ``delay`` by its clock (the writer would have written
   them by then: with a clock of its own, as in tests, a month's recalls still see each other);
 - when the queue holds ``limit`` events (the recall that fills it writes them);
