@@ -41,7 +41,7 @@ def _order_sql(order: BrowseOrder) -> tuple[str, list[Any]]:
 def count_retrievals(conn: Any, agent_id: str, now: datetime, retrieved: int) -> None:
     """Inside ``record_retrievals``' transaction: the day's ``retrievals`` and ``recalls``."""
     if retrieved:
-        _add(conn, agent_id, to_utc(now).date(), {"retrievals": retrieved, "recalls": 1})
+        count_retrieval_days(conn, agent_id, {to_utc(now).date(): (retrieved, 1)})
 
 
 def count_retrieval_days(conn: Any, agent_id: str, days: dict[date, tuple[int, int]]) -> None:

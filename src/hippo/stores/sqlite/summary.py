@@ -64,7 +64,7 @@ def _julian(moment: datetime) -> float:
 def count_retrievals(conn: sqlite3.Connection, agent_id: str, now: datetime, retrieved: int) -> None:
     """Inside ``record_retrievals``' transaction: the day's ``retrievals`` and ``recalls``."""
     if retrieved:
-        _add(conn, agent_id, to_utc(now).date().isoformat(), {"retrievals": retrieved, "recalls": 1})
+        count_retrieval_days(conn, agent_id, {to_utc(now).date(): (retrieved, 1)})
 
 
 def count_retrieval_days(conn: sqlite3.Connection, agent_id: str, days: dict[date, tuple[int, int]]) -> None:
