@@ -18,6 +18,7 @@ from typing import Any, Iterator
 
 from hippo.errors import StorageError
 
+SPARE_WAIT = 0.002  # seconds a read waits for a second connection before it goes on with one
 EF_SEARCH = 256  # rows an HNSW walk keeps before filters (hnsw.ef_search), on every pooled connection
 
 __all__ = ["Connections", "storage_errors"]
@@ -93,6 +94,27 @@ class Connections:
             return
         with storage_errors("PostgreSQL read failed"), self._pool.connection() as conn:
             yield conn
+
+    @contextmanager
+    def spare(self) -> Iterator[Any | None]:
+        """A second pooled connection for a read that can run beside the thread's own (a search's
+        two sides), if one is free at once; None inside a write transaction (the other connection
+        would not see its rows) or when the pool has none to spare (waiting for one while holding
+        one could starve the pool): the caller then runs its statements one after the other."""
+        from psycopg_pool import PoolTimeout
+
+        if self.in_transaction:
+            yield None
+            return
+        try:
+            conn = self._pool.getconn(timeout=SPARE_WAIT)
+        except PoolTimeout:
+            yield None
+            return
+        try:
+            yield conn
+        finally:
+            self._pool.putconn(conn)
 
     @contextmanager
     def session(self) -> Iterator[Any]:

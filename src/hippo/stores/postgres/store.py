@@ -69,10 +69,13 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
         self._words: dict[tuple[str, str], tuple[float, int]] = {}
         self._table_rows: tuple[float, float] | None = None
         self._indexed = False  # whether this process has seen the HNSW index built (search.py)
+        self._search_threads = None  # a search's keyword side runs beside its vector side (search.py)
         self.retrievals = RetrievalQueue(self, delay=retrieval_delay, in_write=lambda: self._db.in_transaction)
 
     def close(self) -> None:
         self.retrievals.close()
+        if self._search_threads is not None:
+            self._search_threads.shutdown()
         self._db.close()
 
     def transaction(self) -> Any:
