@@ -34,8 +34,9 @@ def _files(db: Path | str) -> list[tuple[str, bytes]]:
         return [(p.name, p.read_bytes() if p.exists() else b"") for p in paths]
     sql(db, "CHECKPOINT")
     home = Path(sql(db, "SHOW data_directory")[0][0])
-    tables = ("('chunk_rows', 'chunks_archive', 'memory_blocks', 'short_term', 'experiences', 'observed_messages', "
-              "'fact_merges')")  # chunk_rows: the chunks' own table (``chunks`` is a view of it with the counters)
+    # chunk_rows: the chunks' own table (``chunks`` is a view of it with the counters); chunk_words: their words
+    tables = ("('chunk_rows', 'chunk_words', 'chunks_archive', 'memory_blocks', 'short_term', 'experiences', "
+              "'observed_messages', 'fact_merges')")
     relations = sql(db, f"SELECT pg_relation_filepath(c.oid) FROM pg_class c WHERE c.relname IN {tables} "
                         "OR c.oid IN (SELECT i.indexrelid FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid "
                         f"WHERE t.relname IN {tables}) OR c.oid IN (SELECT reltoastrelid FROM pg_class "

@@ -68,7 +68,7 @@ def test_a_filter_the_first_walk_cannot_fill_is_asked_again_with_a_wider_walk(da
     exacts: list[bool] = []
     real = PostgresStore._candidates
     monkeypatch.setattr(PostgresStore, "_candidates",
-                        lambda self, *a, **k: (exacts.append(k.get("exact", False)), real(self, *a, **k))[1])
+                        lambda self, *a, **k: (exacts.append(k.get("walk", EF_SEARCH) is None), real(self, *a, **k))[1])
     with hippo.open(database, agent_id="big", embedder=embedder, ann_threshold=100) as mem:
         mem.store_memories([hippo.MemoryInput(t, m) for t, m in zip(texts, tags)])
         store = mem.store
@@ -77,10 +77,10 @@ def test_a_filter_the_first_walk_cannot_fill_is_asked_again_with_a_wider_walk(da
             first = store._candidates(conn, "big", query.vector, ["harbour", "boats"], clause, params, query)
             exacts.clear()
             # As if the first walk of EF_SEARCH rows had found 5 that pass: a walk of 768 answers.
-            again = store._vector_side(conn, "big", query.vector, clause, params, query, found=5)
+            again = store._vector_side(conn, "big", query.vector, clause, params, query, found=5, tried=EF_SEARCH)
             assert conn.execute("SHOW hnsw.ef_search").fetchone()[0] == str(EF_SEARCH)  # set for that walk only
         with store.transaction(), store._read("big") as conn:  # in a write transaction too
-            store._vector_side(conn, "big", query.vector, clause, params, query, found=5)
+            store._vector_side(conn, "big", query.vector, clause, params, query, found=5, tried=EF_SEARCH)
             assert conn.execute("SHOW hnsw.ef_search").fetchone()[0] == str(EF_SEARCH)
     assert exacts == [False, False]
     assert sum(r[8] is not None for r in again) >= 10

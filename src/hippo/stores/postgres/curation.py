@@ -74,6 +74,7 @@ class CurationMixin:
         with self._read() as conn:  # outside a transaction, as VACUUM must be
             conn.execute("VACUUM (ANALYZE) chunk_rows")
             conn.execute("VACUUM (ANALYZE) chunk_strength")
+            conn.execute("VACUUM (ANALYZE) chunk_words")
             conn.execute("VACUUM chunks_archive")
 
     def prune_candidates(self, agent_id: str | None = None) -> list[PruneCandidate]:

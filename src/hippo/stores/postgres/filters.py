@@ -8,11 +8,12 @@ missing, ranges compare numbers with numbers and text with text (byte order, as 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from hippo.stores.base import ChunkFilter, MetaCondition
 
-__all__ = ["filter_sql"]
+__all__ = ["filter_sql", "words_filter_sql"]
 
 _COMPARE = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 
@@ -52,6 +53,15 @@ def filter_sql(where: ChunkFilter, *, driven_for: str | None = None) -> tuple[st
         clauses.append("COALESCE(c.observed_at, c.created_at) < %s")
         params.append(where.until)
     return (" AND ".join(clauses) or "true"), params
+
+
+def words_filter_sql(where: ChunkFilter) -> tuple[str, list[Any]] | None:
+    """The condition on ``chunk_words c`` (the live chunks' words, kind beside them) when ``where``
+    asks for live chunks of some kinds and nothing else; None when it asks what only ``chunk_rows``
+    holds (superseded chunks, tags, metadata, time, provenance, session, experiences)."""
+    if where.include_superseded or replace(where, kinds=()) != ChunkFilter():
+        return None
+    return ("c.kind = ANY(%s)", [list(where.kinds)]) if where.kinds else ("true", [])
 
 
 def _experience_sql(where: ChunkFilter, driven_for: str | None) -> tuple[str, list[Any]]:

@@ -314,6 +314,40 @@ _WEAK_LINKS = """
 CREATE INDEX chunk_links_weak ON chunk_links (agent_id, updated_at) WHERE kind = 'co_recall' AND strength < 2.0;
 """
 
+# The words of every live (not superseded) chunk in a narrow table of their own, for the keyword side
+# of a recall that asks for live chunks of some kinds and nothing else (search.py): in chunk_rows
+# each row that matches is a page of its own (its vector fills it), and visiting 4,000 of them was
+# most of that side's time; here ~30 rows share a page. Kept by a trigger on chunk_rows; a chunk's
+# row leaves with it (forget, archive), and ``hippo scrub`` rewrites this table too.
+_WORDS = """
+CREATE TABLE chunk_words (
+    id       text PRIMARY KEY REFERENCES chunk_rows (id) ON DELETE CASCADE,
+    agent_id text NOT NULL,
+    kind     text NOT NULL,
+    tsv      tsvector NOT NULL
+);
+INSERT INTO chunk_words (id, agent_id, kind, tsv)
+    SELECT id, agent_id, kind, tsv FROM chunk_rows WHERE superseded_by IS NULL;
+CREATE INDEX chunk_words_tsv ON chunk_words USING gin (tsv);
+CREATE FUNCTION hippo_words_written() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'UPDATE' THEN
+        IF (NEW.agent_id, NEW.kind, NEW.tsv, NEW.superseded_by IS NULL)
+                IS NOT DISTINCT FROM (OLD.agent_id, OLD.kind, OLD.tsv, OLD.superseded_by IS NULL) THEN
+            RETURN NULL;
+        END IF;
+        DELETE FROM chunk_words WHERE id = OLD.id;
+    END IF;
+    IF NEW.superseded_by IS NULL THEN
+        INSERT INTO chunk_words (id, agent_id, kind, tsv) VALUES (NEW.id, NEW.agent_id, NEW.kind, NEW.tsv);
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER chunk_words_written AFTER INSERT OR UPDATE OF agent_id, kind, content, superseded_by ON chunk_rows
+    FOR EACH ROW EXECUTE FUNCTION hippo_words_written();
+ANALYZE chunk_words;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_chunks_blocks_model_keys", _BASE),
     ("0002_curation", _CURATION),
@@ -335,6 +369,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0019_strength_table", strength.MIGRATION),  # the retrieval counters in a narrow table (strength.py)
     ("0020_filter_indexes", _FILTER_INDEXES),
     ("0021_weak_links", _WEAK_LINKS),
+    ("0022_chunk_words", _WORDS),
 ]
 
 

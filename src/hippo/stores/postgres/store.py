@@ -70,6 +70,7 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
         self._table_rows: tuple[float, float] | None = None
         self._indexed = False  # whether this process has seen the HNSW index built (search.py)
         self._search_threads = None  # a search's keyword side runs beside its vector side (search.py)
+        self._shares: dict[tuple[str, str, str], tuple[float, int]] = {}  # what walks found per filter (search.py)
         self.retrievals = RetrievalQueue(self, delay=retrieval_delay, in_write=lambda: self._db.in_transaction)
 
     def close(self) -> None:
@@ -335,8 +336,8 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
             if blocker is not None:
                 self._scrub_blocked = blocker
                 return
-            for table in ("chunk_rows", "chunk_windows", "chunks_archive", "memory_blocks", "short_term", "experiences",
-                          "observed_messages", "fact_merges"):
+            for table in ("chunk_rows", "chunk_words", "chunk_windows", "chunks_archive", "memory_blocks",
+                          "short_term", "experiences", "observed_messages", "fact_merges"):
                 conn.execute(f"VACUUM (FULL) {table}")
             try:  # the rewritten files on disk, not only in shared buffers (needs pg_checkpoint or superuser)
                 conn.execute("CHECKPOINT")
