@@ -16,7 +16,14 @@ smaller agent is scanned exactly (a few milliseconds, and exact). pgvector (0.6)
 scan after the fact, among the ``hnsw.ef_search`` rows its walk keeps, so when the index answers
 with fewer rows than asked while the agent holds more, the vector side is asked again alone (its
 keyword side is kept): with a walk wide enough for the share of rows that passed (``EF_MAX`` at
-most), else exactly: a narrow filter never loses what it should find.
+most), else exactly: a narrow filter never loses what it should find. The share of a filter's
+rows a walk found is remembered (by agent and filter values, for a while), so that the next search
+with that filter walks as wide as it needs, or scans exactly, at once.
+
+When the pool has a second connection free at once, the keyword side runs on it beside the vector
+side (two statements at the same time, their rows joined by id): a recall waits for the slower side
+instead of both. The keyword side of a recall that asks for live chunks of some kinds and nothing
+else reads ``chunk_words`` (their words, in rows that pack ~30 to a page) instead of the wide rows.
 """
 
 from __future__ import annotations
@@ -174,6 +181,8 @@ _KEYWORDS = (
     "ORDER BY kw DESC, c.id LIMIT %s)"
 )
 
+_EVERY = "AND (SELECT count(*) FROM w WHERE c.tsv @@ w.q) = (SELECT count(*) FROM d)"
+
 
 def _score(words: int) -> str:
     """A row's keyword score: each word's IDF times its ``ts_rank``, summed, written out word by
@@ -181,7 +190,6 @@ def _score(words: int) -> str:
     subquery over ``w`` per row it cost a third of the keyword side (~5 ms for 9,000 rows)."""
     return " + ".join(f"coalesce((SELECT idfs[{i}] FROM wa) * ts_rank(c.tsv, (SELECT qs[{i}] FROM wa), 1), 0)"
                       for i in range(1, words + 1))
-_EVERY = "AND (SELECT count(*) FROM w WHERE c.tsv @@ w.q) = (SELECT count(*) FROM d)"
 
 
 class SearchMixin:
