@@ -68,6 +68,17 @@ def test_two_connections_at_once_answer_as_one_statement(database, score_all):
             assert _as_one(together) == _as_one(alone)
 
 
+def test_no_second_connection_from_a_pool_with_none_to_spare(database):
+    from hippo.stores.postgres.store import PostgresStore
+
+    store = PostgresStore(database, pool_size=1)
+    try:
+        with store._read("alice"), store._db.spare() as other:
+            assert other is None  # waiting for one while holding the only one would starve the pool
+    finally:
+        store.close()
+
+
 def test_no_second_connection_inside_a_write(database):
     with hippo.open(database, agent_id="alice", embedder=FakeEmbedder()) as mem:
         mem.store_memory("a note")

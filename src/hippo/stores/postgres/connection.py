@@ -103,10 +103,12 @@ class Connections:
         one could starve the pool): the caller then runs its statements one after the other."""
         from psycopg_pool import PoolTimeout
 
-        if self.in_transaction:
+        stats = self._pool.get_stats()
+        full = stats["pool_available"] == 0 and stats["pool_size"] >= stats["pool_max"]
+        if self.in_transaction or full:  # a busy server: every connection is some request's own
             yield None
             return
-        try:
+        try:  # none free but room to grow: this short wait asks the pool to open one (for next time)
             conn = self._pool.getconn(timeout=SPARE_WAIT)
         except PoolTimeout:
             yield None
