@@ -69,7 +69,8 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
         self._words: dict[tuple[str, str], tuple[float, int]] = {}
         self._table_rows: tuple[float, float] | None = None
         self._indexed = False  # whether this process has seen the HNSW index built (search.py)
-        self.retrievals = RetrievalQueue(self, delay=retrieval_delay, in_write=lambda: self._db.in_transaction)
+        self.retrievals = RetrievalQueue(self, delay=retrieval_delay, in_write=lambda: self._db.in_transaction,
+                                         transaction=lambda: self._db.transaction(durable=False))
 
     def close(self) -> None:
         self.retrievals.close()
