@@ -455,7 +455,8 @@ def thread_state(stack: list[str]) -> str | None:
         return "the model"
     if any("getconn" in frame for frame in stack):
         return "waiting for the pool"
-    if top.startswith("RetrievalQueue.flush"):
+    if top.startswith(("RetrievalQueue.flush", "RetrievalQueue.write_agent")) or any(  # a write of its agent
+            frame.startswith("RetrievalQueue._claim") for frame in stack[:2]):  # under way, or the store's lock
         return "waiting for the retrieval writer"
     if top.startswith(("SQLiteStore._reading", "SQLiteStore.transaction")):
         return "waiting for the store's lock"

@@ -245,7 +245,8 @@ class Memory(BlockFacet, BrowseFacet, CaptureFacet, CompactionFacet, CurationFac
                               session_id=session_id)
         query_vector = self.embedding.query(query)
         now = self.now()
-        with self.store.retrievals.recall_reads(now):  # ranks what is written: the last moment's boosts follow
+        # ranks what is written: the last moment's boosts follow
+        with self.store.retrievals.recall_reads(self.agent_id, now):
             ranked, found = ranked_pool(self.store, self.agent_id, query, query_vector, where, limit, now,
                                         settings=self.settings, fusion=self._fusion, weights=self._weights)
             hits = as_hits(self.store, self.agent_id, ranked)

@@ -3,20 +3,27 @@
 A recall that counts as a retrieval raises its hits' access counts and intensity and strengthens
 the co-recall links among its best hits. Written inside recall, that write transaction was most of
 what a touching recall cost over an untouched one (issue 34). A store queues the event instead
-(:meth:`RetrievalQueue.add`) and its one writer writes what is queued, merged, one transaction
-per agent and the agents in order (servers sharing a database take agents' locks in one order):
+(:meth:`RetrievalQueue.add`) and writes it behind the answer, merged, one transaction per agent
+(servers sharing a database then hold no agent's locks while waiting for another's; a write of
+several agents takes them in order all the same):
 
-- at most ``delay`` seconds after the first queued event (a thread of the store's own);
-- before any read of the store other than a recall's own (:meth:`RetrievalQueue.recall_reads`
-  marks those) that is of an agent with events queued (or of no one agent): counts, links and
-  strengths read after a recall are the ones it left; a recall
-  itself waits only for events older than ``delay`` by its clock (the writer would have written
-  them by then: with a clock of its own, as in tests, a month's recalls still see each other);
+- at most ``delay`` seconds after the first queued event, every agent's (a thread of the store's own);
+- before any read of an agent's rows other than a recall's own (:meth:`RetrievalQueue.recall_reads`
+  marks those), that agent's events, queued or being written by another thread: counts, links and
+  strengths read after a recall are the ones it left. Other agents' events are not that read's to
+  wait for (under load, every read waiting for every agent's bookkeeping was what bounded a
+  server, issue 34); a read of no one agent writes them all. A recall itself waits only for its
+  agent's events older than ``delay`` by its clock (the writer would have written them by then:
+  with a clock of its own, as in tests, a month's recalls still see each other);
 - when the queue holds ``limit`` events (the recall that fills it writes them);
 - at close, and when the process exits normally.
 
 A process that is killed loses what was queued: at most ``delay`` seconds of boosts (their counts,
-intensity and links), never a memory. ``delay = 0`` writes the event before recall returns.
+intensity and links), never a memory. ``delay = 0`` writes the event before recall returns. On
+PostgreSQL the write commits without waiting for its WAL to reach the disk (``synchronous_commit =
+off``, for that transaction alone): a crash of the database server may lose the last moments of
+committed bookkeeping too (at most three times ``wal_writer_delay``, 0.6 s by default), never a
+memory nor any other write, and leaves the database consistent (PostgreSQL's asynchronous commit).
 
 Merging changes nothing the events would have left one by one: counts add, an intensity boost is
 capped at 1.0 either way, the last access is the latest, and a link's strength grows by the number
@@ -34,11 +41,11 @@ import atexit
 import logging
 import threading
 import weakref
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
-from typing import TYPE_CHECKING, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, ContextManager, Iterator, Sequence
 
 from hippo.clock import to_utc
 from hippo.errors import StorageError
@@ -122,17 +129,23 @@ class RetrievalQueue:
     """A store's queued retrieval events and the thread that writes them (see the module)."""
 
     def __init__(self, store: "Store", *, delay: float = DEFAULT_DELAY, limit: int = QUEUE_LIMIT,
-                 writer: "threading.RLock | None" = None, in_write: Callable[[], bool] = lambda: False) -> None:
-        """``writer`` is the store's own lock when it has one (taken before the queue's: a read
-        holding it may write the queue); ``in_write`` says whether this thread is inside a write
-        (a read there does not wait for the queue)."""
+                 writer: "threading.RLock | None" = None, in_write: Callable[[], bool] = lambda: False,
+                 transaction: "Callable[[], ContextManager[object]] | None" = None) -> None:
+        """``writer`` is the store's own lock when it has one (SQLite's one connection: taken
+        around each agent's write, before the queue's; a read holding it may write the queue);
+        ``in_write`` says whether this thread is inside a write (a read there does not wait for
+        the queue); ``transaction`` opens the write's own transaction (the store's by default;
+        PostgreSQL's commits without waiting for its WAL to reach the disk)."""
         self._store = store
         self._since_prune: dict[str, int] = {}
         self.delay = delay
         self.limit = limit
         self._events: list[RetrievalEvent] = []
-        self._lock = threading.Lock()  # the queue itself
-        self._writing = writer if writer is not None else threading.RLock()  # writes one at a time, in order
+        self._lock = threading.Lock()  # the queue itself: held for list work only, never across a write
+        self._writing: dict[str, tuple[int, datetime]] = {}  # agent -> (thread writing it, its oldest event)
+        self._written = threading.Condition(self._lock)  # an agent's write ended
+        self._serial = writer if writer is not None else nullcontext()
+        self._transaction = transaction if transaction is not None else store.transaction
         self._in_write = in_write
         self._wake = threading.Condition(self._lock)
         self._closed = False
@@ -151,58 +164,103 @@ class RetrievalQueue:
             if not full and self.delay > 0:
                 self._start()
                 return
-        self._try_flush()
+        self._try(self.flush)
 
     def flush(self) -> None:
         """Write what is queued, now, in the caller's thread: one transaction per agent, agents
         in order (servers sharing a database lock agents in the same order: no deadlock). What
         a failed write did not reach stays queued (the oldest dropped past the limit)."""
-        with self._writing:
-            with self._lock:
-                events, self._events = self._events, []
-            batches = merge(events)
-            for n, agent_id in enumerate(sorted(batches)):
-                try:
-                    self._write(agent_id, batches[agent_id])
-                except BaseException:
-                    left = [e for a in sorted(batches)[n:] for e in batches[a].events]
-                    with self._lock:
-                        self._events = [*left, *self._events][-self.limit:]
-                    raise
+        with self._lock:
+            agents = sorted({event.agent_id for event in self._events})
+        for agent_id in agents:
+            self.write_agent(agent_id)
+
+    def write_agent(self, agent_id: str, before: datetime | None = None) -> None:
+        """Write one agent's queued events (those older than ``before``, when given) in one
+        transaction, after any write of that agent another thread has under way: what a read of
+        the agent must see is then written. Other agents' events stay queued, and other threads
+        write them meanwhile. A failed write puts its events back (re-raised)."""
+        with self._serial:
+            events = self._claim(agent_id, before)
+            if not events:
+                return
+            try:
+                self._write(agent_id, merge(events)[agent_id])
+            except BaseException:
+                with self._lock:
+                    self._events = [*events, *self._events][-self.limit:]
+                raise
+            finally:
+                with self._lock:
+                    del self._writing[agent_id]
+                    self._written.notify_all()
+
+    def _claim(self, agent_id: str, before: datetime | None) -> list[RetrievalEvent]:
+        """The agent's events to write, taken off the queue and marked as being written by this
+        thread, once no other thread writes the agent (the only wait of a read: py-spy shows it
+        as this frame, for bench/load.py)."""
+        me = threading.get_ident()
+        with self._lock:
+            while agent_id in self._writing:
+                if self._writing[agent_id][0] == me:  # a read inside this thread's own write
+                    return []
+                self._written.wait()
+            mine: list[RetrievalEvent] = []
+            rest: list[RetrievalEvent] = []
+            for event in self._events:
+                (mine if event.agent_id == agent_id and (before is None or event.at < before) else rest).append(event)
+            if mine:
+                self._events = rest
+                self._writing[agent_id] = (me, min(event.at for event in mine))
+            return mine
 
     def _write(self, agent_id: str, batch: RetrievalBatch) -> None:
         """One agent's merged events in one transaction, and its links kept bounded."""
         written = self._since_prune.get(agent_id, 0) + len(batch.links)
         capped = written >= PRUNE_EVERY
         latest = max(event.at for event in batch.events)
-        with self._store.transaction():
+        with self._transaction():
             self._store.write_retrievals(agent_id, batch)
             self._store.prune_links(agent_id, before=latest - LINK_FADE, keep=WEAK_LINKS_KEPT if capped else None)
         self._since_prune[agent_id] = 0 if capped else written
 
     def before_read(self, agent_id: str | None = None) -> None:
-        """A read of the store (of ``agent_id``'s rows, when the store knows): what is queued is
-        written first, unless a recall reads or nothing of that agent is queued. A write that
-        fails (another server holding the agent, a busy file) leaves the read to go on: the
-        events stay queued for the next write."""
-        if not self._events or _RECALLING.get() or self._in_write():
+        """A read of the store (of ``agent_id``'s rows, when the store knows): that agent's queued
+        events are written first, and any write of them under way is waited for; other agents'
+        events are not the read's business (a read of no one agent writes them all). A recall's
+        own reads and reads inside a write do not wait. A write that fails (another server
+        holding the agent, a busy file) leaves the read to go on: the events stay queued."""
+        if _RECALLING.get() or self._in_write():
             return
-        if agent_id is None or any(event.agent_id == agent_id for event in self._events):
-            self._try_flush()
+        if agent_id is None:
+            if self._events:
+                self._try(self.flush)
+        elif self._waits(agent_id, None):
+            self._try(lambda: self.write_agent(agent_id))
 
-    def _try_flush(self) -> None:
+    def _waits(self, agent_id: str, before: datetime | None) -> bool:
+        """Whether the agent has events (older than ``before``) queued or being written."""
+        with self._lock:
+            busy = self._writing.get(agent_id)
+            if busy is not None and (before is None or busy[1] < before):
+                return True
+            return any(e.agent_id == agent_id and (before is None or e.at < before) for e in self._events)
+
+    def _try(self, write: Callable[[], None]) -> None:
+        """A write for a read or a recall: its failure is logged, never the caller's."""
         try:
-            self.flush()
+            write()
         except StorageError as exc:
             log.warning("hippo: recall's retrieval counts not written yet: %s", exc)
 
     @contextmanager
-    def recall_reads(self, now: datetime) -> Iterator[None]:
-        """Reads of a recall at ``now``: they rank what is written and do not wait for events
-        younger than ``delay``; older ones (which the writer would have written by then, by the
-        recall's own clock) are written first."""
-        if self._events and self._events[0].at < now - timedelta(seconds=self.delay):
-            self._try_flush()
+    def recall_reads(self, agent_id: str, now: datetime) -> Iterator[None]:
+        """Reads of ``agent_id``'s recall at ``now``: they rank what is written and do not wait
+        for events younger than ``delay``; the agent's older ones (which the writer would have
+        written by then, by the recall's own clock) are written first. Other agents' are not."""
+        before = now - timedelta(seconds=self.delay)
+        if (self._events or self._writing) and self._waits(agent_id, before):
+            self._try(lambda: self.write_agent(agent_id, before))
         token = _RECALLING.set(True)
         try:
             yield

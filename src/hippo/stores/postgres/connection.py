@@ -65,8 +65,12 @@ class Connections:
         return getattr(self._local, "depth", 0) > 0
 
     @contextmanager
-    def transaction(self) -> Iterator[Any]:
-        """The thread's write transaction (re-entrant): committed when the outermost block ends."""
+    def transaction(self, *, durable: bool = True) -> Iterator[Any]:
+        """The thread's write transaction (re-entrant): committed when the outermost block ends.
+        Not ``durable`` (recalls' bookkeeping, :mod:`hippo.stores.retrievals`): a transaction
+        opened here commits without waiting for its WAL to be flushed to disk (``synchronous_commit
+        = off`` for it alone, so a database crash may lose its last moments, never leave it
+        inconsistent); joining one already open changes nothing of the outer one's."""
         if self.in_transaction:
             self._local.depth += 1
             try:
@@ -76,6 +80,8 @@ class Connections:
             return
         with storage_errors("PostgreSQL write failed"), self._pool.connection() as conn:
             with conn.transaction():
+                if not durable:
+                    conn.execute("SET LOCAL synchronous_commit = off")
                 self._local.conn, self._local.depth, self._local.agents = conn, 1, set()
                 try:
                     yield conn

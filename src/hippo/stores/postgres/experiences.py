@@ -95,13 +95,13 @@ class ExperienceMixin:
         return [r[0] for r in evicted]
 
     def short_term_entries(self, agent_id: str) -> list[Experience]:
-        with self._read() as conn:
+        with self._read(bookkeeping=False) as conn:
             rows = conn.execute(f"SELECT {SHORT_TERM_COLUMNS} FROM short_term WHERE agent_id = %s ORDER BY seq",
                                 (agent_id,)).fetchall()
         return [entry_of(row) for row in rows]
 
     def short_term_agents(self) -> list[str]:
-        with self._read() as conn:
+        with self._read(bookkeeping=False) as conn:
             return [r[0] for r in conn.execute("SELECT DISTINCT agent_id FROM short_term ORDER BY agent_id")]
 
     def short_term_vectors(self, agent_id: str, ids: Sequence[str]) -> dict[str, np.ndarray]:

@@ -38,17 +38,17 @@ class KeyMixin:
                                                         key.admin, key.label, key.created_at))
 
     def get_api_key(self, key_id: str) -> ApiKey | None:
-        with self._read() as conn:
+        with self._read(bookkeeping=False) as conn:
             row = conn.execute(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE id = %s", (key_id,)).fetchone()
         return _api_key(row) if row else None
 
     def list_api_keys(self) -> list[ApiKey]:
-        with self._read() as conn:
+        with self._read(bookkeeping=False) as conn:
             rows = conn.execute(f"SELECT {_KEY_COLUMNS} FROM api_keys ORDER BY created_at, id").fetchall()
         return [_api_key(r) for r in rows]
 
     def has_api_keys(self) -> bool:
-        with self._read() as conn:
+        with self._read(bookkeeping=False) as conn:
             return bool(conn.execute("SELECT EXISTS (SELECT 1 FROM api_keys)").fetchone()[0])
 
     def delete_api_key(self, key_id: str) -> bool:
@@ -66,7 +66,7 @@ class KeyMixin:
 
     def session_key(self, session_hash: str, now: datetime) -> ApiKey | None:
         columns = ", ".join(f"k.{c}" for c in _KEY_COLUMNS.split(", "))
-        with self._read() as conn:
+        with self._read(bookkeeping=False) as conn:
             row = conn.execute(f"SELECT {columns} FROM dashboard_sessions s JOIN api_keys k ON k.id = s.key_id "
                                "WHERE s.id = %s AND s.expires_at > %s", (session_hash, now)).fetchone()
         return _api_key(row) if row else None

@@ -71,7 +71,8 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
         self._indexed = False  # whether this process has seen the HNSW index built (search.py)
         self._search_threads = None  # a search's keyword side runs beside its vector side (search.py)
         self._shares: dict[tuple[str, str, str], tuple[float, int]] = {}  # what walks found per filter (search.py)
-        self.retrievals = RetrievalQueue(self, delay=retrieval_delay, in_write=lambda: self._db.in_transaction)
+        self.retrievals = RetrievalQueue(self, delay=retrieval_delay, in_write=lambda: self._db.in_transaction,
+                                         transaction=lambda: self._db.transaction(durable=False))
 
     def close(self) -> None:
         self.retrievals.close()
@@ -82,14 +83,20 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
     def transaction(self) -> Any:
         return self._db.transaction()
 
-    def _read(self, agent_id: str | None = None) -> Any:
-        self.retrievals.before_read(agent_id)
+    def _read(self, agent_id: str | None = None, *, bookkeeping: bool = True) -> Any:
+        """A read's connection, once the recalls' queued bookkeeping it must see is written
+        (:meth:`RetrievalQueue.before_read`: ``agent_id``'s, or every agent's when the read names
+        none). A read of rows that bookkeeping never writes (API keys, the model's record, the
+        short-term buffer: ``bookkeeping=False``) waits for none: a server reads its keys at
+        every request, and those reads waited for every agent's queue (issue 34)."""
+        if bookkeeping:
+            self.retrievals.before_read(agent_id)
         return self._db.connection(agent_id)
 
     # -- the embedding model ------------------------------------------------
 
     def embedder_record(self) -> tuple[str, int | None] | None:
-        with self._read() as conn:
+        with self._read(bookkeeping=False) as conn:
             row = conn.execute("SELECT model_id, dimension FROM embedding_model WHERE id = 1").fetchone()
         return (row[0], row[1]) if row else None
 

@@ -26,7 +26,7 @@ def _marks(n: int) -> str:
 class CaptureMixin:
     _conn: sqlite3.Connection
     _after_commit: list[Callable[[], object]]
-    _reading: Callable[[], ContextManager[sqlite3.Connection]]
+    _reading: Callable[..., ContextManager[sqlite3.Connection]]
     transaction: Callable[[], ContextManager[None]]
     _scrub: Any
 
@@ -56,20 +56,20 @@ class CaptureMixin:
         return [(r[0], r[1]) for r in rows]
 
     def capture_cursor(self, agent_id: str, session_id: str) -> int:
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             row = conn.execute("SELECT processed_seq FROM capture_cursors WHERE agent_id = ? AND session_id = ?",
                                (agent_id, session_id)).fetchone()
         return int(row[0]) if row else 0
 
     def observed(self, agent_id: str, session_id: str, *, after: int, limit: int) -> list[Observed]:
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             rows = conn.execute(f"SELECT {OBSERVED_COLUMNS} FROM observed_messages WHERE agent_id = ? "
                                 "AND session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
                                 (agent_id, session_id, after, limit)).fetchall()
         return [observed_of(r) for r in rows]
 
     def observed_tail(self, agent_id: str, session_id: str, *, upto: int, limit: int) -> list[Observed]:
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             rows = conn.execute(f"SELECT {OBSERVED_COLUMNS} FROM observed_messages WHERE agent_id = ? "
                                 "AND session_id = ? AND seq <= ? AND content <> '' ORDER BY seq DESC LIMIT ?",
                                 (agent_id, session_id, upto, limit)).fetchall()
@@ -99,7 +99,7 @@ class CaptureMixin:
         if not terms:
             return []
         tests = " AND ".join("instr(lower(content), ?) > 0" for _ in terms)
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             rows = conn.execute(f"SELECT {OBSERVED_COLUMNS} FROM observed_messages WHERE agent_id = ? "
                                 f"AND content <> '' AND {tests} ORDER BY seq LIMIT ?",
                                 (agent_id, *[t.lower() for t in terms], limit)).fetchall()
@@ -129,7 +129,7 @@ class CaptureMixin:
             self._after_commit.append(self._scrub.after_delete)
 
     def surfaced_ids(self, agent_id: str, session_id: str) -> set[str]:
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             rows = conn.execute("SELECT chunk_id FROM surfaced WHERE agent_id = ? AND session_id = ?",
                                 (agent_id, session_id)).fetchall()
         return {r[0] for r in rows}

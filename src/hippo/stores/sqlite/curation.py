@@ -43,7 +43,7 @@ def _marks(n: int) -> str:
 class CurationMixin:
     _conn: sqlite3.Connection
     _after_commit: list[Callable[[], object]]
-    _reading: Callable[[], ContextManager[sqlite3.Connection]]
+    _reading: Callable[..., ContextManager[sqlite3.Connection]]
     _chunk_of: Callable[[tuple], Chunk]
     transaction: Callable[[], ContextManager[None]]
     _text_removed: Callable[[str, list[int]], None]
@@ -109,7 +109,7 @@ class CurationMixin:
     def archived_chunks(self, agent_id: str, ids: Sequence[str]) -> list[Chunk]:
         if not ids:
             return []
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             rows = conn.execute(f"SELECT {_ARCHIVED} FROM chunks_archive a WHERE a.agent_id = ? "
                                 f"AND a.id IN ({_marks(len(ids))}) ORDER BY a.id", (agent_id, *ids)).fetchall()
         return [self._chunk_of(r) for r in rows]
@@ -123,7 +123,7 @@ class CurationMixin:
             sql, params = sql + " AND (a.archived_at, a.id) < (?, ?)", [*params, to_iso(before[0]), before[1]]
         if ids is not None:
             sql, params = sql + f" AND a.id IN ({_marks(len(ids))})", [*params, *ids]
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             rows = conn.execute(sql + " ORDER BY a.archived_at DESC, a.id DESC LIMIT ?", (*params, limit)).fetchall()
         return [ArchivedMemory(self._chunk_of(r[:-1]), from_iso(r[-1])) for r in rows]
 
@@ -132,7 +132,7 @@ class CurationMixin:
         match = match_expression(terms, every=every_term)
         if match is None:
             return []
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             rows = conn.execute(
                 f"SELECT {_ARCHIVED}, -bm25(chunks_archive_fts) FROM chunks_archive_fts JOIN chunks_archive a "
                 "ON a.rowid = chunks_archive_fts.rowid WHERE chunks_archive_fts MATCH ? AND a.agent_id = ? "
@@ -140,7 +140,7 @@ class CurationMixin:
         return [(self._chunk_of(r[:-1]), float(r[-1])) for r in rows]
 
     def archived_vectors(self, agent_id: str) -> dict[str, bytes | None]:
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             rows = conn.execute("SELECT id, embedding_int8 FROM chunks_archive WHERE agent_id = ?",
                                 (agent_id,)).fetchall()
         return {r[0]: r[1] for r in rows}
@@ -230,7 +230,7 @@ class CurationMixin:
         if not ids:
             return []
         marks = _marks(len(ids))
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             rows = conn.execute(
                 f"SELECT l.a, l.b, l.kind, l.strength, true FROM chunk_links l WHERE l.agent_id = ? "
                 f"AND l.a IN ({marks}) AND l.strength >= ? UNION ALL "
@@ -240,6 +240,6 @@ class CurationMixin:
         return sorted(((r[0], r[1], r[2], float(r[3]), bool(r[4])) for r in rows), key=lambda r: (-r[3], r[1]))
 
     def count_archived(self, agent_id: str) -> int:
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             return int(conn.execute("SELECT count(*) FROM chunks_archive WHERE agent_id = ?",
                                     (agent_id,)).fetchone()[0])

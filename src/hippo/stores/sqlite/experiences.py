@@ -40,7 +40,7 @@ def _marks(n: int) -> str:
 class ExperienceMixin:
     _conn: sqlite3.Connection
     _after_commit: list[Callable[[], object]]
-    _reading: Callable[[], ContextManager[sqlite3.Connection]]
+    _reading: Callable[..., ContextManager[sqlite3.Connection]]
     transaction: Callable[[], ContextManager[None]]
     _scrub: Any
 
@@ -58,7 +58,7 @@ class ExperienceMixin:
     def experience_records(self, agent_id: str, ids: Sequence[str]) -> dict[str, ExperienceRecord]:
         if not ids:
             return {}
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             rows = conn.execute(f"SELECT {RECORD_COLUMNS} FROM experiences WHERE +agent_id = ? "
                                 f"AND id IN ({_marks(len(ids))})", (agent_id, *ids)).fetchall()
         return {row[0]: record_of(row) for row in rows}
@@ -68,7 +68,7 @@ class ExperienceMixin:
         clauses = ["e.agent_id = ?", *tests]
         params = [agent_id, *params]
         chunk_clause, chunk_params = filter_sql(_without_experience(where))
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             rows = conn.execute(
                 # Newest first along the time index, joining each row to its chunk by the rowid it keeps
                 # (NULL while archived): without statistics the planner would otherwise sort every chunk
@@ -81,7 +81,7 @@ class ExperienceMixin:
 
     def related_experiences(self, agent_id: str, refs: dict[str, str], limit: int) -> list[str]:
         clauses = " AND ".join(f"e.{_REFS[name]} = ?" for name in refs)
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             rows = conn.execute(
                 f"SELECT e.id FROM experiences e JOIN chunks c ON c.rowid = e.chunk WHERE e.agent_id = ? AND {clauses} "
                 "AND c.superseded_by IS NULL ORDER BY e.observed_at DESC, e.id DESC LIMIT ?",
@@ -103,19 +103,19 @@ class ExperienceMixin:
         return [r[0] for r in evicted]
 
     def short_term_entries(self, agent_id: str) -> list[Experience]:
-        with self._reading() as conn:
+        with self._reading(bookkeeping=False) as conn:
             rows = conn.execute(f"SELECT {SHORT_TERM_COLUMNS} FROM short_term WHERE agent_id = ? ORDER BY seq",
                                 (agent_id,)).fetchall()
         return [entry_of(row) for row in rows]
 
     def short_term_agents(self) -> list[str]:
-        with self._reading() as conn:
+        with self._reading(bookkeeping=False) as conn:
             return [r[0] for r in conn.execute("SELECT DISTINCT agent_id FROM short_term ORDER BY agent_id")]
 
     def short_term_vectors(self, agent_id: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         if not ids:
             return {}
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             rows = conn.execute(f"SELECT id, embedding FROM short_term WHERE agent_id = ? AND embedding IS NOT NULL "
                                 f"AND id IN ({_marks(len(ids))})", (agent_id, *ids)).fetchall()
         return {row[0]: decode_vector(row[1]) for row in rows}
@@ -149,7 +149,7 @@ class ExperienceMixin:
                 "ELSE value + excluded.value END", [(agent_id, name, value) for name, value in counts.items()])
 
     def read_stats(self, agent_id: str) -> dict[str, float]:
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             rows = conn.execute("SELECT name, value FROM agent_stats WHERE agent_id = ?", (agent_id,)).fetchall()
         return {name: value for name, value in rows}
 

@@ -34,7 +34,7 @@ _KEY_COLUMNS = "id, secret_hash, agents, admin, label, created_at"
 
 class KeyMixin:
     _conn: sqlite3.Connection
-    _reading: Callable[[], ContextManager[sqlite3.Connection]]
+    _reading: Callable[..., ContextManager[sqlite3.Connection]]
     transaction: Callable[[], ContextManager[None]]
 
     def put_api_key(self, key: ApiKey) -> None:
@@ -46,17 +46,17 @@ class KeyMixin:
             )
 
     def get_api_key(self, key_id: str) -> ApiKey | None:
-        with self._reading() as conn:
+        with self._reading(bookkeeping=False) as conn:
             row = conn.execute(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE id = ?", (key_id,)).fetchone()
         return _api_key(row) if row else None
 
     def list_api_keys(self) -> list[ApiKey]:
-        with self._reading() as conn:
+        with self._reading(bookkeeping=False) as conn:
             rows = conn.execute(f"SELECT {_KEY_COLUMNS} FROM api_keys ORDER BY created_at, id").fetchall()
         return [_api_key(r) for r in rows]
 
     def has_api_keys(self) -> bool:
-        with self._reading() as conn:
+        with self._reading(bookkeeping=False) as conn:
             return conn.execute("SELECT EXISTS (SELECT 1 FROM api_keys)").fetchone()[0] == 1
 
     def delete_api_key(self, key_id: str) -> bool:
@@ -74,7 +74,7 @@ class KeyMixin:
 
     def session_key(self, session_hash: str, now: datetime) -> ApiKey | None:
         columns = ", ".join(f"k.{c}" for c in _KEY_COLUMNS.split(", "))
-        with self._reading() as conn:
+        with self._reading(bookkeeping=False) as conn:
             row = conn.execute(f"SELECT {columns} FROM dashboard_sessions s JOIN api_keys k ON k.id = s.key_id "
                                "WHERE s.id = ? AND s.expires_at > ?", (session_hash, to_iso(now))).fetchone()
         return _api_key(row) if row else None

@@ -68,7 +68,7 @@ def _marks(n: int) -> str:
 class MergeMixin:
     _conn: sqlite3.Connection
     _after_commit: list[Callable[[], object]]
-    _reading: Callable[[], ContextManager[sqlite3.Connection]]
+    _reading: Callable[..., ContextManager[sqlite3.Connection]]
     transaction: Callable[[], ContextManager[None]]
     _scrub: Any
 
@@ -85,7 +85,7 @@ class MergeMixin:
     def merged_wordings(self, agent_id: str, fact_ids: Sequence[str]) -> list[MergedWording]:
         if not fact_ids:
             return []
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             rows = conn.execute(f"SELECT {_COLUMNS} FROM fact_merges WHERE agent_id = ? "
                                 f"AND fact_id IN ({_marks(len(fact_ids))}) ORDER BY merged_at, id",
                                 (agent_id, *fact_ids)).fetchall()
@@ -105,7 +105,7 @@ class MergeMixin:
     def known_merge_ids(self, agent_id: str, ids: Sequence[str]) -> dict[str, bool]:
         if not ids:
             return {}
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             rows = conn.execute(f"SELECT id, agent_id = ? FROM fact_merges WHERE id IN ({_marks(len(ids))})",
                                 (agent_id, *ids)).fetchall()
         return {row[0]: bool(row[1]) for row in rows}

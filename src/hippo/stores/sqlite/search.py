@@ -111,7 +111,7 @@ class SearchMixin(FilteredSearch):
     _kept: dict[tuple[Any, ...], Any]
     _kept_state: tuple[int, int] | None
     _bm25: "Bm25"
-    _reading: Callable[[], ContextManager[sqlite3.Connection]]
+    _reading: Callable[..., ContextManager[sqlite3.Connection]]
     _rows_by_id: Callable[..., list]
 
     def search(self, agent_id: str, query: SearchQuery) -> Candidates:
@@ -148,7 +148,7 @@ class SearchMixin(FilteredSearch):
             for chunk_id, stored in self.get_vectors(agent_id, scored).items():
                 if len(stored) == len(vector):
                     cosines[chunk_id] = float(np.dot(stored, vector))
-            with self._reading() as conn:
+            with self._reading(agent_id) as conn:
                 windows = best_windows(conn, agent_id, scored, vector)
             for chunk_id, best in windows.items():
                 if chunk_id in cosines:
@@ -161,7 +161,7 @@ class SearchMixin(FilteredSearch):
     def get_vectors(self, agent_id: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         if not ids:
             return {}
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             rows = conn.execute(
                 f"SELECT id, embedding FROM chunks WHERE +agent_id = ? AND embedding IS NOT NULL "
                 f"AND id IN ({_marks(len(ids))})",
@@ -171,7 +171,7 @@ class SearchMixin(FilteredSearch):
 
     def vector_search(self, agent_id: str, query: np.ndarray, limit: int,
                       where: ChunkFilter, *, quick: bool = False) -> list[tuple[str, float]]:
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             allowed = None
             clause, params = filter_sql(where)
             if not where.is_empty and not where.include_superseded:
@@ -187,7 +187,7 @@ class SearchMixin(FilteredSearch):
 
     def _holds_chunks(self, agent_id: str) -> bool:
         """Whether the agent has a chunk at all (archived ones are not chunks), known until the file changes."""
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             kept, key = self._kept_now(conn), ("holds", agent_id)
             if key not in kept:
                 found = conn.execute("SELECT 1 FROM chunks WHERE agent_id = ? LIMIT 1", (agent_id,)).fetchone()
@@ -276,7 +276,7 @@ class SearchMixin(FilteredSearch):
         then get their full score, left-out terms included (see :class:`Affordable`): what is
         lost is only the rows that match none of the kept terms."""
         clause, params = filter_sql(where)
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             kept = self._kept_now(conn)
             if ("affordable", match, KEYWORD_BUDGET) not in kept:
                 kept["affordable", match, KEYWORD_BUDGET] = _affordable(conn, match, bm25=self._bm25)

@@ -137,8 +137,12 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
             self._conn.close()
 
     @contextmanager
-    def _reading(self) -> Iterator[sqlite3.Connection]:
-        self.retrievals.before_read()
+    def _reading(self, agent_id: str | None = None, *, bookkeeping: bool = True) -> Iterator[sqlite3.Connection]:
+        """The connection for a read, once the recalls' queued bookkeeping it must see is written:
+        ``agent_id``'s, or every agent's for a read of no one agent (none for a read of rows the
+        bookkeeping never writes, ``bookkeeping=False``; see PostgresStore._read)."""
+        if bookkeeping:
+            self.retrievals.before_read(agent_id)
         with self._lock:
             try:
                 yield self._conn
@@ -209,7 +213,7 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
     # -- embedding model record ----------------------------------------------
 
     def embedder_record(self) -> tuple[str, int | None] | None:
-        with self._reading() as conn:
+        with self._reading(bookkeeping=False) as conn:
             row = conn.execute("SELECT model_id, dimension FROM embedding_model WHERE id = 1").fetchone()
         return (row[0], row[1]) if row else None
 
@@ -227,7 +231,7 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
     def memories_by_hash(self, agent_id: str, hashes: Sequence[str]) -> dict[str, Chunk]:
         if not hashes:
             return {}
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             rows = conn.execute(
                 # Named: the planner otherwise picks (agent_id, kind) and walks every memory of the
                 # agent (590 ms for 1,000 hashes at 100k rows; 14 ms through this index).
@@ -314,7 +318,7 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
         return [r[1] for r in rows]
 
     def superseded_by(self, agent_id: str, chunk_id: str) -> list[Chunk]:
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             rows = conn.execute(
                 f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE agent_id = ? AND superseded_by = ? ORDER BY created_at",
                 (agent_id, chunk_id),
@@ -344,7 +348,7 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
         """``columns`` of the agent's rows among ``ids``, converted, in the order of ``ids``."""
         if not ids:
             return []
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             rows = conn.execute(
                 f"SELECT {columns} FROM chunks WHERE +agent_id = ? AND id IN ({_marks(len(ids))})", (agent_id, *ids)
             ).fetchall()
@@ -357,7 +361,7 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
         if not ids:
             return {}
         condition, params = filter_sql(where)
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             seeds = dict(conn.execute(
                 f"SELECT id, session_id FROM chunks WHERE +agent_id = ? AND kind = 'memory' "
                 f"AND id IN ({_marks(len(ids))})", (agent_id, *ids)).fetchall())
@@ -399,7 +403,7 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
         params: list[Any] = []
         for name in kinds:
             params += [agent_id, name, *([before] if before is not None else []), limit]
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             rows = conn.execute(" UNION ALL ".join([branch] * len(kinds)) + " ORDER BY 1 DESC LIMIT ?",
                                 (*params, limit)).fetchall()
         return [_row_to_chunk(r) for r in rows]
@@ -421,7 +425,7 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
     def known_ids(self, agent_id: str, ids: Sequence[str]) -> dict[str, bool]:
         if not ids:
             return {}
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             rows = conn.execute(f"SELECT id, agent_id = ? FROM chunks WHERE id IN ({_marks(len(ids))})",
                                 (agent_id, *ids)).fetchall()
         return {row[0]: bool(row[1]) for row in rows}
@@ -430,7 +434,7 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
         """Live facts, superseded facts, memories, pending vectors and blocks of one agent."""
         # Each count from an index (kinds, superseded facts, pending vectors: a partial index), never
         # the rows, which carry text and vectors: a scan of them took 75 ms at 100k.
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             kinds = dict(conn.execute("SELECT kind, count(*) FROM chunks WHERE agent_id = ? GROUP BY kind",
                                       (agent_id,)).fetchall())
             superseded = conn.execute("SELECT count(*) FROM chunks INDEXED BY idx_chunks_summary WHERE agent_id = ? "
@@ -544,7 +548,7 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
     # -- memory blocks ------------------------------------------------------
 
     def get_block(self, agent_id: str, key: str) -> Block | None:
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             row = conn.execute(
                 "SELECT key, value, updated_at, char_limit FROM memory_blocks WHERE agent_id = ? AND key = ?",
                 (agent_id, key),
@@ -571,7 +575,7 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
         return block
 
     def list_blocks(self, agent_id: str) -> list[Block]:
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             rows = conn.execute(
                 "SELECT key, value, updated_at, char_limit FROM memory_blocks WHERE agent_id = ? ORDER BY key",
                 (agent_id,),
@@ -588,7 +592,7 @@ class SQLiteStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, Sum
         match = match_expression(terms)
         if match is None:
             return []
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             return search_messages(conn, agent_id, table, match, limit)
 
 

@@ -82,7 +82,7 @@ def _add(conn: sqlite3.Connection, agent_id: str, day: str, counts: dict[str, in
 
 class SummaryMixin:
     _conn: sqlite3.Connection
-    _reading: Callable[[], ContextManager[sqlite3.Connection]]
+    _reading: Callable[..., ContextManager[sqlite3.Connection]]
     transaction: Callable[[], ContextManager[None]]
     get_chunks: Callable[[str, Sequence[str]], list[Chunk]]
 
@@ -90,7 +90,7 @@ class SummaryMixin:
                       bins: int) -> ChunkSummary:
         julian_now = _julian(now)
         first = to_iso(datetime(since.year, since.month, since.day, tzinfo=timezone.utc))
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             strength = conn.execute(
                 f"SELECT {_strength_bin(bins)} AS bin, count(*) FROM chunks INDEXED BY idx_chunks_summary "
                 "WHERE agent_id = ? AND superseded_by IS NULL GROUP BY bin",
@@ -116,7 +116,7 @@ class SummaryMixin:
                       limit: int) -> tuple[list[Chunk], int]:
         clause, params = filter_sql(where)
         key, key_params = _order_sql(order)
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             source, source_params = _browsed_rows(conn, agent_id, where)
             total = conn.execute(f"SELECT count(*) FROM {source} AND {clause}", (*source_params, *params)).fetchone()[0]
             ids = [row[0] for row in conn.execute(
@@ -131,7 +131,7 @@ class SummaryMixin:
             _add(self._conn, agent_id, day.isoformat(), counts)
 
     def read_daily(self, agent_id: str, since: date) -> dict[str, dict[str, int]]:
-        with self._reading() as conn:
+        with self._reading(agent_id) as conn:
             rows = conn.execute("SELECT day, name, value FROM agent_daily WHERE agent_id = ? AND day >= ? "
                                 "ORDER BY day, name", (agent_id, since.isoformat())).fetchall()
         out: dict[str, dict[str, int]] = {}
