@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import contextlib
+import time
 
 import pytest
 from support import sql
@@ -77,6 +78,35 @@ def test_no_second_connection_from_a_pool_with_none_to_spare(database):
             assert other is None  # waiting for one while holding the only one would starve the pool
     finally:
         store.close()
+
+
+def test_no_second_connection_while_another_request_uses_the_pool(database):
+    import threading
+
+    with hippo.open(database, agent_id="alice", embedder=FakeEmbedder()) as mem:
+        pool = mem.store._db._pool
+        for _ in range(200):  # the first asks finds one connection and asks the pool to open another
+            with mem.store._read("alice"), mem.store._db.spare() as other:
+                if other is not None:
+                    break
+            time.sleep(0.01)
+        assert other is not None and pool.get_stats()["pool_size"] >= 2  # alone: the two sides run at once
+        holding, done = threading.Event(), threading.Event()
+
+        def another_request() -> None:
+            with mem.store._read("bob"):
+                holding.set()
+                done.wait(10)
+
+        thread = threading.Thread(target=another_request)
+        thread.start()
+        try:
+            assert holding.wait(10)
+            with mem.store._read("alice"), mem.store._db.spare() as other:
+                assert other is None  # a busy server: one statement after the other
+        finally:
+            done.set()
+            thread.join()
 
 
 def test_no_second_connection_inside_a_write(database):
