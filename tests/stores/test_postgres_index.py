@@ -11,13 +11,6 @@ from hippo.providers.fake import FakeEmbedder
 from hippo.stores.base import ChunkFilter, SearchQuery
 
 
-@pytest.fixture
-def database(postgres):
-    url = postgres.new_database()
-    yield url
-    postgres.drop(url)
-
-
 def indexes(db):
     return [r[0] for r in sql(db, "SELECT indexname FROM pg_indexes WHERE indexname = 'chunks_embedding_hnsw'")]
 

@@ -7,18 +7,9 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-import pytest
-
 import hippo
 from hippo.providers.fake import FakeEmbedder
 from hippo.stores.retrievals import RetrievalEvent
-
-
-@pytest.fixture
-def database(postgres):
-    url = postgres.new_database()
-    yield url
-    postgres.drop(url)
 
 
 def _setting(store) -> str:

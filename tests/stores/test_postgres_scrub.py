@@ -9,7 +9,6 @@ import threading
 from pathlib import Path
 
 import psycopg
-import pytest
 
 import hippo
 from hippo.providers.fake import FakeEmbedder
@@ -17,13 +16,6 @@ from hippo.stores.postgres import store as pg_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "contract"))
 from test_forget import SECRET, occurrences, total  # noqa: E402
-
-
-@pytest.fixture
-def database(postgres):
-    url = postgres.new_database()
-    yield url
-    postgres.drop(url)
 
 
 def _elsewhere(url: str) -> psycopg.Connection:

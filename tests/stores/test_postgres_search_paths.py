@@ -22,13 +22,6 @@ from hippo.stores.base import ChunkFilter, SearchQuery
 from hippo.stores.postgres.connection import EF_SEARCH
 
 
-@pytest.fixture
-def database(postgres):
-    url = postgres.new_database()
-    yield url
-    postgres.drop(url)
-
-
 def _as_one(candidates):
     """What a search's candidates say, in an order that does not depend on how they were read."""
     return (sorted(s.id for s in candidates.chunks), {k: round(v, 6) for k, v in candidates.similarity.items()},

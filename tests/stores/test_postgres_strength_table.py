@@ -11,17 +11,9 @@ from __future__ import annotations
 import time
 
 import psycopg
-import pytest
 
 import hippo
 from hippo.providers.fake import FakeEmbedder
-
-
-@pytest.fixture
-def database(postgres):
-    url = postgres.new_database()
-    yield url
-    postgres.drop(url)
 
 
 def _updates(url: str) -> dict[str, tuple[int, int]]:
