@@ -312,6 +312,7 @@ class Sampler:
     machine: list[Any] = field(default_factory=list)
     times: list[float] = field(default_factory=list)
     everyone: list[dict[int, tuple[float, str]]] = field(default_factory=list)  # every process, first and last
+    work: list[dict[str, float]] = field(default_factory=list)  # the database's counters, first and last
 
     def run(self) -> threading.Thread:
         thread = threading.Thread(target=self._loop, daemon=True)
@@ -352,6 +353,8 @@ class Sampler:
         first = not self.times
         if census:  # at the window's two ends
             self._census(psutil)
+            if conn is not None:
+                self.work.append(database_work(conn))
         self.times.append(time.monotonic())
         self.machine.append(psutil.cpu_times())
         for group, processes in self.groups.items():
@@ -365,6 +368,28 @@ class Sampler:
                 "SELECT application_name, state, coalesce(wait_event_type, ''), coalesce(wait_event, '') "
                 "FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend' "
                 "AND pid <> pg_backend_pid()").fetchall()])
+
+
+# What PostgreSQL did for the database (its cumulative statistics; each backend reports its own at
+# most once a second, so the window's two ends are blurred by about that much).
+_WORK = ("SELECT d.xact_commit + d.xact_rollback, t.idx_scan, t.seq_scan, t.idx_tup_fetch, d.blks_hit + d.blks_read, "
+         "d.tup_returned, d.tup_inserted + d.tup_updated + d.tup_deleted FROM pg_stat_database d, "
+         "(SELECT sum(idx_scan) AS idx_scan, sum(seq_scan) AS seq_scan, sum(idx_tup_fetch) AS idx_tup_fetch "
+         "FROM pg_stat_user_tables) t WHERE d.datname = current_database()")
+WORK_NAMES = ("transactions", "index_scans", "table_scans", "rows_by_index", "pages", "rows_read", "rows_written")
+
+
+def database_work(conn: Any) -> dict[str, float]:
+    return dict(zip(WORK_NAMES, (float(v or 0) for v in conn.execute(_WORK).fetchone())))
+
+
+def work_per_op(work: list[dict[str, float]], done: int) -> dict[str, float]:
+    """The database's work per completed operation in the window: transactions (a statement outside
+    a transaction is one), index and table scans, rows fetched through an index, pages read
+    (shared buffers or disk), rows read and written."""
+    if len(work) < 2:
+        return {}
+    return {name: (work[-1][name] - work[0][name]) / max(1, done) for name in WORK_NAMES}
 
 
 def cpu_summary(sampler: Sampler) -> dict[str, Any]:
@@ -557,6 +582,7 @@ def summarize(records: list[Record], t0: float, t1: float, sampler: Sampler, nam
             "cpu": cpu, "postgres_activity": pg, "request_threads": threads,
             "cpu_ms_per_op": {"servers": cpu["servers"] * cpu["wall_s"] * 1000 / max(1, done),
                               "postgres": cpu["postgres"] * cpu["wall_s"] * 1000 / max(1, done)},
+            "database_work_per_op": work_per_op(sampler.work, done),
             "bound": name_bound(cpu, pg, threads)}
 
 

@@ -149,3 +149,37 @@ def test_a_filtered_experience_recall_reads_the_filters_index(database, monkeypa
     assert sent
     for text, params in sent:
         assert whole_table_scans(database, text, params) == [], (case, text[:300])
+
+
+def words_read_for_others(url: str, query: str, params: Any) -> int:
+    """Rows of ``chunk_words`` the statement read and then dropped (another agent's, by its filter or
+    recheck), from the plan as run (EXPLAIN ANALYZE)."""
+    from pgvector.psycopg import register_vector
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        register_vector(conn)
+        conn.execute("SET max_parallel_workers_per_gather = 0")
+        [[plan]] = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + query, params).fetchall()
+    dropped = 0
+
+    def walk(node: dict[str, Any]) -> None:
+        nonlocal dropped
+        if node.get("Relation Name") == "chunk_words":
+            dropped += node.get("Rows Removed by Filter", 0) + node.get("Rows Removed by Index Recheck", 0)
+        for child in node.get("Plans", []):
+            walk(child)
+
+    walk((plan if isinstance(plan, list) else json.loads(plan))[0]["Plan"])
+    return dropped
+
+
+def test_a_small_agents_keyword_side_reads_its_own_rows_only(database, monkeypatch):
+    """Bob's 5,000 chunks share the words table with Alice's 100,000: the words of his question
+    ("note" is in every chunk of both) are looked up with his agent, not read for both and dropped."""
+    with hippo.open(database, agent_id="bob", embedder=FakeEmbedder(dimension=DIMENSION)) as mem:
+        mem.recall_memories("topic7 word11", touch=False)
+        sent = statements(monkeypatch, lambda: mem.recall_memories("note about topic7 word11", touch=False))
+    keyword = [(q, p) for q, p in sent if "FROM chunk_words" in q]
+    assert keyword
+    for query, params in keyword:
+        assert words_read_for_others(database, query, params) < 100, query[:300]

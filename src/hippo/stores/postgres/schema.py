@@ -348,6 +348,11 @@ CREATE TRIGGER chunk_words_written AFTER INSERT OR UPDATE OF agent_id, kind, con
 ANALYZE chunk_words;
 """
 
+# The keyword side finds an agent's rows by its words (GIN) and its agent (this index) at once:
+# with many agents on one table, the GIN index alone led to every agent's rows with the words (at
+# 100 agents of 1,000 chunks, 6,000 rows read for 55 of the agent's: 16 of a 17 ms statement).
+_WORDS_AGENT = "CREATE INDEX chunk_words_agent ON chunk_words (agent_id, kind);"
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_chunks_blocks_model_keys", _BASE),
     ("0002_curation", _CURATION),
@@ -370,6 +375,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0020_filter_indexes", _FILTER_INDEXES),
     ("0021_weak_links", _WEAK_LINKS),
     ("0022_chunk_words", _WORDS),
+    ("0023_chunk_words_agent", _WORDS_AGENT),
 ]
 
 
