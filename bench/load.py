@@ -313,6 +313,8 @@ class Sampler:
     times: list[float] = field(default_factory=list)
     everyone: list[dict[int, tuple[float, str]]] = field(default_factory=list)  # every process, first and last
     work: list[dict[str, float]] = field(default_factory=list)  # the database's counters, first and last
+    switches: dict[str, dict[int, list[tuple[int, int]]]] = field(default_factory=dict)  # group -> pid -> [first, last]
+    kernel: dict[str, dict[int, list[float]]] = field(default_factory=dict)  # system CPU seconds, as ``cpu``
 
     def run(self) -> threading.Thread:
         thread = threading.Thread(target=self._loop, daemon=True)
@@ -358,11 +360,17 @@ class Sampler:
         self.times.append(time.monotonic())
         self.machine.append(psutil.cpu_times())
         for group, processes in self.groups.items():
-            seen = self.cpu.setdefault(group, {})
+            seen, switched = self.cpu.setdefault(group, {}), self.switches.setdefault(group, {})
+            kernel = self.kernel.setdefault(group, {})
             for proc in processes():
                 with contextlib.suppress(psutil.Error):
-                    used = sum(proc.cpu_times()[:2])
+                    times = proc.cpu_times()
+                    used = times.user + times.system
                     seen.setdefault(proc.pid, [used if first else 0.0, used])[1] = used
+                    kernel.setdefault(proc.pid, [times.system if first else 0.0, times.system])[1] = times.system
+                    if census:  # reading every thread's counters is not free: at the two ends only
+                        now = thread_switches(proc.pid)  # (a process started between counts from 0)
+                        switched.setdefault(proc.pid, [now if first else (0, 0), now])[1] = now
         if conn is not None:
             self.activity.append([tuple(row) for row in conn.execute(
                 "SELECT application_name, state, coalesce(wait_event_type, ''), coalesce(wait_event, '') "
@@ -390,6 +398,44 @@ def work_per_op(work: list[dict[str, float]], done: int) -> dict[str, float]:
     if len(work) < 2:
         return {}
     return {name: (work[-1][name] - work[0][name]) / max(1, done) for name in WORK_NAMES}
+
+
+def thread_switches(pid: int) -> tuple[int, int]:
+    """A process's voluntary and involuntary context switches summed over its threads (Linux:
+    ``/proc/<pid>/status`` counts only the main thread's); a thread that ended is not counted."""
+    voluntary = involuntary = 0
+    with contextlib.suppress(OSError):
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{tid}/status") as status:
+                for line in status:
+                    if line.startswith("voluntary_ctxt_switches"):
+                        voluntary += int(line.split()[1])
+                    elif line.startswith("nonvoluntary_ctxt_switches"):
+                        involuntary += int(line.split()[1])
+    return voluntary, involuntary
+
+
+def kernel_ms_per_op(sampler: Sampler, done: int) -> dict[str, float]:
+    """The part of each group's CPU per operation spent in the kernel (system time)."""
+    out: dict[str, float] = {}
+    for group, pids in sampler.kernel.items():
+        name = "servers" if group.startswith("load-") else group
+        out[name] = out.get(name, 0.0) + sum(last - first for first, last in pids.values()) * 1000 / max(1, done)
+    return out
+
+
+def switches_per_op(sampler: Sampler, done: int) -> dict[str, dict[str, float]]:
+    """Context switches per completed operation by group of processes (their threads'):
+    voluntary (a thread waited: for the database, a lock, a reply) and involuntary (the kernel
+    took its core for another)."""
+    out: dict[str, dict[str, float]] = {}
+    for group, pids in sampler.switches.items():
+        name = "servers" if group.startswith("load-") else group
+        counts = out.setdefault(name, {"voluntary": 0.0, "involuntary": 0.0})
+        for first, last in pids.values():
+            counts["voluntary"] += (last[0] - first[0]) / max(1, done)
+            counts["involuntary"] += (last[1] - first[1]) / max(1, done)
+    return out
 
 
 def cpu_summary(sampler: Sampler) -> dict[str, Any]:
@@ -583,6 +629,8 @@ def summarize(records: list[Record], t0: float, t1: float, sampler: Sampler, nam
             "cpu_ms_per_op": {"servers": cpu["servers"] * cpu["wall_s"] * 1000 / max(1, done),
                               "postgres": cpu["postgres"] * cpu["wall_s"] * 1000 / max(1, done)},
             "database_work_per_op": work_per_op(sampler.work, done),
+            "context_switches_per_op": switches_per_op(sampler, done),
+            "kernel_cpu_ms_per_op": kernel_ms_per_op(sampler, done),
             "bound": name_bound(cpu, pg, threads)}
 
 
