@@ -20,6 +20,10 @@ PostgreSQL's connections by server (each server's pool holds at most ``POOL_SIZE
 events (``pg_stat_activity``); and the servers' request threads by state (the model, in PostgreSQL,
 waiting for the pool, for the store's lock or for the retrieval writer), from ``py-spy dump`` every
 few seconds when py-spy is installed beside Python. ``name_bound`` says which of these it is.
+Beside it, per operation: the database's work (transactions, index scans, rows and pages read, from
+PostgreSQL's cumulative statistics), each group's context switches (voluntary and involuntary,
+over all its threads) and the kernel's share of its CPU: whether a configuration does more work or
+pays more for the same work.
 
     python bench/load.py [--clients 8,32] [--seconds 60] [--warmup 10] [--configs pg1,pg3,sqlite]
                          [--postgres URL] [--json PATH]
