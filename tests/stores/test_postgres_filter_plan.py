@@ -4,7 +4,8 @@
 analysed, then every kind of filter is recalled with; each statement the recall sent is explained
 with its own values, and no plan may scan ``chunk_rows`` (or the counters beside it) from end to
 end. Measured at 100k before this test: a recall with a filter took 51-86 ms on PostgreSQL against
-5-8 ms on SQLite.
+5-8 ms on SQLite. The other agent's keyword side reads its own rows of the words table, not every
+agent's rows that hold its words.
 """
 
 from __future__ import annotations
@@ -106,24 +107,29 @@ def statements(monkeypatch: pytest.MonkeyPatch, call: Any) -> list[tuple[str, An
     return seen
 
 
-def whole_table_scans(url: str, query: str, params: Any) -> list[str]:
+def plan_nodes(url: str, query: str, params: Any, *, analyze: bool = False) -> list[dict[str, Any]]:
+    """Every node of the statement's plan, with its own values (run, with ``analyze``)."""
     from pgvector.psycopg import register_vector
 
     with psycopg.connect(url, autocommit=True) as conn:
         register_vector(conn)
         conn.execute("SET hnsw.ef_search = 256")  # as the store's pooled connections (connection.py)
         conn.execute("SET max_parallel_workers_per_gather = 0")
-        [[plan]] = conn.execute("EXPLAIN (FORMAT JSON) " + query, params).fetchall()
-    found: list[str] = []
+        [[plan]] = conn.execute(f"EXPLAIN ({'ANALYZE, ' if analyze else ''}FORMAT JSON) " + query, params).fetchall()
+    found: list[dict[str, Any]] = []
 
     def walk(node: dict[str, Any]) -> None:
-        if node.get("Node Type") == "Seq Scan" and node.get("Relation Name") in ("chunk_rows", "chunk_strength"):
-            found.append(node["Relation Name"])
+        found.append(node)
         for child in node.get("Plans", []):
             walk(child)
 
     walk((plan if isinstance(plan, list) else json.loads(plan))[0]["Plan"])
     return found
+
+
+def whole_table_scans(url: str, query: str, params: Any) -> list[str]:
+    return [node["Relation Name"] for node in plan_nodes(url, query, params)
+            if node.get("Node Type") == "Seq Scan" and node.get("Relation Name") in ("chunk_rows", "chunk_strength")]
 
 
 @pytest.mark.parametrize("ann", [True, False], ids=["hnsw", "exact"])
@@ -153,24 +159,9 @@ def test_a_filtered_experience_recall_reads_the_filters_index(database, monkeypa
 
 def words_read_for_others(url: str, query: str, params: Any) -> int:
     """Rows of ``chunk_words`` the statement read and then dropped (another agent's, by its filter or
-    recheck), from the plan as run (EXPLAIN ANALYZE)."""
-    from pgvector.psycopg import register_vector
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        register_vector(conn)
-        conn.execute("SET max_parallel_workers_per_gather = 0")
-        [[plan]] = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + query, params).fetchall()
-    dropped = 0
-
-    def walk(node: dict[str, Any]) -> None:
-        nonlocal dropped
-        if node.get("Relation Name") == "chunk_words":
-            dropped += node.get("Rows Removed by Filter", 0) + node.get("Rows Removed by Index Recheck", 0)
-        for child in node.get("Plans", []):
-            walk(child)
-
-    walk((plan if isinstance(plan, list) else json.loads(plan))[0]["Plan"])
-    return dropped
+    recheck), from the plan as run."""
+    return sum(node.get("Rows Removed by Filter", 0) + node.get("Rows Removed by Index Recheck", 0)
+               for node in plan_nodes(url, query, params, analyze=True) if node.get("Relation Name") == "chunk_words")
 
 
 def test_a_small_agents_keyword_side_reads_its_own_rows_only(database, monkeypatch):
