@@ -419,27 +419,28 @@ def thread_switches(pid: int) -> tuple[int, int]:
     return voluntary, involuntary
 
 
+def per_op(counters: dict[str, dict[int, list[Any]]], done: int) -> dict[str, np.ndarray]:
+    """Each group's counters (per process, first and last) summed over its processes, per completed
+    operation; the servers' groups as one."""
+    out: dict[str, np.ndarray] = {}
+    for group, pids in counters.items():
+        name = "servers" if group.startswith("load-") else group
+        for first, last in pids.values():
+            out[name] = out.get(name, 0.0) + np.subtract(last, first, dtype=float) / max(1, done)
+    return out
+
+
 def kernel_ms_per_op(sampler: Sampler, done: int) -> dict[str, float]:
     """The part of each group's CPU per operation spent in the kernel (system time)."""
-    out: dict[str, float] = {}
-    for group, pids in sampler.kernel.items():
-        name = "servers" if group.startswith("load-") else group
-        out[name] = out.get(name, 0.0) + sum(last - first for first, last in pids.values()) * 1000 / max(1, done)
-    return out
+    return {name: float(seconds) * 1000 for name, seconds in per_op(sampler.kernel, done).items()}
 
 
 def switches_per_op(sampler: Sampler, done: int) -> dict[str, dict[str, float]]:
     """Context switches per completed operation by group of processes (their threads'):
     voluntary (a thread waited: for the database, a lock, a reply) and involuntary (the kernel
     took its core for another)."""
-    out: dict[str, dict[str, float]] = {}
-    for group, pids in sampler.switches.items():
-        name = "servers" if group.startswith("load-") else group
-        counts = out.setdefault(name, {"voluntary": 0.0, "involuntary": 0.0})
-        for first, last in pids.values():
-            counts["voluntary"] += (last[0] - first[0]) / max(1, done)
-            counts["involuntary"] += (last[1] - first[1]) / max(1, done)
-    return out
+    return {name: {"voluntary": float(n[0]), "involuntary": float(n[1])}
+            for name, n in per_op(sampler.switches, done).items()}
 
 
 def cpu_summary(sampler: Sampler) -> dict[str, Any]:

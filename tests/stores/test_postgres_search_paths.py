@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 
 import pytest
@@ -74,11 +75,9 @@ def test_no_second_connection_from_a_pool_with_none_to_spare(database):
 
 
 def test_no_second_connection_while_another_request_uses_the_pool(database):
-    import threading
-
     with hippo.open(database, agent_id="alice", embedder=FakeEmbedder()) as mem:
         pool = mem.store._db._pool
-        for _ in range(200):  # the first asks finds one connection and asks the pool to open another
+        for _ in range(200):  # the first ask finds one connection and asks the pool to open another
             with mem.store._read("alice"), mem.store._db.spare() as other:
                 if other is not None:
                     break

@@ -23,8 +23,9 @@ with that filter walks as wide as it needs, or scans exactly, at once.
 When no other request uses the pool, the keyword side runs on a second connection beside the
 vector side (two statements at the same time, their rows joined by id): a recall waits for the
 slower side instead of both. Under load each statement's own cost would only add up, so then the
-two sides run as one statement. The keyword side of a recall that asks for live chunks of some kinds and nothing
-else reads ``chunk_words`` (their words, in rows that pack ~30 to a page) instead of the wide rows.
+two sides run as one statement. The keyword side of a recall that asks for live chunks of some
+kinds and nothing else reads ``chunk_words`` (their words, in rows that pack ~30 to a page, found
+by word and agent together) instead of the wide rows.
 """
 
 from __future__ import annotations
