@@ -20,7 +20,7 @@ the store's pragmas.
                             [--experiment NAME ...] [--json]
 
 ``--experiment`` reruns capture with a change to the offline tier made by monkeypatching
-``hippo.core.capture_extract`` in this process (its gate ``worth_keeping`` or its extractor
+``hippo.core.capture.extract`` in this process (its gate ``worth_keeping`` or its extractor
 ``_offline_draft``): an experiment, src/hippo is not changed; names in ``EXPERIMENTS``.
 """
 

@@ -30,8 +30,8 @@ from typing import Any, Callable
 import siblings  # bench/ is on sys.path when its scripts run (siblings.py)
 
 import hippo
-from hippo.core.compaction import content_of
-from hippo.core.compaction_config import CompactionConfig
+from hippo.core.compaction.compact import content_of
+from hippo.core.compaction.config import CompactionConfig
 from hippo.core.messages import read_messages
 from hippo.core.tokens import count_tokens, tokenizer_name
 

@@ -15,7 +15,7 @@ import json
 import random
 from typing import Any
 
-from hippo.core.compaction import content_of
+from hippo.core.compaction.compact import content_of
 from hippo.core.messages import read_messages
 from hippo.core.tokens import count_tokens
 

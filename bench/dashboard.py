@@ -34,8 +34,8 @@ import numpy as np
 import siblings  # bench/ is on sys.path when its scripts run (siblings.py)
 
 import hippo
-from hippo.core.experiences import EXPERIENCE_TYPES, TYPE_WEIGHTS
-from hippo.core.writer import MemoryInput
+from hippo.core.experiences.importance import EXPERIENCE_TYPES, TYPE_WEIGHTS
+from hippo.core.memories.writer import MemoryInput
 from hippo.stores.base import ExperienceRecord
 
 HERE = Path(__file__).resolve().parent

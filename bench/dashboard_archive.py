@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterator
 import siblings  # bench/ is on sys.path when its scripts run (siblings.py)
 
 import hippo
-from hippo.core.experiences import EXPERIENCE_TYPES
+from hippo.core.experiences.importance import EXPERIENCE_TYPES
 from hippo.core.memory import MemoryInput
 from hippo.providers.fake import FakeEmbedder
 from hippo.stores.base import ExperienceRecord

@@ -49,7 +49,7 @@ import numpy as np
 import siblings  # bench/ is on sys.path when its scripts run (siblings.py)
 
 import hippo
-from hippo.core.experiences import EXPERIENCE_TYPES, new_entry, record_of
+from hippo.core.experiences.importance import EXPERIENCE_TYPES, new_entry, record_of
 from hippo.core.memory import MemoryInput
 from hippo.providers.base import normalize_rows
 

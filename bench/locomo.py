@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 import hippo
 from hippo.core.memory import MemoryInput
-from hippo.core.recall import keyword_match
+from hippo.core.recall.pool import keyword_match
 from hippo.stores.base import ChunkFilter, SearchQuery
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo-dev.json"

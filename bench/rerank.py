@@ -1,4 +1,4 @@
-"""Fit the learned reranking stage (``hippo.core.rerank``) on both development files, and measure it.
+"""Fit the learned reranking stage (``hippo.core.recall.rerank``) on both development files, and measure it.
 
 Reads the candidate pools ``bench/features.py`` dumped (LoCoMo development, categories 1-4; and
 LongMemEval development, turn level), rebuilds from each what recall hands the stage (own relevance
@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from hippo.core.fusion import Fusion
-from hippo.core.rerank import FEATURES, MODEL_PATH, SEEDS, Pool, features
+from hippo.core.recall.rerank import FEATURES, MODEL_PATH, SEEDS, Pool, features
 
 FUSION = Fusion(vector_weight=0.6)
 PREFERENCE = 0.2

@@ -40,8 +40,8 @@ import numpy as np
 import siblings  # bench/ is on sys.path when its scripts run (siblings.py)
 
 import hippo
-from hippo.core.dates import named_period
 from hippo.core.memory import MemoryInput
+from hippo.core.recall.dates import named_period
 from hippo.providers.base import Thresholds, normalize_rows
 
 HERE = Path(__file__).resolve().parent

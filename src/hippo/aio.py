@@ -1,11 +1,11 @@
 """The async API: every operation of :class:`~hippo.core.memory.Memory` as a coroutine.
 
-There is one implementation. ``AsyncMemory`` runs each call of the ``Memory`` it
-wraps in a worker thread (``asyncio.to_thread``), so the event loop never
-waits on SQLite or the model; the store's own lock orders the writes, as it does
-for the threads of ``hippo serve``. The coroutines are generated from the list
-below, with the sync method's name, signature and docstring: a new operation
-of ``Memory`` becomes async by adding its name here, never by copying it.
+There is one implementation. ``AsyncMemory`` runs each call of the ``Memory`` it wraps in a
+worker thread (``asyncio.to_thread``), so the event loop never waits on the database or the
+model; the store's own lock orders the writes, as it does for the threads of ``hippo serve``.
+Each coroutine below is the capability's method itself, named once
+(:class:`~hippo.core.operation.AsyncOperation`): type checkers and editors see its parameters, and
+its return type wrapped in ``Awaitable``. A test checks that every operation of ``Memory`` is here.
 
     mem = hippo.open_async("memory.db", agent_id="alice")
     await mem.store_memory("We chose SQLite")
@@ -16,29 +16,25 @@ of ``Memory`` becomes async by adding its name here, never by copying it.
 from __future__ import annotations
 
 import asyncio
-import functools
 from typing import TYPE_CHECKING, Any, Callable
 
-from hippo.api import Memory
+from hippo.core.blocks.operations import Blocks
+from hippo.core.capture.operations import Capture
+from hippo.core.compaction.operations import Compactor
+from hippo.core.curation.operations import Curation
+from hippo.core.experiences.operations import Experiences
+from hippo.core.facts.operations import Facts
+from hippo.core.memories.browsing import Browser
+from hippo.core.memories.operations import Memories
+from hippo.core.memories.summary import Summaries
+from hippo.core.memory import AgentTools, Memory
+from hippo.core.operation import AsyncOperation
+from hippo.core.recall.operations import Recaller
 
 if TYPE_CHECKING:
     from hippo.config import Settings
-    from hippo.surfaces.tools import Toolset
 
 __all__ = ["ASYNC_OPERATIONS", "AsyncMemory"]
-
-# Memory's operations that read or write the database or call a model: coroutines here.
-ASYNC_OPERATIONS = (
-    "store_memory", "store_memories", "remember_facts", "fact_history", "split_fact", "recall_memories",
-    "forget_memory", "get_memory", "list_memories", "browse_memories", "update_metadata", "update_memory",
-    "reinforce_memory", "demote_memory", "delete_all", "delete_memory", "stats", "memory_summary",
-    "recall_memory_block", "memory_block", "memory_blocks", "replace_memory_block", "append_memory_block",
-    "set_memory_block", "context", "recall_conversation", "has_conversation", "reembed", "import_records",
-    "put_item", "get_item", "delete_item", "list_items", "agent_ids", "holds_nothing", "scrub",
-    "maintain", "search_archive", "get_archived", "restore_memory", "related", "import_from",
-    "record_experience", "short_term", "recall", "recall_related", "consolidate", "short_term_agents",
-    "observe", "process_pending", "surface", "pending_agents", "compact",
-)
 
 
 class AsyncMemory:
@@ -46,6 +42,9 @@ class AsyncMemory:
 
     def __init__(self, memory: Memory) -> None:
         self.sync = memory  # the one implementation, also usable as it is
+
+    def capability(self, method: Callable[..., Any]) -> object:
+        return self.sync.capability(method)
 
     @property
     def agent_id(self) -> str:
@@ -59,9 +58,9 @@ class AsyncMemory:
         """The same database, embedder and LLM, scoped to another agent."""
         return AsyncMemory(self.sync.for_agent(agent_id))
 
-    def tools(self, **options: Any) -> "Toolset":
+    def tools(self, *, recall_max_tokens: int = 1500) -> AgentTools:
         """The agent tools (their calls are sync: run them with ``asyncio.to_thread`` in a loop)."""
-        return self.sync.tools(**options)
+        return self.sync.tools(recall_max_tokens=recall_max_tokens)
 
     async def export_records(self, *, vectors: bool = False) -> list[Any]:
         """The agent's export records, read in a worker thread (a list: an iterator would read on the loop)."""
@@ -76,16 +75,68 @@ class AsyncMemory:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
+    # -- raw memories ---------------------------------------------------------
+    store_memory = AsyncOperation(Memories.store_memory)
+    store_memories = AsyncOperation(Memories.store_memories)
+    get_memory = AsyncOperation(Memories.get_memory)
+    list_memories = AsyncOperation(Memories.list_memories)
+    update_memory = AsyncOperation(Memories.update_memory)
+    update_metadata = AsyncOperation(Memories.update_metadata)
+    forget_memory = AsyncOperation(Memories.forget_memory)
+    delete_memory = AsyncOperation(Memories.delete_memory)
+    delete_all = AsyncOperation(Memories.delete_all)
+    put_item = AsyncOperation(Memories.put_item)
+    get_item = AsyncOperation(Memories.get_item)
+    delete_item = AsyncOperation(Memories.delete_item)
+    list_items = AsyncOperation(Memories.list_items)
+    stats = AsyncOperation(Memories.stats)
+    reembed = AsyncOperation(Memories.reembed)
+    import_records = AsyncOperation(Memories.import_records)
+    scrub = AsyncOperation(Memories.scrub)
+    holds_nothing = AsyncOperation(Memories.holds_nothing)
+    agent_ids = AsyncOperation(Memories.agent_ids)
+    browse_memories = AsyncOperation(Browser.browse_memories)
+    memory_summary = AsyncOperation(Summaries.memory_summary)
+    # -- facts ----------------------------------------------------------------
+    remember_facts = AsyncOperation(Facts.remember_facts)
+    fact_history = AsyncOperation(Facts.fact_history)
+    split_fact = AsyncOperation(Facts.split_fact)
+    # -- recall ---------------------------------------------------------------
+    recall_memories = AsyncOperation(Recaller.recall_memories)
+    recall_conversation = AsyncOperation(Recaller.recall_conversation)
+    has_conversation = AsyncOperation(Recaller.has_conversation)
+    # -- memory blocks --------------------------------------------------------
+    recall_memory_block = AsyncOperation(Blocks.recall_memory_block)
+    memory_block = AsyncOperation(Blocks.memory_block)
+    memory_blocks = AsyncOperation(Blocks.memory_blocks)
+    replace_memory_block = AsyncOperation(Blocks.replace_memory_block)
+    append_memory_block = AsyncOperation(Blocks.append_memory_block)
+    set_memory_block = AsyncOperation(Blocks.set_memory_block)
+    context = AsyncOperation(Blocks.context)
+    # -- experiences ----------------------------------------------------------
+    record_experience = AsyncOperation(Experiences.record_experience)
+    short_term = AsyncOperation(Experiences.short_term)
+    recall = AsyncOperation(Experiences.recall)
+    recall_related = AsyncOperation(Experiences.recall_related)
+    short_term_agents = AsyncOperation(Experiences.short_term_agents)
+    consolidate = AsyncOperation(Experiences.consolidate)
+    # -- capture and surfacing ------------------------------------------------
+    observe = AsyncOperation(Capture.observe)
+    process_pending = AsyncOperation(Capture.process_pending)
+    pending_agents = AsyncOperation(Capture.pending_agents)
+    surface = AsyncOperation(Capture.surface)
+    # -- compaction -----------------------------------------------------------
+    compact = AsyncOperation(Compactor.compact)
+    # -- curation -------------------------------------------------------------
+    reinforce_memory = AsyncOperation(Curation.reinforce_memory)
+    demote_memory = AsyncOperation(Curation.demote_memory)
+    related = AsyncOperation(Curation.related)
+    maintain = AsyncOperation(Curation.maintain)
+    search_archive = AsyncOperation(Curation.search_archive)
+    get_archived = AsyncOperation(Curation.get_archived)
+    restore_memory = AsyncOperation(Curation.restore_memory)
+    import_from = AsyncOperation(Curation.import_from)
 
-def _coroutine(name: str) -> Callable[..., Any]:
-    method = getattr(Memory, name)
 
-    @functools.wraps(method)
-    async def call(self: AsyncMemory, *args: Any, **kwargs: Any) -> Any:
-        return await asyncio.to_thread(method, self.sync, *args, **kwargs)
-
-    return call
-
-
-for _name in ASYNC_OPERATIONS:
-    setattr(AsyncMemory, _name, _coroutine(_name))
+# Memory's operations that are coroutines here.
+ASYNC_OPERATIONS = tuple(name for name, member in vars(AsyncMemory).items() if isinstance(member, AsyncOperation))

@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from hippo import limits
-from hippo.core.validation import shown
-from hippo.errors import ConfigError
+from hippo.errors import ConfigError, shown
 
-__all__ = ["Settings", "load_settings"]
+__all__ = ["Settings", "load_settings", "read_config_file"]
 
 DEFAULT_ANN_THRESHOLD = 50_000
 
@@ -46,7 +45,7 @@ class Settings:
     # ("on October 13, 2023"); 0 turns the date step off. Measured in bench/locomo.py.
     date_preference: float = 0.2
     # How much of its neighbours' relevance a memory borrows (memories of the same session stored
-    # one after another: turns of one conversation); 0 turns it off. See core/context.py.
+    # one after another: turns of one conversation); 0 turns it off. See core/recall/context.py.
     context_weight: float = 0.5
     # An agent with this many vectors is searched through an HNSW index (the ``ann`` extra)
     # instead of exactly; None or 0 keeps every agent exact. Measured in bench/ann_choice.py.
@@ -56,14 +55,14 @@ class Settings:
     # writes it before recall returns. See hippo.stores.retrievals.
     retrieval_delay: float = 0.2
     # Without an LLM, how remember_facts tells a new fact from a stored one: "auto" (the default): the
-    # pair model (hippo.core.pairs, trained on all-MiniLM-L6-v2's vectors: about three reworded
+    # pair model (hippo.core.facts.pairs, trained on all-MiniLM-L6-v2's vectors: about three reworded
     # duplicates in four recognised on two held-out sets, calibration/README.md) with that embedder,
     # the rules with any other and for text mostly outside the Latin script, which MiniLM cannot read;
-    # "model": the pair model (MiniLM only); "rules" (hippo.core.offline.relation: never merges a fact
+    # "model": the pair model (MiniLM only); "rules" (hippo.core.facts.offline.relation: never merges a fact
     # that adds a word, keeps most paraphrases twice). A merge keeps the new wording (fact_history).
     offline_pairs: str = "auto"
     # How recall orders its candidates: "none" (the default: the fusion plus the context neighbours
-    # lend) or "learned" (a logistic regression over the candidates' features, hippo.core.rerank;
+    # lend) or "learned" (a logistic regression over the candidates' features, hippo.core.recall.rerank;
     # BENCHMARKS.md "A learned reranking stage").
     rerank: str = "none"
     # Seed 003's asymmetric feedback: a reinforcement adds this much to a memory's feedback count,
@@ -128,6 +127,19 @@ _INTS = {"block_char_limit", "ann_threshold", "max_db_bytes", "ltm_max_memories"
 _FLOATS = {"consolidate_every", "ltm_min_importance", "capture_every"}
 
 
+def read_config_file(config_file: str | os.PathLike[str] | None = None) -> tuple[Path, dict[str, Any]] | None:
+    """``hippo.toml`` (``$HIPPO_CONFIG``, else ./hippo.toml) and what it holds; None when there is
+    none. The one reader of the file: the settings come from it, and compaction's
+    ``[compaction]`` section (:func:`hippo.core.compaction.config.load_compaction_config`)."""
+    path = Path(config_file or os.environ.get("HIPPO_CONFIG", "hippo.toml"))
+    if not path.is_file():
+        return None
+    try:
+        return path, tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from None
+
+
 def load_settings(config_file: str | Path | None = None, **overrides: Any) -> Settings:
     """Settings from ``hippo.toml`` (``$HIPPO_CONFIG`` or ./hippo.toml), then the
     environment, then the arguments given here (``None`` arguments are ignored)."""
@@ -136,13 +148,9 @@ def load_settings(config_file: str | Path | None = None, **overrides: Any) -> Se
     if unknown:
         raise ConfigError(f"unknown settings: {', '.join(sorted(unknown))}")
     values: dict[str, Any] = {}
-    path = Path(config_file or os.environ.get("HIPPO_CONFIG", "hippo.toml"))
-    if path.is_file():
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"cannot read {path}: {exc}") from None
-        section = data.get("hippo", data)
+    found = read_config_file(config_file)
+    if found is not None:
+        section = found[1].get("hippo", found[1])
         values.update({k: _coerce(k, v, names[k]) for k, v in section.items() if k in names})
     for name, default in names.items():
         env = os.environ.get(f"HIPPO_{name.upper()}")

@@ -6,6 +6,10 @@ stable ``code`` that surfaces (tools, HTTP, CLI) map to their own outcome.
 
 from __future__ import annotations
 
+from typing import Any
+
+from hippo import limits
+
 __all__ = [
     "EXTRAS",
     "missing_extra",
@@ -21,6 +25,7 @@ __all__ = [
     "ConfigError",
     "EmbedderMismatch",
     "MissingDependency",
+    "shown",
 ]
 
 
@@ -133,3 +138,14 @@ def missing_extra(exc: BaseException) -> MissingDependency | None:
         return None
     module = (exc.name or "").split(".")[0]
     return MissingDependency(module, EXTRAS[module]) if module in EXTRAS else None
+
+
+def shown(value: Any) -> str:
+    """``repr`` cut short: an error message never carries a 4,000-digit number or a whole document."""
+    if isinstance(value, int) and abs(value) > limits.INTEGER:
+        return f"an integer of about {value.bit_length() * 30103 // 100_000} digits"
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):
+        text = f"a {type(value).__name__}"
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -105,11 +105,11 @@ class Hit(_Dictable):
     ``keyword`` the BM25 score scaled to [0, 1] against the best keyword match
     (``None`` when the chunk did not match a keyword), ``relevance`` their fusion (and the
     preference for a day the query names): how well the chunk itself matches. ``context`` is
-    what the memories stored around it in its conversation lent (see ``hippo.core.context``), or,
+    what the memories stored around it in its conversation lent (see ``hippo.core.recall.context``), or,
     with ``rerank="learned"``, what the reranking stage added to the relevance or took from it
-    (``hippo.core.rerank``); the score reads ``relevance + context``, so context only reorders:
+    (``hippo.core.recall.rerank``); the score reads ``relevance + context``, so context only reorders:
     ``min_relevance`` reads ``relevance`` alone, and surfacing the fusion alone. ``feedback`` is the factor the agent's
-    feedback put on the score (see ``hippo.core.feedback``).
+    feedback put on the score (see ``hippo.core.curation.feedback``).
     """
 
     chunk: Chunk
@@ -120,7 +120,7 @@ class Hit(_Dictable):
     effective_strength: float
     recency: float
     context: float = 0.0
-    feedback: float = 1.0  # what the agent's feedback multiplied the score by (hippo.core.feedback)
+    feedback: float = 1.0  # what the agent's feedback multiplied the score by (hippo.core.curation.feedback)
     archived: bool = False  # found in the archive (``include_archived=True``): keyword relevance only
     linked_from: str | None = None  # added by ``expand=True``: the hit whose co-recall link brought it
 

@@ -10,20 +10,26 @@ import inspect
 
 import hippo
 from hippo.aio import ASYNC_OPERATIONS, AsyncMemory
-from hippo.api import Memory
+from hippo.core.memory import Memory
+from hippo.core.operation import Operation
 from hippo.providers.fake import FakeEmbedder
 
-SYNC_ONLY = {"close", "for_agent", "now", "tools", "export_records"}  # AsyncMemory has its own of these
+SYNC_ONLY = {"capability", "close", "for_agent", "now", "tools", "export_records"}  # AsyncMemory has its own
 
 
-def test_every_operation_of_memory_is_a_coroutine_with_its_signature():
-    public = {n for n, f in inspect.getmembers(Memory, inspect.isfunction) if not n.startswith("_")}
-    assert public - SYNC_ONLY == set(ASYNC_OPERATIONS)
-    for name in ASYNC_OPERATIONS:
-        method = getattr(AsyncMemory, name)
-        assert inspect.iscoroutinefunction(method)
-        assert inspect.signature(method) == inspect.signature(getattr(Memory, name))
-        assert method.__doc__ == getattr(Memory, name).__doc__
+def test_every_operation_of_memory_is_a_coroutine_with_its_signature(db):
+    operations = {n for n, member in vars(Memory).items() if isinstance(member, Operation)}
+    own = {n for n, f in inspect.getmembers(Memory, inspect.isfunction) if not n.startswith("_")}
+    assert (operations | own) - SYNC_ONLY == set(ASYNC_OPERATIONS)
+    amem = hippo.open_async(db, agent_id="alice", embedder=FakeEmbedder())
+    try:
+        for name in ASYNC_OPERATIONS:
+            method, sync = getattr(amem, name), getattr(amem.sync, name)
+            assert inspect.iscoroutinefunction(method)
+            assert inspect.signature(method) == inspect.signature(sync)
+            assert method.__doc__ == sync.__doc__
+    finally:
+        asyncio.run(amem.close())
 
 
 def test_fifty_coroutines_storing_and_recalling_lose_nothing(db):

@@ -11,9 +11,9 @@ from datetime import timedelta
 
 import pytest
 
-from hippo.core.browsing import SORTS, sort_key
-from hippo.core.filters import passes, recall_filter
-from hippo.core.writer import MemoryInput
+from hippo.core.memories.browsing import SORTS, sort_key
+from hippo.core.memories.writer import MemoryInput
+from hippo.core.recall.filters import passes, recall_filter
 from hippo.errors import InvalidInput
 from hippo.providers.fake import FakeLLM
 

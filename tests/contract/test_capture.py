@@ -12,7 +12,7 @@ import pytest
 from support import sql
 from test_forget import SECRET, occurrences, scrub, total
 
-from hippo.core.capture import windows
+from hippo.core.capture.inbox import windows
 from hippo.errors import InvalidInput, ProviderError
 from hippo.providers.fake import FakeLLM
 from hippo.stores.base import Observed

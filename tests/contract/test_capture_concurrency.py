@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import hippo
-from hippo.core import writer
+from hippo.core.memories import writer
 from hippo.providers.fake import FakeEmbedder
 
 TALK = [{"role": "user", "content": f"Release note {n}: the widget service gained feature {n} for customers",

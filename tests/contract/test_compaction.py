@@ -10,7 +10,7 @@ import re
 import pytest
 from support import load_bench
 
-from hippo.core.compaction import content_of
+from hippo.core.compaction.compact import content_of
 from hippo.core.messages import read_messages
 from hippo.errors import InvalidInput
 

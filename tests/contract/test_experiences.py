@@ -255,7 +255,7 @@ def test_a_process_killed_after_consolidating_counts_what_it_stored(db):
     topics = ["sailing", "pottery", "chess", "baking", "climbing", "violin", "origami", "birding"]
     code = textwrap.dedent(f"""
         import os, signal, hippo
-        from hippo.core import consolidation
+        from hippo.core.experiences import consolidation
         mem = hippo.open({db!r}, agent_id="alice", embedder="fake", short_term_durable=True)
         for topic in {topics!r}:
             mem.record_experience("chat", f"The user took up {{topic}} last spring")  # 0.6: waits

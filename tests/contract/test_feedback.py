@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_forget import SECRET, occurrences, scrub, total
 
-from hippo.core import feedback
+from hippo.core.curation import feedback
 from hippo.core.strength import ScoreWeights, final_score
 from hippo.errors import InvalidInput, NotFound
-from test_forget import SECRET, occurrences, scrub, total
 
 NOTES = [
     "The payment API signs requests with HMAC SHA256",

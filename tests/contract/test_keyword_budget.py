@@ -4,12 +4,12 @@ of the search, yet the rows that a kept word finds are scored by every word of t
 from __future__ import annotations
 
 import pytest
+from support import sql
 
 import hippo.stores.postgres.search as pg_search
 import hippo.stores.sqlite.search as sqlite_search
-from hippo.core.recall import keyword_match
+from hippo.core.recall.pool import keyword_match
 from hippo.stores.base import ChunkFilter, SearchQuery
-from support import sql
 
 
 def keyword_scores(mem, query: str, depth: int = 10, where: ChunkFilter = ChunkFilter()) -> dict[str, float]:

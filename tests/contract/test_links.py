@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
-
 from support import sql
 from test_forget import scrub
 
-from hippo.core.links import EXPAND_MIN_STRENGTH
+from hippo.core.curation.links import EXPAND_MIN_STRENGTH
 
 
 def test_joint_recalls_link_memories_and_expand_brings_the_partner(mem):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import hippo.core.recall as recall_module
+import hippo.core.recall.pool as recall_module
 from hippo import MemoryInput
 
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_context import CONVERSATION, MONDAY, OTHER_DAY, QUESTION, store
 
 import hippo
-from hippo.core import rerank
-
-from test_context import CONVERSATION, MONDAY, OTHER_DAY, QUESTION, store
+from hippo.core.recall import rerank
 
 pytest.importorskip("onnxruntime")
 

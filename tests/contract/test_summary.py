@@ -11,7 +11,7 @@ from datetime import timedelta
 
 import pytest
 
-from hippo.core.experiences import EXPERIENCE_TYPES
+from hippo.core.experiences.importance import EXPERIENCE_TYPES
 from hippo.core.strength import effective_strength
 from hippo.errors import InvalidInput
 from hippo.providers.fake import FakeLLM

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import hippo
-from hippo.core.capture_extract import worth_keeping
+from hippo.core.capture.extract import worth_keeping
 
 pytest.importorskip("onnxruntime")
 

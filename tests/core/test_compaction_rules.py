@@ -14,7 +14,7 @@ import pytest
 from support import load_bench
 
 import hippo
-from hippo.core.compaction import (
+from hippo.core.compaction.compact import (
     BASE_IMPORTANCE,
     DECISION_MARKERS,
     Scored,
@@ -23,8 +23,8 @@ from hippo.core.compaction import (
     retention,
     score,
 )
-from hippo.core.compaction_config import CompactionConfig, load_compaction_config
-from hippo.core.compaction_summary import fixed, index_line, summarize
+from hippo.core.compaction.config import CompactionConfig, load_compaction_config
+from hippo.core.compaction.summary import fixed, index_line, summarize
 from hippo.core.messages import read_messages
 from hippo.core.tokens import count_tokens
 from hippo.errors import ConfigError, InvalidInput

@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from hippo.core.dates import named_period
+from hippo.core.recall.dates import named_period
 
 NOW = datetime(2024, 3, 10, 15, 30, tzinfo=timezone.utc)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from hippo.core import consolidation
-from hippo.core.experiences import TYPE_WEIGHTS, calculate_importance, check_type, context_refs
+from hippo.core.experiences import consolidation
+from hippo.core.experiences.importance import TYPE_WEIGHTS, calculate_importance, check_type, context_refs
 from hippo.errors import InvalidInput
 
 SEED_WEIGHTS = {"chat": 0.6, "observation": 0.4, "task": 0.7, "decision": 0.8, "tool-use": 0.7, "error": 0.9,

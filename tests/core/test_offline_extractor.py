@@ -1,4 +1,4 @@
-"""The offline (no-LLM) extractor, intensity rating, tie-break rule and summary labels of hippo.core.offline."""
+"""The offline (no-LLM) extractor, intensity rating, tie-break rule and summary labels of hippo.core.facts.offline."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hippo.core.offline import ExtractedFact, extract_facts, relation, summary_label
+from hippo.core.facts.offline import ExtractedFact, extract_facts, relation, summary_label
 
 CALIBRATION = Path(__file__).resolve().parents[2] / "calibration" / "fact_pairs.jsonl"
 SEED_INPUT = "I NEVER want to use Redux again, it was a nightmare. Oh and I tried that new café on Sukhumvit."

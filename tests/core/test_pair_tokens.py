@@ -1,4 +1,4 @@
-"""Contextual word alignment for the offline pair classifier (hippo.core.pair_tokens) and the word states it
+"""Contextual word alignment for the offline pair classifier (hippo.core.facts.pair_tokens) and the word states it
 reads (LocalEmbedder.word_states, EmbeddingService.word_states), with the real local model."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hippo.core.pair_tokens import TOKEN_FEATURES, contextual
+from hippo.core.facts.pair_tokens import TOKEN_FEATURES, contextual
 
 pytest.importorskip("onnxruntime")
 
@@ -68,7 +68,7 @@ def test_the_memory_reads_word_states_through_its_embedding_service(tmp_path, lo
     with hippo.open(tmp_path / "states.db", embedder=local_embedder, offline_pairs="model") as mem:
         found = mem.embedding.word_states(["User drinks coffee"])
         assert found[0][0] == ["User", "drinks", "coffee"] and found[0][1].shape == (3, 384)
-        assert mem._offline_rule.states == mem.embedding.word_states
+        assert mem.agent_context.offline_rule.states == mem.embedding.word_states
 
 
 def test_an_embedder_that_is_down_gives_no_evidence(tmp_path):

@@ -1,4 +1,4 @@
-"""The offline pair classifier (hippo.core.pairs) with the real local model (all-MiniLM-L6-v2)."""
+"""The offline pair classifier (hippo.core.facts.pairs) with the real local model (all-MiniLM-L6-v2)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hippo.core.pairs import FEATURES, LABELS, classify_pair, load_model
+from hippo.core.facts.pairs import FEATURES, LABELS, classify_pair, load_model
 
 pytest.importorskip("onnxruntime")
 ROOT = Path(__file__).resolve().parents[2]
@@ -163,8 +163,8 @@ def test_role_phrasing_and_spouse_names(embed):
 def test_text_the_model_cannot_read_stays_with_the_rules():
     """MiniLM reads Thai and most Chinese as [UNK]: there the model would decide by the cosine alone,
     so the rules decide (they never merge text they cannot read)."""
-    from hippo.core import offline
-    from hippo.core.pairs import ModelRule, readable
+    from hippo.core.facts import offline
+    from hippo.core.facts.pairs import ModelRule, readable
 
     rule = ModelRule(None)
     for existing, new in [("用户住在上海", "用户在上海工作"), ("ผู้ใช้ชอบกินอาหารเผ็ด", "ผู้ใช้ชื่นชอบอาหารรสเผ็ด"),

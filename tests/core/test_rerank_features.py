@@ -1,4 +1,4 @@
-"""The learned reranking stage's features and model file (hippo.core.rerank), without a store."""
+"""The learned reranking stage's features and model file (hippo.core.recall.rerank), without a store."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from hippo.config import load_settings
 from hippo.core.fusion import Fusion
-from hippo.core.rerank import FEATURES, MODEL_PATH, Pool, features, load_model
+from hippo.core.recall.rerank import FEATURES, MODEL_PATH, Pool, features, load_model
 from hippo.errors import ConfigError
 
 

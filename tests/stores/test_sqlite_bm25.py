@@ -10,7 +10,7 @@ import pytest
 
 import hippo.stores.sqlite.bm25 as bm25_module
 import hippo.stores.sqlite.changes as changes
-from hippo.core.recall import keyword_match
+from hippo.core.recall.pool import keyword_match
 from hippo.stores.base import ChunkFilter
 
 pytestmark = pytest.mark.sqlite_only  # the SQLite store's own keyword scoring

@@ -18,7 +18,7 @@ import hippo
 import hippo.stores.sqlite.driving as driving
 import hippo.stores.sqlite.supersets as supersets
 from hippo.core.memory import MemoryInput
-from hippo.core.recall import keyword_match
+from hippo.core.recall.pool import keyword_match
 from hippo.index.exact import decode_vector
 from hippo.index.hnsw import HnswIndex
 from hippo.stores.base import ChunkFilter, ExperienceFilter, ExperienceRecord

@@ -11,10 +11,10 @@ pytestmark = pytest.mark.sqlite_only  # the store's own keyword plans (FTS5 budg
 
 import hippo.stores.sqlite.bm25 as bm25
 import hippo.stores.sqlite.driving as driving
-import hippo.stores.sqlite.supersets as supersets
 import hippo.stores.sqlite.search as sqlite_store
+import hippo.stores.sqlite.supersets as supersets
 from hippo.core.memory import MemoryInput
-from hippo.core.recall import keyword_match as _terms
+from hippo.core.recall.pool import keyword_match as _terms
 from hippo.stores.sqlite.search import match_expression
 
 

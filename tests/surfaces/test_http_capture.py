@@ -12,7 +12,7 @@ from test_http import error
 from test_http_experiences import serve, stopped
 
 pytest.importorskip("fastapi")
-from hippo.surfaces.http.app import Service  # noqa: E402
+from hippo.surfaces.http.service import Service  # noqa: E402
 from hippo.surfaces.http.schedule import CaptureSchedule  # noqa: E402
 
 A = "/v1/agents/alice"

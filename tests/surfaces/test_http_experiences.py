@@ -17,7 +17,7 @@ from test_http import error
 from test_mcp import free_port
 
 pytest.importorskip("fastapi")
-from hippo.surfaces.http.app import Service  # noqa: E402
+from hippo.surfaces.http.service import Service  # noqa: E402
 from hippo.surfaces.http.schedule import ConsolidationSchedule  # noqa: E402
 
 A = "/v1/agents/alice"

@@ -17,7 +17,7 @@ import hippo
 from hippo.providers.fake import FakeEmbedder
 
 pytest.importorskip("fastapi")
-from hippo.surfaces.http.app import HEAVY_WORKERS  # noqa: E402
+from hippo.surfaces.http.service import HEAVY_WORKERS  # noqa: E402
 from hippo.surfaces.http.server import BackgroundServer  # noqa: E402
 
 

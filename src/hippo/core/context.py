@@ -1,97 +1,65 @@
-"""Conversational context in recall: a memory is also as relevant as the memories around it.
+"""What every capability of one agent works with, handed over explicitly: the agent's id and
+store, the settings, the embedding and the LLM, the clock, and the scoring of recall.
 
-Memories stored one after another in one conversation explain each other: the answer to "when did
-Caroline go to the support group?" is often the turn after the one that names the group
-("Yesterday!"). So recall lends each memory part of its neighbours' relevance: ``weight`` times the
-best relevance one place away, half that two places away, reported as ``(1 - r) x context`` beside
-the memory's own relevance ``r`` so that the two stay in [0, 1] and a memory never loses by its
-neighbours.
-
-Neighbours are the memories (not facts) of the same conversation, the same ``session_id`` (a
-captured memory has its observed session's), stored up to :data:`REACH` places before or after in
-id order. A memory without a session borrows nothing, and memories that merely share an hour lend
-nothing: in one database an agent's experiences, its imported notes and its captured turns are
-written side by side without being one conversation (issue 33: a prompt about billing surfaced a
-key-rotation error stored in the same hour). The best :data:`SEEDS` candidates by their own
-relevance bring their neighbours into the pool, scored by their own cosine (they are outside the
-pool, so their keyword score is taken as none). What context adds only reorders: whatever decides
-that a memory is relevant enough to show reads its own relevance (``recall.rank``).
-
-Measured on LoCoMo development (``bench/locomo.py``, NOTES "Conversational context"). Bounding
-neighbours by the session instead of the hour (issue 33) changed none of its figures: each LoCoMo
-session falls on one date, and no two on the same one (R@10 0.738 both).
+:class:`~hippo.core.memory.Memory` builds one :class:`AgentContext` and gives it to each of its
+capabilities (blocks, facts, recall, experiences, capture, compaction, curation, raw memories);
+a capability reads what it needs from it and nothing from the facade.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING
 
-import numpy as np
-
+from hippo.core import validation as v
+from hippo.core.embedding import EmbeddingService
+from hippo.core.facts import pairs
 from hippo.core.fusion import Fusion
-from hippo.stores.base import Candidates
+from hippo.core.strength import ScoreWeights
+from hippo.errors import ConfigError
 
 if TYPE_CHECKING:
-    from hippo.stores.base import ChunkFilter, Store
+    from hippo.clock import Clock
+    from hippo.config import Settings
+    from hippo.core.facts.pairs import Rule
+    from hippo.providers.base import LLM, Embedder
+    from hippo.stores.base import Store
 
-__all__ = ["REACH", "SEEDS", "best_seeds", "in_context", "with_neighbours"]
-
-REACH = 2
-SEEDS = 8
-
-
-def in_context(
-    store: "Store",
-    agent_id: str,
-    found: Candidates,
-    relevance: dict[str, float],
-    query_vector: np.ndarray | None,
-    *,
-    fusion: Fusion,
-    weight: float,
-    where: ChunkFilter,
-) -> tuple[Candidates, dict[str, float], dict[str, float]]:
-    """The candidates with the neighbours of the best ones added, their own relevance, and what
-    context adds to each. Only neighbours that pass ``where`` join or lend; ``weight`` 0 adds
-    nothing."""
-    if weight <= 0 or not relevance:
-        return found, relevance, {}
-    near = store.neighbours(agent_id, best_seeds(found, relevance, SEEDS), REACH, where)
-    found, relevance = with_neighbours(store, agent_id, found, relevance, near, query_vector, fusion)
-    context: dict[str, list[float]] = {}  # id -> best neighbour relevance at each distance
-    for seed, others in near.items():
-        for other, distance in others:
-            for a, b in ((seed, other), (other, seed)):
-                best = context.setdefault(a, [0.0] * REACH)
-                best[distance - 1] = max(best[distance - 1], relevance.get(b, 0.0))
-    added = {}
-    for chunk_id, best in context.items():
-        lent = min(1.0, sum(weight * 0.5**d * r for d, r in enumerate(best)))
-        added[chunk_id] = (1.0 - relevance.get(chunk_id, 0.0)) * lent
-    return found, relevance, added
+__all__ = ["AgentContext", "agent_context"]
 
 
-def best_seeds(found: Candidates, relevance: dict[str, float], count: int) -> list[str]:
-    """The ``count`` best live candidates by their own relevance: whose neighbours join and lend."""
-    live = {c.id for c in found.chunks if c.superseded_by is None}
-    return sorted((i for i in relevance if i in live), key=lambda i: (-relevance[i], i))[:count]
+@dataclass(frozen=True)
+class AgentContext:
+    """One agent's view of hippo's parts. Immutable: another agent gets a context of its own."""
+
+    agent_id: str
+    store: "Store"
+    settings: "Settings"
+    embedding: EmbeddingService
+    llm: "LLM | None"
+    clock: "Clock"
+    fusion: Fusion
+    weights: ScoreWeights
+    offline_rule: "Rule"
+
+    def now(self) -> datetime:
+        return self.clock()
 
 
-def with_neighbours(
-    store: "Store",
-    agent_id: str,
-    found: Candidates,
-    relevance: dict[str, float],
-    near: dict[str, list[tuple[str, int]]],
-    query_vector: np.ndarray | None,
-    fusion: Fusion,
-) -> tuple[Candidates, dict[str, float]]:
-    """Neighbours outside the pool joined to it, with their relevance from their cosine alone."""
-    missing = list(dict.fromkeys(o for others in near.values() for o, _ in others if o not in relevance))
-    if not missing:
-        return found, relevance
-    added, cosines = store.score(agent_id, missing, query_vector)
-    similarity = {**found.similarity, **cosines}
-    relevance = {**relevance, **{c.id: fusion.relevance(similarity.get(c.id), None) for c in added}}
-    return replace(found, chunks=[*found.chunks, *added], similarity=similarity), relevance
+def agent_context(store: "Store", *, agent_id: str, embedder: "Embedder | None", settings: "Settings",
+                  llm: "LLM | None", clock: "Clock") -> AgentContext:
+    """The context of ``agent_id`` over an open store: the embedder checked against the one the
+    database records, the scoring read from the settings, the offline pair rule chosen."""
+    agent_id = v.check_agent_id(agent_id)
+    embedding = EmbeddingService(embedder, store)
+    kind = pairs.offline_kind(settings.offline_pairs, None if embedder is None else embedder.model_id)
+    if kind == "model" and (embedder is None or embedder.model_id != pairs.TRAINED_ON):
+        raise ConfigError(f"offline_pairs='model' needs the embedder it was trained with ({pairs.TRAINED_ON}); "
+                          "use offline_pairs='rules' with another embedder")
+    return AgentContext(
+        agent_id=agent_id, store=store, settings=settings, embedding=embedding, llm=llm, clock=clock,
+        fusion=Fusion(settings.vector_weight, embedding.thresholds.unrelated),
+        weights=ScoreWeights(settings.weight_relevance, settings.weight_strength, settings.weight_recency),
+        offline_rule=pairs.offline_rule(kind, embedding.words, embedding.word_states),
+    )

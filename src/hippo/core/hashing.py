@@ -1,7 +1,7 @@
 """The one hash hippo stores per memory: what makes storing the same memory twice strengthen it.
 
 A memory is deduplicated by its text (:func:`content_hash`), or, when a caller addresses it by
-a key of its own (:mod:`hippo.core.items`), by that key (:func:`key_hash`): two keys may then
+a key of its own (:mod:`hippo.core.memories.items`), by that key (:func:`key_hash`): two keys may then
 hold the same text, and one key holds one memory whatever its text becomes.
 """
 

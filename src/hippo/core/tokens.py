@@ -12,7 +12,7 @@ import json
 from functools import lru_cache
 from typing import Any, Callable, Sequence
 
-from hippo.core.offline import non_latin_share
+from hippo.core.facts.offline import non_latin_share
 from hippo.errors import ConfigError, MissingDependency
 
 __all__ = ["count_tokens", "estimate_tokens", "tokenizer_name"]

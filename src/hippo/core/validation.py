@@ -10,7 +10,7 @@ from typing import Any
 
 from hippo import limits
 from hippo.clock import from_iso, to_utc
-from hippo.errors import InvalidInput
+from hippo.errors import InvalidInput, shown
 
 __all__ = [
     "check_agent_id",
@@ -110,17 +110,6 @@ def check_char_limit(value: Any) -> int:
         raise InvalidInput(f"char_limit must be an integer from 1 to {limits.BLOCK_CHAR_LIMIT} or None, "
                            f"got {shown(value)}")
     return value
-
-
-def shown(value: Any) -> str:
-    """``repr`` cut short: an error message never carries a 4,000-digit number or a whole document."""
-    if isinstance(value, int) and abs(value) > limits.INTEGER:
-        return f"an integer of about {value.bit_length() * 30103 // 100_000} digits"
-    try:
-        text = repr(value)
-    except (ValueError, RecursionError):
-        text = f"a {type(value).__name__}"
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def check_int(value: Any, name: str, low: int, high: int) -> int:

@@ -10,7 +10,7 @@
 
 A namespace is an agent: its labels joined by dots (``("users", "alice")`` is the agent
 ``users.alice``), so what a graph stores is the same memory hippo's tools, API and CLI see for
-that agent. An item is a keyed memory (:mod:`hippo.core.items`): its key identifies it, its value
+that agent. An item is a keyed memory (:mod:`hippo.core.memories.items`): its key identifies it, its value
 is kept whole in the memory's metadata, and the value's text is the memory's content, embedded
 and indexed, so ``search`` with a query is hippo's recall (meaning and keywords, weighted by
 strength and recency; the hits count as retrievals and strengthen). Without a query, ``search``
@@ -52,7 +52,7 @@ except ImportError as exc:  # one line naming the extra, never a bare ModuleNotF
     raise (missing_extra(exc) or exc) from None
 
 from hippo import limits
-from hippo.core.items import ITEM_KEY
+from hippo.core.memories.items import ITEM_KEY
 from hippo.core.memory import Memory
 from hippo.types import Chunk
 

@@ -259,7 +259,7 @@ class LocalEmbedder:
     def word_states(self, texts: Sequence[str]) -> list[tuple[list[str], "np.ndarray"]]:
         """The contextual vectors of each text's words (the model's last hidden states, word pieces
         averaged per word, unit length), with the words as written: what the offline pair classifier
-        aligns (:mod:`hippo.core.pairs`). The special tokens are left out."""
+        aligns (:mod:`hippo.core.facts.pairs`). The special tokens are left out."""
 
         texts = check_texts(texts)
         if not texts:

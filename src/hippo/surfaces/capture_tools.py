@@ -73,7 +73,7 @@ def capture_tools(mem: "Memory") -> list[Tool]:
 
     def compact(a: CompactArgs) -> dict[str, Any]:
         if a.session_id is None:
-            from hippo import compact as summarize
+            from hippo.core.compaction.compact import compact as summarize
 
             done = summarize(a.messages, previous_summary=a.previous_summary)
         else:

@@ -9,7 +9,8 @@ import argparse
 import logging
 import sys
 
-import hippo
+from hippo import wiring
+from hippo.errors import HippoError
 
 _MEMORIES = [
     ("We spent two hours debugging network configuration problems on the office router.", ["ops"]),
@@ -26,8 +27,8 @@ _SAID = [
 
 
 def run(db: str, agent_id: str, embedder: str | None, out=print) -> None:
-    out(f"hippo {hippo.__version__}: opening {db} for agent {agent_id!r}")
-    with hippo.open(db, agent_id=agent_id, embedder=embedder) as mem:
+    out(f"hippo {wiring.__version__}: opening {db} for agent {agent_id!r}")
+    with wiring.open(db, agent_id=agent_id, embedder=embedder) as mem:
         out(f"embedder: {mem.embedding.embedder.model_id if mem.embedding.embedder else 'none (keywords only)'}")
         for content, tags in _MEMORIES:
             result = mem.store_memory(content, {"tags": tags})
@@ -59,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="hippo: %(message)s")
     try:
         run(args.db, args.agent, args.embedder)
-    except hippo.HippoError as exc:
+    except HippoError as exc:
         print(f"hippo: {exc.message}", file=sys.stderr)
         return 1
     return 0

@@ -44,9 +44,9 @@ def build_server(mem: "Memory", *, recall_max_tokens: int = 1500) -> Any:
     import mcp_types as types
     from mcp.server.lowlevel import Server
 
-    from hippo import __version__
     from hippo.surfaces.capture_tools import capture_tools
     from hippo.surfaces.tools import Toolset
+    from hippo.wiring import __version__
 
     captures = {t.name: t for t in capture_tools(mem)}
 

@@ -44,7 +44,7 @@ from hippo.types import Chunk, ImportResult
 
 if TYPE_CHECKING:
     from hippo.core.embedding import EmbeddingService
-    from hippo.core.reembed import Progress
+    from hippo.core.memories.reembed import Progress
     from hippo.stores.base import Store
 
 __all__ = [

@@ -320,7 +320,7 @@ CREATE INDEX idx_chunks_summary ON chunks(agent_id, created_at, last_accessed_at
 
 # An 8-bit copy of each archived memory's vector (index/int8.py: a scale, then the codes; a quarter
 # of the float32 size), so a forget reaches the archive by meaning as it reaches live memories.
-# Memories archived before it have none: a forget embeds them once (core/archive.py).
+# Memories archived before it have none: a forget embeds them once (core/curation/archive.py).
 _ARCHIVE_VECTORS = """
 ALTER TABLE chunks_archive ADD COLUMN embedding_int8 BLOB;
 """
@@ -332,7 +332,7 @@ CREATE INDEX idx_observed_message ON observed_messages(agent_id, message_id);
 """
 
 # Recall's conversational context reads the memories of a hit's own session stored just before and
-# after it (core/context.py): the session index, with kind and id after the session, seeks them;
+# after it (core/recall/context.py): the session index, with kind and id after the session, seeks them;
 # its first two columns still serve the session filter (driving.py names it).
 _SESSION_ORDER = """
 DROP INDEX idx_chunks_session;

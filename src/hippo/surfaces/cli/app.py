@@ -56,9 +56,9 @@ class Options:
     llm: str | None = None
 
     def path(self) -> str:
-        from hippo.config import load_settings
+        from hippo import wiring
 
-        return load_settings(db=self.db).db
+        return wiring.settings(self.db).db
 
 
 @app.callback()
@@ -90,18 +90,18 @@ def opened(ctx: typer.Context, *, create: bool = False) -> Iterator["Memory"]:
     Commands that only read pass ``create=False``: a mistyped ``--db`` is then an
     error instead of a new empty database.
     """
-    import hippo
+    from hippo import wiring
 
     options: Options = ctx.find_root().obj or Options()
     path = options.path()
-    existed = hippo.database_exists(path, options.agent)
+    existed = wiring.database_exists(path, options.agent)
     if not create and not existed:
         raise NotFound(f"no database at {path} (check --db, or store something first)")
     try:
-        mem = hippo.open(path, agent_id=options.agent, embedder=options.embedder, llm=options.llm)
+        mem = wiring.open(path, agent_id=options.agent, embedder=options.embedder, llm=options.llm)
     except BaseException:
         if not existed:  # a command that could not even open leaves no new database behind
-            hippo.discard_database(path, options.agent)
+            wiring.discard_database(path, options.agent)
         raise
     try:
         yield mem
@@ -110,7 +110,7 @@ def opened(ctx: typer.Context, *, create: bool = False) -> Iterator["Memory"]:
         # database is still empty: Ctrl-C on a fresh `hippo serve` must not take what it stored with it.
         if not existed and _is_empty(mem):
             mem.close()
-            hippo.discard_database(path, options.agent)
+            wiring.discard_database(path, options.agent)
         raise
     finally:
         mem.close()

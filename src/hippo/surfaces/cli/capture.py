@@ -101,9 +101,9 @@ def compact(
     messages = read_messages_file(file)
     before = Path(previous).read_text(encoding="utf-8") if previous is not None else None
     if session is None:
-        import hippo
+        from hippo.core.compaction.compact import compact as summarize
 
-        done = hippo.compact(messages, previous_summary=before)
+        done = summarize(messages, previous_summary=before)
     else:
         with opened(ctx, create=True) as mem:
             done = mem.compact(messages, session_id=session, previous_summary=before)

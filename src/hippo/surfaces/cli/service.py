@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Iterator, Optional
 
 import typer
 
+from hippo import wiring
 from hippo.errors import NotFound
 from hippo.surfaces.cli.app import JSON, Options, app, opened
 from hippo.surfaces.cli.render import emit_json, note
@@ -82,16 +83,14 @@ def _warm_up(mem: "Memory") -> None:
 def prepare(ctx: typer.Context) -> None:
     """Load the embedding model now (and make its int8 copy if one is asked for), showing progress,
     so that the first store or tool call does not spend the time; prints the command for MCP configs."""
-    from hippo.config import load_settings
-    from hippo.providers.registry import create_embedder
-
     options = ctx.find_root().obj
-    spec = load_settings(embedder=options.embedder if options else None).embedder
+    spec = wiring.settings(embedder=options.embedder if options else None).embedder
     if spec is None or spec == "none":
         return note("hippo: keyword-only memory (--embedder none) needs no model")
     note(f"hippo: preparing the embedding model {spec} ...")
     began = time.perf_counter()
-    embedder = create_embedder(spec)
+    embedder = wiring.embedder(spec)
+    assert embedder is not None  # spec names a model: checked above
     embedder.embed_query("warm up")
     note(f"hippo: {embedder.model_id} is ready ({time.perf_counter() - began:.1f} s); nothing else to download")
     beside = Path(sys.executable).with_name("hippo.exe" if os.name == "nt" else "hippo")  # this environment's
@@ -148,13 +147,11 @@ def keys_delete(ctx: typer.Context, key_id: Annotated[str, typer.Argument(help="
 @contextmanager
 def _keys(ctx: typer.Context, *, create: bool = False) -> Iterator["KeyRing"]:
     """The database's keys alone: key management needs no embedder (and must not trip on a model mismatch)."""
-    import hippo
-
     options = ctx.find_root().obj or Options()
     db = options.path()
-    if not create and not hippo.database_exists(db, options.agent):
+    if not create and not wiring.database_exists(db, options.agent):
         raise NotFound(f"no database at {db} (check --db)")
-    with hippo.open_keys(db, options.agent) as keys:
+    with wiring.open_keys(db, options.agent) as keys:
         yield keys
 
 

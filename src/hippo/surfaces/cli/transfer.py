@@ -206,7 +206,7 @@ def reembed(
     json: JSON = False,
 ) -> None:
     """Fill the agent's pending vectors, or switch the database to another embedding model."""
-    import hippo
+    from hippo import wiring
 
     with render.ProgressBar("embedding") as bar:
         if embedder is None:
@@ -214,9 +214,9 @@ def reembed(
                 result = mem.reembed(progress=bar)
         else:
             path = (ctx.find_root().obj or Options()).path()
-            if not hippo.database_exists(path):
+            if not wiring.database_exists(path):
                 raise NotFound(f"no database at {path} (check --db)")
-            result = hippo.reembed(path, embedder=embedder, progress=bar)
+            result = wiring.reembed(path, embedder=embedder, progress=bar)
     if json:
         return render.emit_json(result.to_dict())
     dimension = f", dimension {result.dimension}" if result.dimension else ""

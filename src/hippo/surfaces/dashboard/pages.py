@@ -14,8 +14,8 @@ from fastapi import APIRouter, Depends, Form, Path, Query, Request, Response
 from fastapi.responses import RedirectResponse
 from pydantic import BaseModel, Field
 
-from hippo.core.browsing import ARCHIVE_SCAN
-from hippo.core.experiences import EXPERIENCE_TYPES
+from hippo.core.experiences.importance import EXPERIENCE_TYPES
+from hippo.core.memories.browsing import ARCHIVE_SCAN
 from hippo.core.memory import Memory
 from hippo.core.strength import effective_strength, strength_curve
 from hippo.core.validation import AGENT_ID, ULID
@@ -31,7 +31,7 @@ from hippo.surfaces.dashboard.sessions import (
     new_session,
     viewer_of,
 )
-from hippo.surfaces.http.app import Service
+from hippo.surfaces.http.service import Service
 from hippo.types import Chunk
 
 __all__ = ["router", "agent_view", "AgentView", "memory_page", "persons_keys"]

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Form, Path, Request, Response
 from fastapi.responses import RedirectResponse
 
-from hippo.core.summary import BINS
+from hippo.core.memories.summary import BINS
 from hippo.core.validation import BLOCK_KEY
 from hippo.errors import InvalidInput
 from hippo.surfaces.dashboard.pages import Agent

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from fastapi import Request
 
 from hippo.core.keys import KeyRing
-from hippo.surfaces.http.app import Service
+from hippo.surfaces.http.service import Service
 from hippo.types import ApiKey
 
 __all__ = ["SESSION_COOKIE", "CSRF_COOKIE", "Viewer", "LoginRequired", "Refused", "end_session", "new_session",

@@ -7,22 +7,23 @@ scoped to the agent once any key exists; with none the server must stay on
 loopback (``hippo serve`` enforces it).
 """
 
-import threading
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from datetime import datetime
-from typing import Annotated, Any, AsyncIterator, Callable, Literal, TypeVar
+from typing import Annotated, Any, AsyncIterator, Literal
 
-from fastapi import APIRouter, Body, Depends, FastAPI, Path, Query, Request, Response, Security
+from fastapi import APIRouter, Body, FastAPI, Path, Query, Request, Response
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from hippo import __version__, limits
+from hippo import limits
 from hippo.core.memory import Memory
-from hippo.core.validation import AGENT_ID, BLOCK_KEY, ULID, check_agent_id, parse_json
+from hippo.core.validation import BLOCK_KEY, ULID, parse_json
 from hippo.errors import InvalidInput
+from hippo.surfaces.dashboard import install_dashboard
+from hippo.surfaces.http.capture import router as capture
 from hippo.surfaces.http.docs import install_docs
 from hippo.surfaces.http.errors import ApiError, install
+from hippo.surfaces.http.experiences import router as experiences
 from hippo.surfaces.http.guards import BodyLimit, HostCheck
 from hippo.surfaces.http.models import (
     AppendBody,
@@ -41,6 +42,7 @@ from hippo.surfaces.http.models import (
     SplitFactBody,
     StoreBody,
 )
+from hippo.surfaces.http.service import MEMORY_ID, Mem, Service, base_path
 from hippo.surfaces.tools import Toolset
 from hippo.types import (
     UNCHANGED,
@@ -58,91 +60,11 @@ from hippo.types import (
     Stats,
     StoreResult,
 )
+from hippo.wiring import __version__
 
-__all__ = ["HEAVY_WORKERS", "Service", "create_app"]
-
-# Heavy calls (capture, compaction: a batch through the model) at once; the others wait for a slot
-# without a thread, so the request threads (anyio's 40) stay free for every light call. Two, not
-# one: with an LLM, capture mostly waits on the network, and one slot would queue every agent.
-HEAVY_WORKERS = 2
-T = TypeVar("T")
-
-AGENT = Path(pattern=AGENT_ID.pattern, description="The agent whose memory this is.")
-MEMORY_ID = Path(pattern=ULID.pattern, description="A memory's id (ULID).")
-
-
-class Service:
-    """The shared state of one server: the database's memory and one view of it per agent."""
-
-    def __init__(self, base: Memory, *, require_keys: bool = False) -> None:
-        self.base = base
-        self._keyring = base.keys
-        self._agents: dict[str, Memory] = {}
-        self._lock = threading.Lock()
-        # Once keys are required they stay required for this server's life: deleting the last
-        # key must not open a server that was started with keys (or reachable beyond loopback).
-        self._keyed = require_keys
-        self.on_close: list[Callable[[], None]] = []  # background work to stop before the database closes
-        self._heavy: Any = None  # anyio.CapacityLimiter of HEAVY_WORKERS, made on the event loop
-
-    async def heavy(self, work: Callable[[], T]) -> T:
-        """Run ``work`` (one heavy call) in the bounded pool of heavy work, off the request threads."""
-        import anyio.to_thread
-
-        if self._heavy is None:  # only the event loop's thread gets here: no race
-            self._heavy = anyio.CapacityLimiter(HEAVY_WORKERS)
-        return await anyio.to_thread.run_sync(work, limiter=self._heavy)
-
-    def memory(self, agent_id: str) -> Memory:
-        agent_id = check_agent_id(agent_id)
-        with self._lock:
-            if agent_id not in self._agents:
-                self._agents[agent_id] = self.base.for_agent(agent_id)
-            return self._agents[agent_id]
-
-    def auth_required(self) -> bool:
-        if not self._keyed and self.base.keys.any():
-            self._keyed = True
-        return self._keyed
-
-    def authorize(self, authorization: str | None, agent_id: str) -> ApiKey | None:
-        """The request's key once it may reach ``agent_id``; None on a server that needs no key."""
-        if not self.auth_required():
-            return None
-        scheme, _, token = (authorization or "").partition(" ")
-        key = self._keyring.verify(token.strip()) if scheme.lower() == "bearer" else None
-        if key is None:
-            raise ApiError(401, "unauthorized", "a valid API key is required: Authorization: Bearer <key>",
-                           {"WWW-Authenticate": "Bearer"})
-        if not key.allows(agent_id):
-            raise ApiError(403, "forbidden", "this API key may not access this agent")
-        return key
-
-    def close(self) -> None:
-        for stop in self.on_close:
-            stop()
-        self.base.close()
-
+__all__ = ["create_app", "router"]
 
 router = APIRouter()
-
-
-# Declares the scheme in the OpenAPI document (the Authorize button of /docs); the header itself
-# is checked by Service.authorize, which also answers servers that need no key.
-_BEARER = HTTPBearer(auto_error=False, scheme_name="apiKey",
-                     description="An API key from `hippo keys create`; not needed on a keyless loopback server.")
-
-
-def agent_memory(request: Request, agent_id: Annotated[str, AGENT],
-                 _key: Annotated[HTTPAuthorizationCredentials | None, Security(_BEARER)] = None) -> Memory:
-    """The memory of the agent in the path, once the request's key may reach it."""
-    service: Service = request.app.state.service
-    request.state.key = service.authorize(request.headers.get("authorization"), agent_id)
-    return service.memory(agent_id)
-
-
-Mem = Annotated[Memory, Depends(agent_memory)]
-base_path = "/v1/agents/{agent_id}"
 
 
 @router.get("/healthz", response_model=Health, tags=["service"])
@@ -396,14 +318,9 @@ def create_app(base: Memory, *, max_body_bytes: int = 1_000_000, cors_origins: t
     if allowed_hosts is not None:
         app.add_middleware(HostCheck, allowed=allowed_hosts)
 
-    from hippo.surfaces.http.capture import router as capture  # they import this module's Mem
-    from hippo.surfaces.http.experiences import router as experiences
-
     app.include_router(router)
     app.include_router(experiences)
     app.include_router(capture)
     install_docs(app)
-    from hippo.surfaces.dashboard import install_dashboard  # the pages at /, over the same service
-
     install_dashboard(app)
     return app

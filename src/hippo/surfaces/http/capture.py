@@ -10,8 +10,8 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Request
 
 from hippo.core.memory import Memory
-from hippo.surfaces.http.app import Mem, Service, base_path
 from hippo.surfaces.http.models import CompactBody, ObserveBody, SurfaceBody
+from hippo.surfaces.http.service import Mem, Service, base_path
 from hippo.types import Captured, Compaction, Observation, Surfaced
 
 __all__ = ["router"]
@@ -57,7 +57,7 @@ async def compact(mem: Mem, body: CompactBody, request: Request) -> Compaction:
 
 def _compacted(mem: Memory, body: CompactBody) -> Compaction:
     if body.session_id is None:
-        from hippo import compact as summarize
+        from hippo.core.compaction.compact import compact as summarize
 
         return summarize(body.messages, body.config, previous_summary=body.previous_summary)
     return mem.compact(body.messages, session_id=body.session_id, config=body.config,

@@ -9,8 +9,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from hippo.surfaces.http.app import Mem, base_path
 from hippo.surfaces.http.models import ExperienceBody, ExperienceList
+from hippo.surfaces.http.service import Mem, base_path
 from hippo.types import Consolidation, Experience
 
 __all__ = ["router"]

@@ -23,7 +23,7 @@ from hippo.errors import ConfigError, HippoError
 
 if TYPE_CHECKING:
     from hippo.core.memory import Memory
-    from hippo.surfaces.http.app import Service
+    from hippo.surfaces.http.service import Service
 
 __all__ = ["CaptureSchedule", "ConsolidationSchedule", "MaintenanceSchedule", "next_run"]
 

@@ -79,7 +79,7 @@ def _schedules(mem: "Memory", service: Any, say: Any) -> list[Any]:
 
 
 def _version() -> str:
-    from hippo import __version__
+    from hippo.wiring import __version__
 
     return __version__
 

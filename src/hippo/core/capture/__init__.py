@@ -1,0 +1,1 @@
+"""Capture: observe a conversation now, turn it into memories later, and surface them unasked."""

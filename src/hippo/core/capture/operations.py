@@ -1,0 +1,50 @@
+"""The capture and surfacing operations of :class:`~hippo.core.memory.Memory` (seed 002). A facet
+of the facade: the work is :mod:`hippo.core.capture.inbox`'s and :mod:`hippo.core.capture.surfacing`'s."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from hippo.core.capture import inbox as capture
+from hippo.core.capture import surfacing
+from hippo.types import Captured, Observation, Surfaced
+
+if TYPE_CHECKING:
+    from hippo.core.context import AgentContext
+
+__all__ = ["Capture"]
+
+
+class Capture:
+    """The capture and surfacing operations of one agent."""
+
+    def __init__(self, ctx: "AgentContext") -> None:
+        self.ctx = ctx
+
+    def observe(self, messages: Sequence[Mapping[str, Any]], *, session_id: str) -> Observation:
+        """Take chat messages (OpenAI or Anthropic shape; each may carry ``id``, ``name`` for the
+        speaker and ``timestamp``) into the session's inbox and return at once: durable, processed
+        later by :meth:`process_pending`. A message id the session already has is skipped, so a
+        transcript may be sent again; system prompts and tool outputs are left out by default
+        (``capture_roles``)."""
+        return capture.observe(self.ctx.store, self.ctx.agent_id, messages, session_id, self.ctx.settings)
+
+    def process_pending(self) -> Captured:
+        """Turn what this agent observed into memories now (seed 002: windows, gate, extraction,
+        dedup; see :mod:`hippo.core.capture.inbox`). Each window is processed once, even when several
+        processes run this at the same time."""
+        ctx = self.ctx
+        return capture.process_pending(ctx.store, ctx.embedding, ctx.llm, ctx.agent_id, ctx.settings, ctx.now(),
+                                       ctx.offline_rule)
+
+    def pending_agents(self) -> list[str]:
+        """Every agent of this database with observed messages not processed yet (all agents, not
+        only this one: what a server's background worker walks through), in the order they wait."""
+        return list(dict.fromkeys(agent for agent, _ in self.ctx.store.pending_sessions(None)))
+
+    def surface(self, messages: Sequence[Mapping[str, Any]], *, session_id: str, max_tokens: int = 500) -> Surfaced:
+        """Memories relevant to the last few messages that this session has not been shown yet,
+        as a context block within ``max_tokens`` (seed 002); empty when nothing is relevant."""
+        ctx = self.ctx
+        return surfacing.surface(ctx.store, ctx.embedding, ctx.agent_id, messages, session_id, max_tokens, ctx.now(),
+                                 settings=ctx.settings, fusion=ctx.fusion, weights=ctx.weights)

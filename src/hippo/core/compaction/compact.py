@@ -1,0 +1,212 @@
+"""Decay-based compaction of a long session (seed 004, after the hippocampus.md extension).
+
+Each message is classified (decision, user intent, context, tool result, ephemeral, unknown),
+given the base importance of its type, moved by seed 004's modifiers (+0.15 for the last five,
+-0.15 over 10k tokens and a further -0.10 over 30k, +0.20 when a later message contains the start
+of its preview), and decayed by its type's rate over its age, the position from the end:
+``retention = max(floor, importance * exp(-lambda * age))``. Retention then decides whether it is
+kept in full, compressed to one line, or reduced to a pointer (see :mod:`hippo.core.compaction.summary`).
+
+Tokens are counted with :func:`hippo.core.tokens.count_tokens` (real word pieces), not the
+reference's four characters a token. Two departures from the reference, both where it reads
+nothing: a message with no text is referenced by nothing (the reference's empty preview matches
+every later message), and a tool result carried in an Anthropic user turn is a tool result (the
+reference reads it as the user's intent). Pure: no store, no clock.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import stat
+import sys
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Mapping, Sequence
+
+from hippo.core.compaction.config import CompactionConfig, for_call, load_compaction_config
+from hippo.core.compaction.summary import summarize
+from hippo.core.messages import ChatMessage, read_messages
+from hippo.core.tokens import count_tokens
+from hippo.errors import InvalidInput
+from hippo.types import Compaction
+
+__all__ = ["BASE_IMPORTANCE", "CompactionConfig", "Scored", "classify", "compact", "preview", "resolve_config",
+           "score"]
+
+log = logging.getLogger("hippo.compaction")
+
+BASE_IMPORTANCE = {"decision": 0.90, "user_intent": 0.80, "context": 0.50, "tool_result": 0.30,
+                   "ephemeral": 0.10, "unknown": 0.40}
+DECISION_MARKERS = ("decision", "decided", "will do", "plan", "approach", "strategy",
+                    "решил", "план", "буду", "сделаю", "подход")
+RECENT = 5  # the last five messages get the recency bonus
+RECENCY_BONUS = 0.15
+LARGE, HUGE = 10_000, 30_000  # tokens
+LARGE_PENALTY, HUGE_PENALTY = 0.15, 0.10
+REFERENCE_BONUS = 0.20
+_NEEDLE = 30  # a later message refers to this one when it contains the first 30 characters of its 50-character preview
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """One message scored: its place, type, importance after the modifiers, retention after decay,
+    real token count, the seed's 120-character preview (of the tools called when there is no text)
+    and the full text a memory would keep."""
+
+    index: int
+    type: str
+    role: str
+    importance: float
+    retention: float
+    tokens: int
+    preview: str
+    content: str
+    tool: str | None
+
+
+def classify(message: ChatMessage) -> str:
+    """Seed 004's type of a message, by the reference's rules in their order: tool results; the
+    user's heartbeats and status checks (ephemeral) or intents; the assistant's short acknowledgements
+    (ephemeral), decisions (a marker word) or context; anything else unknown."""
+    content = message.text.lower()
+    if message.role == "tool":
+        return "tool_result"
+    if message.role == "user":
+        if "heartbeat" in content or "/status" in content or "no_reply" in content:
+            return "ephemeral"
+        return "user_intent"
+    if message.role == "assistant":
+        if len(content) < 50 and ("no_reply" in content or "ok" in content):
+            return "ephemeral"
+        if any(marker in content for marker in DECISION_MARKERS):
+            return "decision"
+        return "context"
+    return "unknown"
+
+
+def preview(text: str, max_len: int = 120) -> str:
+    """The reference's preview: the text, or its first ``max_len`` characters and an ellipsis."""
+    return text if len(text) <= max_len else text[:max_len] + "…"
+
+
+def content_of(message: ChatMessage) -> str:
+    """What a message holds in full: its text, then the tools it calls."""
+    return "\n".join(part for part in (message.text, *message.calls) if part)
+
+
+def retention(importance: float, age: int, type_: str, config: CompactionConfig) -> float:
+    """``max(floor, importance * exp(-lambda * age))`` with the type's rate and floor."""
+    return max(config.retention_floor.get(type_, 0.0), importance * math.exp(-config.decay_rates[type_] * age))
+
+
+def importance(type_: str, age: int, tokens: int, referenced: bool) -> float:
+    """The base importance of the type moved by seed 004's modifiers, each clamped as the reference does."""
+    value = BASE_IMPORTANCE[type_]
+    if age < RECENT:
+        value = min(1.0, value + RECENCY_BONUS)
+    if tokens > LARGE:
+        value = max(0.1, value - LARGE_PENALTY)
+    if tokens > HUGE:
+        value = max(0.1, value - HUGE_PENALTY)
+    if referenced:
+        value = min(1.0, value + REFERENCE_BONUS)
+    return value
+
+
+def _referenced(texts: Sequence[str]) -> list[bool]:
+    """Whether a later message contains the start of each one's preview. One joined text and a
+    search from each message's successor: the scan runs in C, not message by message."""
+    sep = "\x00"
+    joined = sep.join(texts)
+    starts, at = [], 0
+    for text in texts:
+        starts.append(at)
+        at += len(text) + 1
+    found = []
+    for i, text in enumerate(texts):
+        needle = preview(text, 50)[:_NEEDLE]
+        if not needle or i + 1 == len(texts):
+            found.append(False)
+        elif sep in needle:
+            found.append(any(needle in later for later in texts[i + 1:]))
+        else:
+            found.append(joined.find(needle, starts[i + 1]) >= 0)
+    return found
+
+
+def score(messages: Sequence[ChatMessage], config: CompactionConfig) -> list[Scored]:
+    """Every message classified, weighed and decayed (age 0 is the newest)."""
+    contents = [content_of(m) for m in messages]
+    tokens = count_tokens(contents)
+    referenced = _referenced([m.text for m in messages])
+    total, scored = len(messages), []
+    for i, message in enumerate(messages):
+        type_, age = classify(message), total - 1 - i
+        weight = importance(type_, age, tokens[i], referenced[i])
+        scored.append(Scored(i, type_, message.role, weight, retention(weight, age, type_, config), tokens[i],
+                             preview(message.text or contents[i]), contents[i], message.tool))
+    return scored
+
+
+def resolve_config(config: CompactionConfig | Mapping[str, Any] | None) -> CompactionConfig:
+    """The config given; for none, hippo.toml's ``[compaction]`` section; a mapping (a request's,
+    a tool call's) of the documented numbers over that section, never naming a file to write."""
+    if isinstance(config, CompactionConfig):
+        return config
+    if config is not None and not isinstance(config, Mapping):
+        raise InvalidInput(f"config must be a CompactionConfig or a mapping, got {type(config).__name__}")
+    operator = load_compaction_config()
+    return operator if config is None else for_call(config, operator)
+
+
+def emit(config: CompactionConfig, message: str, data: Mapping[str, Any] | None = None) -> None:
+    """A log line of seed 004 on logger ``hippo.compaction``; also to ``log_file`` (in the
+    reference's format) when one is named, and to stderr with ``debug``."""
+    detail = f" {json.dumps(data, ensure_ascii=False, separators=(',', ':'))}" if data else ""
+    log.info("%s%s", message, detail)
+    if config.debug:
+        print(f"[hippocampus] {message}{detail}", file=sys.stderr)
+    if config.log_file:
+        stamp = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        _append(config.log_file, f"[{stamp}] [hippocampus] {message}{detail}\n")
+
+
+def _append(path: str, line: str) -> None:
+    """Append a line to the operator's log file. Opened without blocking and written only when it
+    is a regular file: a FIFO or a device named there never holds a request up."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0), 0o644)
+    except OSError as exc:  # the reference ignores a log it cannot write; say so here
+        log.warning("cannot write compaction log %s: %s", path, exc)
+        return
+    with os.fdopen(fd, "a", encoding="utf-8") as out:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            log.warning("compaction log %s is not a regular file; not written", path)
+            return
+        out.write(line)
+
+
+def compact(messages: Sequence[Mapping[str, Any]], config: CompactionConfig | Mapping[str, Any] | None = None, *,
+            previous_summary: str | None = None) -> Compaction:
+    """Seed 004's compaction of a message history (OpenAI or Anthropic shapes, tool calls and
+    results included): the summary text, what became of each message, and the statistics."""
+    settings = resolve_config(config)
+    if previous_summary is not None and not isinstance(previous_summary, str):
+        raise InvalidInput(f"previous_summary must be a string, got {type(previous_summary).__name__}")
+    scored = start(read_messages(messages), settings)
+    return summarize(scored, settings, previous_summary=previous_summary, emit=emit)
+
+
+def start(read: Sequence[ChatMessage], config: CompactionConfig) -> list[Scored]:
+    """Score a read session, logging seed 004's trigger and scoring lines."""
+    scored = score(read, config)
+    emit(config, "🔬 Compaction triggered", {"messages": len(read), "tokensBefore": sum(e.tokens for e in scored)})
+    sparse = sum(e.retention < config.sparse_threshold for e in scored)
+    kept = sum(e.retention >= config.compress_threshold for e in scored)
+    emit(config, "📊 Scoring complete", {"total": len(scored), "sparse": sparse,
+                                        "compressed": len(scored) - sparse - kept, "kept": kept,
+                                        "totalTokens": sum(e.tokens for e in scored)})
+    return scored

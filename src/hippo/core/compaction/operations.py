@@ -1,0 +1,92 @@
+"""The compaction operation of :class:`~hippo.core.memory.Memory` (seed 004). A facet of the
+facade: the scoring and the summary are :mod:`hippo.core.compaction.compact`'s; what is added here is that
+nothing is lost. The full content of every entry that is compressed or reduced to a pointer is
+stored as a memory through the one writer, and its line in the summary carries the memory's id."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from hippo.core import validation as v
+from hippo.core.compaction import compact as compaction
+from hippo.core.compaction.summary import summarize
+from hippo.core.memories import writer
+from hippo.core.memories.writer import Checked, MemoryInput
+from hippo.core.messages import ChatMessage, read_messages
+from hippo.errors import InvalidInput
+from hippo.types import Compaction
+
+if TYPE_CHECKING:
+    from hippo.core.compaction.compact import Scored
+    from hippo.core.compaction.config import CompactionConfig
+    from hippo.core.context import AgentContext
+
+__all__ = ["Compactor", "parts_of"]
+
+SOURCE = "compaction"
+
+
+def parts_of(text: str, max_chars: int) -> list[str]:
+    """``text`` in pieces a memory may hold, cut at a line break in the second half of a piece
+    when there is one; blank pieces are left out."""
+    parts, rest = [], text
+    while len(rest) > max_chars:
+        cut = rest.rfind("\n", max_chars // 2, max_chars)
+        cut = cut if cut > 0 else max_chars
+        parts.append(rest[:cut])
+        rest = rest[cut:]
+    parts.append(rest)
+    return [part for part in parts if part.strip()]
+
+
+def _inputs(entry: "Scored", message: ChatMessage, session_id: str, max_chars: int) -> list[Checked]:
+    """The memories that keep one entry's content: its type, position, role and tool in metadata."""
+    parts = parts_of(entry.content, max_chars)
+    found = []
+    for number, part in enumerate(parts, 1):
+        metadata: dict[str, Any] = {"type": entry.type, "position": entry.index, "role": entry.role}
+        if entry.tool:
+            metadata["tool"] = entry.tool
+        if len(parts) > 1:
+            metadata.update(part=number, parts=len(parts))
+        item = MemoryInput(part, metadata, intensity=entry.importance, observed_at=message.timestamp,
+                           source=SOURCE, session_id=session_id)
+        found.append(writer.check(item, max_chars=max_chars))
+    return found
+
+
+class Compactor:
+    """The compaction operation of one agent."""
+
+    def __init__(self, ctx: "AgentContext") -> None:
+        self.ctx = ctx
+
+    def compact(self, messages: Sequence[Mapping[str, Any]], *, session_id: str,
+                config: "CompactionConfig | Mapping[str, Any] | None" = None,
+                previous_summary: str | None = None) -> Compaction:
+        """Seed 004's compaction of a session (see :func:`hippo.compact`), keeping what fades: each
+        compressed, pointer or dropped entry's full content is stored as a memory (``source``
+        ``compaction``, this ``session_id``, its type and position in metadata) and its line ends
+        with ``[id:...]``, so ``get_memory`` or ``recall_memories`` brings it back. Compacting the
+        same session again stores nothing twice: the same content keeps its id."""
+        session = v.check_session_id(session_id)
+        if session is None:
+            raise InvalidInput("session_id is required: compaction stores what fades under it")
+        settings = compaction.resolve_config(config)
+        if previous_summary is not None and not isinstance(previous_summary, str):
+            raise InvalidInput(f"previous_summary must be a string, got {type(previous_summary).__name__}")
+        read = read_messages(messages)
+        scored = compaction.start(read, settings)
+        inputs: list[Checked] = []
+        owners: list[int] = []
+        for entry in scored:
+            if entry.retention < settings.compress_threshold:
+                held = _inputs(entry, read[entry.index], session, self.ctx.settings.max_content_chars)
+                inputs += held
+                owners += [entry.index] * len(held)
+        results = writer.write(self.ctx.store, self.ctx.embedding, self.ctx.agent_id, inputs, self.ctx.now)
+        ids: dict[int, list[str]] = defaultdict(list)
+        for owner, result in zip(owners, results):
+            ids[owner].append(result.id)
+        return summarize(scored, settings, previous_summary=previous_summary, ids=ids, emit=compaction.emit)

@@ -1,0 +1,157 @@
+"""The summary of a compacted session, in seed 004's layout (the reference's ``buildHippocampusSummary``):
+
+    # hippocampus.md Compaction
+    <!-- decay_λ={...} sparse_threshold=0.25 compress_threshold=0.65 -->
+    <!-- entries: N | sparse: S | compressed: C | kept: K | dropped: D -->
+
+    ## Goal                                      (the user's intents still above the sparse threshold)
+    ## Prior Context                             (the previous summary)
+    ## Active Context (high retention)           (### [type] (r=0.91) and up to 500 characters)
+    ## Compressed (mid retention — re-fetch if needed)   (• (r=0.45) and the entry's index line)
+    ## Sparse Index (decayed — pointers only)    (index lines within max_sparse_index_tokens)
+
+    <!-- hippocampus stats: 150000tok → 3500tok (42.9× compression) -->
+
+Index lines follow the reference by type (``[TOOL:name] 1200tok → "..."``, ``[USER] "..."``,
+``[DECISION] "..."``, ``[EPHEMERAL] ...``, ``[ROLE] ...``), each on one line (a preview's line
+breaks become spaces), and end with ``[id:...]`` when the content was stored as a memory. Tokens
+are real word pieces. Numbers are printed as the reference's JavaScript prints them.
+"""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+
+from hippo.core.compaction.config import CompactionConfig
+from hippo.core.tokens import count_tokens
+from hippo.types import Compaction, CompactionEntry, CompactionStats
+
+if TYPE_CHECKING:
+    from hippo.core.compaction.compact import Scored
+
+__all__ = ["index_line", "summarize"]
+
+Emit = Callable[[CompactionConfig, str, "Mapping[str, object] | None"], None]
+
+KEPT_CHARS = 500  # an Active Context entry shows this much of its content
+GOAL_CHARS = 150
+
+
+def fixed(value: float, places: int) -> str:
+    """JavaScript's ``toFixed``: the exact binary value rounded half up (Python's format rounds half to even)."""
+    return str(Decimal(value).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))
+
+
+def js_number(value: float) -> str:
+    """A number as JavaScript prints it in a template or JSON (``0.2``, ``1``)."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def _one_line(text: str) -> str:
+    return text.replace("\r", " ").replace("\n", " ")
+
+
+def index_line(entry: "Scored", ids: Sequence[str] = ()) -> str:
+    """The sparse-index line of an entry (also the body of a compressed line)."""
+    shown = _one_line(entry.preview)
+    if entry.type == "tool_result":
+        line = f'[TOOL:{entry.tool or "unknown_tool"}] {entry.tokens}tok → "{shown[:80]}"'
+    elif entry.type == "user_intent":
+        line = f'[USER] "{shown[:100]}"'
+    elif entry.type == "decision":
+        line = f'[DECISION] "{shown[:100]}"'
+    elif entry.type == "ephemeral":
+        line = f"[EPHEMERAL] {shown[:40]}"
+    else:
+        line = f"[{entry.role.upper()}] {shown[:80]}"
+    return f"{line} [id:{','.join(ids)}]" if ids else line
+
+
+class _Sections:
+    """The three sections filled entry by entry, with their token counts."""
+
+    def __init__(self) -> None:
+        self.sparse: list[str] = []
+        self.compressed: list[str] = []
+        self.kept: list[str] = []
+        self.sparse_tokens = self.compressed_tokens = self.kept_tokens = self.dropped = 0
+
+    def place(self, entry: "Scored", line: str, tokens: int, config: CompactionConfig) -> str:
+        if entry.retention < config.sparse_threshold:
+            if self.sparse_tokens + tokens > config.max_sparse_index_tokens:
+                self.dropped += 1
+                return "dropped"
+            self.sparse.append(line)
+            self.sparse_tokens += tokens
+            return "pointer"
+        if entry.retention < config.compress_threshold:
+            self.compressed.append(f"• (r={fixed(entry.retention, 2)}) {line}")
+            self.compressed_tokens += tokens
+            return "compressed"
+        body = entry.content if len(entry.content) <= KEPT_CHARS else entry.content[:KEPT_CHARS] + "…"
+        self.kept.append(f"### [{entry.type}] (r={fixed(entry.retention, 2)})\n{body}")
+        self.kept_tokens += entry.tokens
+        return "kept"
+
+
+def _goals(scored: Sequence["Scored"], config: CompactionConfig) -> list[str]:
+    goals = []
+    for entry in scored:
+        if entry.type == "user_intent" and entry.retention >= config.sparse_threshold:
+            goal = entry.preview[:GOAL_CHARS].replace("\n", " ")
+            if len(goal) > 10:
+                goals.append(f"- {goal}")
+    return goals
+
+
+def _layout(sections: _Sections, scored: Sequence["Scored"], config: CompactionConfig,
+            previous_summary: str | None) -> list[str]:
+    rates = ",".join(f'"{k}":{js_number(v)}' for k, v in config.decay_rates.items())
+    parts = ["# hippocampus.md Compaction",
+             f"<!-- decay_λ={{{rates}}} sparse_threshold={js_number(config.sparse_threshold)} "
+             f"compress_threshold={js_number(config.compress_threshold)} -->",
+             f"<!-- entries: {len(scored)} | sparse: {len(sections.sparse)} | compressed: {len(sections.compressed)}"
+             f" | kept: {len(sections.kept)} | dropped: {sections.dropped} -->", ""]
+    goals = _goals(scored, config)
+    if goals:
+        parts += ["## Goal", "\n".join(goals), ""]
+    if previous_summary:
+        parts += ["## Prior Context", previous_summary, ""]
+    if sections.kept:
+        parts += ["## Active Context (high retention)", "\n\n".join(sections.kept), ""]
+    if sections.compressed:
+        parts += ["## Compressed (mid retention — re-fetch if needed)", "\n".join(sections.compressed), ""]
+    if sections.sparse:
+        parts += ["## Sparse Index (decayed — pointers only)", "\n".join(sections.sparse)]
+        if sections.dropped:
+            parts.append(f"\n<!-- {sections.dropped} additional entries dropped (sparse index full) -->")
+        parts.append("")
+    return parts
+
+
+def summarize(scored: Sequence["Scored"], config: CompactionConfig, *, previous_summary: str | None = None,
+              ids: Mapping[int, Sequence[str]] | None = None, emit: Emit | None = None) -> Compaction:
+    """Seed 004's summary of scored entries; ``ids`` are the memories holding each entry's content
+    (by index), shown on its line."""
+    ids = ids or {}
+    lines = [index_line(entry, ids.get(entry.index, ())) for entry in scored]
+    line_tokens = count_tokens(lines)
+    sections = _Sections()
+    actions = [sections.place(entry, line, n, config) for entry, line, n in zip(scored, lines, line_tokens)]
+    parts = _layout(sections, scored, config, previous_summary)
+    before = sum(entry.tokens for entry in scored)
+    after = sections.sparse_tokens + sections.compressed_tokens + sections.kept_tokens
+    ratio = before / max(after, 1) if before > 0 else None
+    parts.append(f"<!-- hippocampus stats: {before}tok → {after}tok "
+                 f"({fixed(ratio, 1) if ratio is not None else '∞'}× compression) -->")
+    summary = "\n".join(parts)
+    summary_tokens = count_tokens([summary])[0]
+    if emit is not None:
+        emit(config, "📝 Summary built", {"summaryTokens": summary_tokens,
+                                          "compressionRatio": fixed(before / max(summary_tokens, 1), 1)})
+    entries = [CompactionEntry(e.index, e.type, e.role, e.importance, e.retention, action,  # type: ignore[arg-type]
+                               e.tokens, list(ids.get(e.index, ()))) for e, action in zip(scored, actions)]
+    stats = CompactionStats(len(scored), len(sections.sparse), len(sections.compressed), len(sections.kept),
+                            sections.dropped, before, after, ratio, summary_tokens, sections.sparse_tokens)
+    return Compaction(summary, entries, stats)

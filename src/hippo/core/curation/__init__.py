@@ -1,0 +1,1 @@
+"""Curation: the agent's feedback, links between memories, the archive, and importers."""

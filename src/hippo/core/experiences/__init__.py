@@ -1,0 +1,1 @@
+"""Experiences: importance, the short-term buffer, and consolidation into long-term memory."""

@@ -1,0 +1,1 @@
+"""Facts: extraction from what the user says, recognition against what is known, supersession."""

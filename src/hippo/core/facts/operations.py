@@ -1,0 +1,83 @@
+"""The fact operations of one agent: learning facts from what the user said (extraction, then
+recognition against what is known: new, duplicate, replacement or distinct), a fact's history,
+and splitting a wrongly merged wording back out. The pipeline is :mod:`hippo.core.facts.remember`'s."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from hippo.core import validation as v
+from hippo.core.facts.remember import remember
+from hippo.core.memories import edits
+from hippo.core.memories.operations import fetch
+from hippo.core.messages import user_text
+from hippo.errors import InvalidInput
+from hippo.types import Chunk, FactHistory, RememberResult
+
+if TYPE_CHECKING:
+    from hippo.core.context import AgentContext
+
+__all__ = ["Facts"]
+
+
+class Facts:
+    """Facts for one agent."""
+
+    def __init__(self, ctx: "AgentContext") -> None:
+        self.ctx = ctx
+
+    def remember_facts(
+        self,
+        text: str | Sequence[Mapping[str, Any]],
+        *,
+        observed_at: datetime | str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> RememberResult:
+        """Learn the facts in what the user said, reconciled with what is known.
+
+        ``text`` is what the user said, or a list of chat messages (OpenAI or Anthropic shape),
+        of which the user's turns are read. Extraction uses the configured LLM, or offline rules
+        when there is none; each fact is then new, a duplicate (strengthened), a replacement
+        (supersedes the old fact) or distinct. All actions commit together.
+        """
+        if not isinstance(text, str):
+            text = user_text(text)
+            if not text:
+                raise InvalidInput("the messages hold no user turn with text to learn from")
+        text = v.check_text(text, "text", max_chars=self.ctx.settings.max_content_chars)
+        return remember(
+            store=self.ctx.store, embedding=self.ctx.embedding, llm=self.ctx.llm, agent_id=self.ctx.agent_id, text=text,
+            now=self.ctx.now(), observed_at=v.check_datetime(observed_at, "observed_at"),
+            metadata=v.check_metadata(metadata), offline_rule=self.ctx.offline_rule,
+        )
+
+    def fact_history(self, chunk_id: str) -> FactHistory:
+        """Every version of a fact, oldest first: what it superseded, what superseded it; and the
+        wordings merged into them as duplicates (``merged``), which :meth:`split_fact` can split back."""
+        chunk = fetch(self.ctx, chunk_id)
+        older: list[Chunk] = []
+        frontier = [chunk]
+        while frontier:  # walk back; a fact may have replaced several
+            frontier = [p for c in frontier for p in self.ctx.store.superseded_by(self.ctx.agent_id, c.id)]
+            older.extend(frontier)
+        newer: list[Chunk] = []
+        current: Chunk | None = chunk
+        while current is not None and current.superseded_by is not None:
+            found = self.ctx.store.get_chunks(self.ctx.agent_id, [current.superseded_by])
+            current = found[0] if found else None
+            if current is not None:
+                newer.append(current)
+        versions = sorted([*older, chunk, *newer], key=lambda c: (c.created_at, c.id))
+        merged = self.ctx.store.merged_wordings(self.ctx.agent_id, [c.id for c in versions])
+        return FactHistory(versions, current, merged)
+
+    def split_fact(self, fact_id: str, wording: str) -> Chunk:
+        """Undo a wrong merge: the wording that ``remember_facts`` merged into fact ``fact_id`` as a
+        duplicate (``fact_history(fact_id).merged``) becomes a fact of its own again, embedded, with
+        the intensity it was said with; the fact gives back the strength the merge added. Returns the
+        new fact. An unknown id is ``NotFound``; a wording never merged into that fact, ``InvalidInput``."""
+        fact = fetch(self.ctx, fact_id)
+        return edits.split_fact(self.ctx.store, self.ctx.embedding, self.ctx.agent_id, fact, wording,
+                                max_chars=self.ctx.settings.max_content_chars)
+

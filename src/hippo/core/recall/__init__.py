@@ -1,0 +1,1 @@
+"""Recall: candidates by meaning and by keyword, fused, filtered, scored and reranked."""

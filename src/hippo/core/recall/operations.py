@@ -1,0 +1,111 @@
+"""The recall operations of one agent: its facts and memories by meaning and by keyword, and
+full-text search over the application's own conversation table. The ranking is
+:mod:`hippo.core.recall.pool`'s; the retrieval event is written behind the answer
+(:mod:`hippo.stores.retrievals`)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
+
+from hippo.core import validation as v
+from hippo.core.curation import archive, links
+from hippo.core.keywords import keyword_terms
+from hippo.core.recall.filters import passes, recall_filter
+from hippo.core.recall.pool import as_hits, ranked_pool, touched
+from hippo.core.strength import RETRIEVAL_BOOST
+from hippo.errors import ConfigError, InvalidInput
+from hippo.stores.base import ChunkFilter
+from hippo.stores.retrievals import RetrievalEvent
+from hippo.types import ConversationHit, Hit, Recall
+
+if TYPE_CHECKING:
+    from hippo.core.context import AgentContext
+
+__all__ = ["Recaller"]
+
+
+class Recaller:
+    """Recall for one agent."""
+
+    def __init__(self, ctx: "AgentContext") -> None:
+        self.ctx = ctx
+
+    def recall_memories(
+        self,
+        query: str,
+        limit: int = 10,
+        *,
+        kind: str | Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        source: str | Sequence[str] | None = None,
+        session_id: str | None = None,
+        include_archived: bool = False,
+        expand: bool = False,
+        touch: bool = True,
+    ) -> Recall:
+        """Facts and memories ranked by relevance, strength and recency, times the agent's
+        feedback (see :mod:`hippo.core.curation.feedback`); filtered by kind, tags, metadata, time, and
+        provenance (``source``: one or any of several; ``session_id``).
+
+        Returned hits count as retrieved (access count, last access, +0.02
+        intensity) unless ``touch=False``. With ``include_archived``, archived memories that match
+        the query's words compete too, marked ``archived`` (see :mod:`hippo.core.curation.archive`). With
+        ``expand``, memories often recalled with the best hits follow them, marked ``linked_from``
+        (see :mod:`hippo.core.curation.links`); a touching recall strengthens the links among its hits.
+        """
+        query = v.check_text(query, "query", max_chars=self.ctx.settings.max_query_chars)
+        limit = v.check_limit(limit)
+        where = recall_filter(kind=kind, tags=tags, metadata=metadata, since=since, until=until, source=source,
+                              session_id=session_id)
+        query_vector = self.ctx.embedding.query(query)
+        now = self.ctx.now()
+        # ranks what is written: the last moment's boosts follow
+        with self.ctx.store.retrievals.recall_reads(self.ctx.agent_id, now):
+            ranked, found = ranked_pool(self.ctx.store, self.ctx.agent_id, query, query_vector, where, limit, now,
+                                        settings=self.ctx.settings, fusion=self.ctx.fusion, weights=self.ctx.weights)
+            hits = as_hits(self.ctx.store, self.ctx.agent_id, ranked)
+        if touch and hits:  # written behind the answer (hippo.stores.retrievals)
+            hits = touched(hits, now)
+            self.ctx.store.retrievals.add(RetrievalEvent(self.ctx.agent_id, tuple(h.id for h in hits),
+                                                     links.co_recall_pairs(hits), now, RETRIEVAL_BOOST))
+        if include_archived:
+            hits = self._with_archived(hits, query, limit, now, where)
+        if expand:
+            ctx = self.ctx
+            hits = hits + links.expand(ctx.store, ctx.agent_id, hits, query_vector, now, fusion=ctx.fusion,
+                                       weights=ctx.weights, decay_lambda=ctx.settings.decay_lambda)
+        if query_vector is None:
+            mode: Literal["hybrid", "keyword", "vector"] = "keyword"
+        else:
+            mode = "hybrid" if found.bm25 or keyword_terms(query) else "vector"
+        return Recall(hits, mode, warning=self.ctx.embedding.last_error if query_vector is None else None)
+
+    def _with_archived(self, hits: list[Hit], query: str, limit: int, now: datetime, where: ChunkFilter) -> list[Hit]:
+        if where.metadata:
+            raise InvalidInput("metadata filters do not reach the archive: leave out include_archived or metadata")
+        found = [h for h in archive.search(self.ctx.store, self.ctx.agent_id, query, limit) if passes(h.chunk, where)]
+        extra = archive.archived_hits(found, now, fusion=self.ctx.fusion, weights=self.ctx.weights,
+                                      decay_lambda=self.ctx.settings.decay_lambda,
+                                      min_relevance=self.ctx.settings.min_relevance)
+        return sorted([*hits, *extra], key=lambda h: (-h.score, h.id))[:limit]
+
+    def recall_conversation(self, query: str, limit: int = 10) -> list[ConversationHit]:
+        """Full-text search over the application's messages table (no embeddings)."""
+        if self.ctx.settings.messages_table is None:
+            raise ConfigError("no messages table is configured (messages_table=None)")
+        query = v.check_text(query, "query", max_chars=self.ctx.settings.max_query_chars)
+        limit = v.check_limit(limit)
+        terms = keyword_terms(query)
+        if not terms:
+            return []
+        return self.ctx.store.search_messages(self.ctx.agent_id, self.ctx.settings.messages_table, terms, limit)
+
+    def has_conversation(self) -> bool:
+        """Whether ``recall_conversation`` can search: a messages table is configured and exists."""
+        table = self.ctx.settings.messages_table
+        return table is not None and self.ctx.store.has_messages_table(table)
+

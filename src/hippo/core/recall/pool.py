@@ -1,0 +1,177 @@
+"""Hybrid recall: vector and keyword candidates, fused, scored by seed 000's formula."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from hippo.core.curation import feedback
+from hippo.core.fusion import Fusion, keyword_scores
+from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms
+from hippo.core.recall.context import in_context
+from hippo.core.recall.dates import named_period
+from hippo.core.recall.rerank import rescored
+from hippo.core.strength import (
+    HIDDEN_BELOW,
+    ScoreWeights,
+    final_score,
+    recency_after,
+    retrieval_boost,
+    strength_after,
+)
+from hippo.stores.base import Candidates, ChunkFilter, SearchQuery, Standing
+from hippo.types import Hit
+
+if TYPE_CHECKING:
+    from hippo.config import Settings
+    from hippo.stores.base import Store
+
+__all__ = ["Ranked", "as_hits", "find_candidates", "keyword_match", "own_relevance", "rank", "ranked_pool",
+           "touched", "unseen_relevance"]
+
+MAX_POOL = 10_000  # candidates per side at most, when decayed ones crowd the first pool
+
+
+def unseen_relevance(found: Candidates, fusion: Fusion) -> float:
+    """An upper bound on the relevance of any chunk a larger pool would add: keyword scores
+    are scaled against this pool's best, which a larger pool cannot raise."""
+    best = max(found.bm25.values(), default=0.0)
+    return fusion.relevance(found.unseen_similarity, found.unseen_bm25 / best if best > 0 else 0.0)
+
+
+def keyword_match(query: str) -> tuple[str, ...]:
+    """The words a recall query is searched by: stop words dropped unless nothing else is left."""
+    return tuple(keyword_terms(query, stopwords=ENGLISH_STOPWORDS) or keyword_terms(query))
+
+
+def find_candidates(
+    store: "Store",
+    agent_id: str,
+    query: str,
+    query_vector: np.ndarray | None,
+    pool: int,
+    where: ChunkFilter,
+) -> Candidates:
+    """One pass of recall: the store's candidates for the query's vector and words."""
+    return store.search(agent_id, SearchQuery(query_vector, keyword_match(query), where, pool))
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """A candidate with the parts of its score, before its text is read: ``parts`` are the
+    fields of :class:`Hit` after ``chunk``, in its order (score, relevance, similarity,
+    keyword, effective_strength, recency, context, feedback)."""
+
+    standing: Standing
+    parts: tuple[float, float, float | None, float | None, float, float, float, float]
+
+    @property
+    def score(self) -> float:
+        return self.parts[0]
+
+
+def own_relevance(
+    found: Candidates, fusion: Fusion, preferred: frozenset[str] = frozenset(), preference: float = 0.0
+) -> dict[str, float]:
+    """Each candidate's relevance from its own cosine and keyword score; ``preferred`` chunks
+    (observed in the period the query names) get ``preference`` added, at most 1."""
+    keyword = keyword_scores(found.bm25)
+    out = {}
+    for chunk in found.chunks:
+        relevance = fusion.relevance(found.similarity.get(chunk.id), keyword.get(chunk.id))
+        out[chunk.id] = min(1.0, relevance + preference) if chunk.id in preferred else relevance
+    return out
+
+
+def rank(
+    found: Candidates,
+    relevance: dict[str, float],
+    now: datetime,
+    *,
+    limit: int,
+    weights: ScoreWeights,
+    decay_lambda: float,
+    min_relevance: float = 0.0,
+    context: dict[str, float] | None = None,
+) -> list[Ranked]:
+    """Score every live candidate by its own ``relevance`` plus what its ``context`` adds, drop
+    the decayed (< 0.05) and those whose own relevance is below ``min_relevance`` (context
+    reorders what is relevant, it does not make an unrelated memory relevant), keep the best
+    ``limit``. Each keeps its own relevance as its relevance, and what context lent apart: what
+    decides whether a hit is worth showing (surfacing's threshold) reads the first."""
+    context = context or {}
+    keyword = keyword_scores(found.bm25)
+    now_s = now.timestamp()
+    ranked = []
+    for chunk in found.chunks:
+        if chunk.superseded_by is not None or relevance.get(chunk.id, 0.0) < min_relevance:
+            continue
+        idle_hours = max(0.0, now_s - chunk.last_accessed) / 3600.0  # clock skew counts as zero
+        strength = strength_after(chunk.running_intensity, chunk.access_count, idle_hours, decay_lambda)
+        if strength < HIDDEN_BELOW:
+            continue
+        recency = recency_after(max(0.0, now_s - chunk.created) / 3600.0)
+        lent = context.get(chunk.id, 0.0)
+        total = relevance[chunk.id] + lent
+        liked = feedback.factor(chunk.feedback, relevance[chunk.id])
+        parts = (final_score(total, strength, recency, weights) * liked, relevance[chunk.id],
+                 found.similarity.get(chunk.id), keyword.get(chunk.id), strength, recency, lent, liked)
+        ranked.append(Ranked(chunk, parts))
+    ranked.sort(key=lambda r: (-r.score, r.standing.id))
+    return ranked[:limit]
+
+
+def as_hits(store: "Store", agent_id: str, ranked: list[Ranked]) -> list[Hit]:
+    """The ranked candidates as hits, whole chunks read (one deleted meanwhile is left out)."""
+    chunks = {c.id: c for c in store.get_chunks(agent_id, [r.standing.id for r in ranked])}
+    return [Hit(chunks[r.standing.id], *r.parts) for r in ranked if r.standing.id in chunks]
+
+
+def touched(hits: list[Hit], now: datetime) -> list[Hit]:
+    """The hits as they stand after seed 000's retrieval event (the store applies it)."""
+    out = []
+    for hit in hits:
+        c = hit.chunk
+        chunk = replace(
+            c, running_intensity=retrieval_boost(c.running_intensity), access_count=c.access_count + 1,
+            last_accessed_at=now,
+        )
+        out.append(replace(hit, chunk=chunk))
+    return out
+
+
+def ranked_pool(store: "Store", agent_id: str, query: str, query_vector: np.ndarray | None, where: ChunkFilter,
+                limit: int, now: datetime, *, settings: "Settings", fusion: Fusion,
+                weights: ScoreWeights) -> tuple[list[Ranked], Candidates]:
+    """The best ``limit`` candidates and the pool they came from. A query that names a day or month
+    ("on October 13, 2023") prefers what was observed then, unless the caller bounded the time."""
+    pool = max(50, limit * 5)
+    period = None
+    if settings.date_preference and where.since is None and where.until is None:
+        period = named_period(query, now)
+    while True:
+        found = find_candidates(store, agent_id, query, query_vector, pool, where)
+        unseen = unseen_relevance(found, fusion)
+        preferred: frozenset[str] = frozenset()
+        if period is not None:
+            dated = find_candidates(store, agent_id, query, query_vector, pool,
+                                    replace(where, since=period[0], until=period[1]))
+            unseen = max(unseen, unseen_relevance(dated, fusion) + settings.date_preference)
+            found, preferred = found.merged(dated), frozenset(c.id for c in dated.chunks)
+        relevance = own_relevance(found, fusion, preferred, settings.date_preference)
+        if settings.rerank == "learned":
+            found, relevance, context = rescored(store, agent_id, found, relevance, query_vector, fusion=fusion,
+                                                 preferred=preferred, where=where)
+        else:
+            found, relevance, context = in_context(store, agent_id, found, relevance, query_vector, fusion=fusion,
+                                                   weight=settings.context_weight, where=where)
+        ranked = rank(found, relevance, now, limit=limit, weights=weights, context=context,
+                      decay_lambda=settings.decay_lambda, min_relevance=settings.min_relevance)
+        # Decayed or irrelevant candidates may have crowded live ones out of the pool; a larger
+        # pool helps only if a chunk outside it could still reach min_relevance.
+        if len(ranked) >= limit or found.exhausted or pool >= MAX_POOL or unseen < settings.min_relevance:
+            return ranked, found
+        pool *= 4

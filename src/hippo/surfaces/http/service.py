@@ -1,0 +1,98 @@
+"""What every route of the HTTP API shares: the server's :class:`Service` (the database's memory,
+one view of it per agent, the keys, the pool of heavy work) and the ``Mem`` dependency that gives
+a route the memory of the agent in its path once the request's key may reach it."""
+
+import threading
+from typing import Annotated, Any, Callable, TypeVar
+
+from fastapi import Depends, Path, Request, Security
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from hippo.core.memory import Memory
+from hippo.core.validation import AGENT_ID, ULID, check_agent_id
+from hippo.surfaces.http.errors import ApiError
+from hippo.types import ApiKey
+
+__all__ = ["AGENT", "HEAVY_WORKERS", "MEMORY_ID", "Mem", "Service", "agent_memory", "base_path"]
+
+# Heavy calls (capture, compaction: a batch through the model) at once; the others wait for a slot
+# without a thread, so the request threads (anyio's 40) stay free for every light call. Two, not
+# one: with an LLM, capture mostly waits on the network, and one slot would queue every agent.
+HEAVY_WORKERS = 2
+T = TypeVar("T")
+
+AGENT = Path(pattern=AGENT_ID.pattern, description="The agent whose memory this is.")
+MEMORY_ID = Path(pattern=ULID.pattern, description="A memory's id (ULID).")
+
+
+class Service:
+    """The shared state of one server: the database's memory and one view of it per agent."""
+
+    def __init__(self, base: Memory, *, require_keys: bool = False) -> None:
+        self.base = base
+        self._keyring = base.keys
+        self._agents: dict[str, Memory] = {}
+        self._lock = threading.Lock()
+        # Once keys are required they stay required for this server's life: deleting the last
+        # key must not open a server that was started with keys (or reachable beyond loopback).
+        self._keyed = require_keys
+        self.on_close: list[Callable[[], None]] = []  # background work to stop before the database closes
+        self._heavy: Any = None  # anyio.CapacityLimiter of HEAVY_WORKERS, made on the event loop
+
+    async def heavy(self, work: Callable[[], T]) -> T:
+        """Run ``work`` (one heavy call) in the bounded pool of heavy work, off the request threads."""
+        import anyio.to_thread
+
+        if self._heavy is None:  # only the event loop's thread gets here: no race
+            self._heavy = anyio.CapacityLimiter(HEAVY_WORKERS)
+        return await anyio.to_thread.run_sync(work, limiter=self._heavy)
+
+    def memory(self, agent_id: str) -> Memory:
+        agent_id = check_agent_id(agent_id)
+        with self._lock:
+            if agent_id not in self._agents:
+                self._agents[agent_id] = self.base.for_agent(agent_id)
+            return self._agents[agent_id]
+
+    def auth_required(self) -> bool:
+        if not self._keyed and self.base.keys.any():
+            self._keyed = True
+        return self._keyed
+
+    def authorize(self, authorization: str | None, agent_id: str) -> ApiKey | None:
+        """The request's key once it may reach ``agent_id``; None on a server that needs no key."""
+        if not self.auth_required():
+            return None
+        scheme, _, token = (authorization or "").partition(" ")
+        key = self._keyring.verify(token.strip()) if scheme.lower() == "bearer" else None
+        if key is None:
+            raise ApiError(401, "unauthorized", "a valid API key is required: Authorization: Bearer <key>",
+                           {"WWW-Authenticate": "Bearer"})
+        if not key.allows(agent_id):
+            raise ApiError(403, "forbidden", "this API key may not access this agent")
+        return key
+
+    def close(self) -> None:
+        for stop in self.on_close:
+            stop()
+        self.base.close()
+
+
+# Declares the scheme in the OpenAPI document (the Authorize button of /docs); the header itself
+# is checked by Service.authorize, which also answers servers that need no key.
+_BEARER = HTTPBearer(auto_error=False, scheme_name="apiKey",
+                     description="An API key from `hippo keys create`; not needed on a keyless loopback server.")
+
+
+def agent_memory(request: Request, agent_id: Annotated[str, AGENT],
+                 _key: Annotated[HTTPAuthorizationCredentials | None, Security(_BEARER)] = None) -> Memory:
+    """The memory of the agent in the path, once the request's key may reach it."""
+    service: Service = request.app.state.service
+    request.state.key = service.authorize(request.headers.get("authorization"), agent_id)
+    return service.memory(agent_id)
+
+
+Mem = Annotated[Memory, Depends(agent_memory)]
+base_path = "/v1/agents/{agent_id}"
+
+
