@@ -39,8 +39,8 @@ from typing import Any
 
 import numpy as np
 
-from hippo.core.offline import relation
-from hippo.core.recognition import same_words
+from hippo.core.facts.offline import relation
+from hippo.core.facts.recognition import same_words
 from hippo.providers.registry import create_embedder
 
 PAIRS = Path(__file__).with_name("fact_pairs.jsonl")
@@ -110,7 +110,7 @@ def evaluate(sims: np.ndarray, labels: np.ndarray, dup: float, amb: float) -> Re
     return Report(dup, amb, dup_n, dup_p, new_n, new_p, float(middle.mean()), accuracy, float(perfect.mean()))
 
 
-DEGENERATE = 0.9999  # different texts, one vector: never auto-DUPLICATE (hippo.core.recognition)
+DEGENERATE = 0.9999  # different texts, one vector: never auto-DUPLICATE (hippo.core.facts.recognition)
 
 
 def as_hippo_runs(rows: list[dict[str, str]], sims: np.ndarray, dup: float, amb: float) -> dict[str, Any]:
@@ -118,7 +118,7 @@ def as_hippo_runs(rows: list[dict[str, str]], sims: np.ndarray, dup: float, amb:
 
     Same words -> duplicate; cosine >= dup (and not a degenerate 1.0) -> duplicate;
     cosine < amb -> new (a distinct insert); in between the offline rule
-    (``hippo.core.offline.relation``), distinct when it cannot read the pair.
+    (``hippo.core.facts.offline.relation``), distinct when it cannot read the pair.
     """
     decided: list[str] = []
     how: list[str] = []

@@ -2,9 +2,9 @@
 
 Each pair (existing fact, new fact, label) goes through the decision hippo makes
 in ``remember_facts`` without an LLM: the embedder's recognition bands
-(``hippo.core.recognition.decide``, through ``offline_bands``) and, past them,
+(``hippo.core.facts.recognition.decide``, through ``offline_bands``) and, past them,
 the offline classifier (``resolve_offline`` with ``--offline-pairs``: the pair
-model of ``hippo.core.pairs`` or the rule ``hippo.core.offline.relation``). The existing
+model of ``hippo.core.facts.pairs`` or the rule ``hippo.core.facts.offline.relation``). The existing
 fact is the only candidate. The outcome maps to the label: duplicate
 (strengthen), supersedes (replace) or distinct (keep both; "new" counts as
 distinct). Reports accuracy, per-label recall and the confusion matrix.
@@ -30,9 +30,9 @@ import numpy as np
 
 from hippo.config import Settings
 from hippo.core.embedding import EmbeddingService
-from hippo.core.offline import ExtractedFact
-from hippo.core.pairs import offline_kind, offline_rule
-from hippo.core.recognition import Candidate, Plan, decide, offline_bands, resolve_offline
+from hippo.core.facts.offline import ExtractedFact
+from hippo.core.facts.pairs import offline_kind, offline_rule
+from hippo.core.facts.recognition import Candidate, Plan, decide, offline_bands, resolve_offline
 from hippo.providers.registry import create_embedder
 from hippo.types import Chunk
 

@@ -1,9 +1,9 @@
-"""Train the offline pair classifier (``hippo.core.pairs``) on the tuning pairs only.
+"""Train the offline pair classifier (``hippo.core.facts.pairs``) on the tuning pairs only.
 
 Reads the tuning files: ``fact_pairs.jsonl`` (226 pairs), ``fact_pairs_train.jsonl``
 (hand-written tuning pairs) and ``fact_pairs_test.jsonl`` (the first test set, retired
 into tuning after it had been measured four times); computes the features of
-:mod:`hippo.core.pairs` with the local all-MiniLM-L6-v2 embedder (sentence cosine,
+:mod:`hippo.core.facts.pairs` with the local all-MiniLM-L6-v2 embedder (sentence cosine,
 single-word vectors and contextual word vectors), fits a
 multinomial logistic regression with L2 in numpy (full-batch gradient descent,
 deterministic), and writes ``src/hippo/core/pair_model.json``.
@@ -22,7 +22,7 @@ The reported CV scores use thresholds chosen inside each training split
 model alone and through ``remember_facts``' bands as ``measure_offline.py`` applies
 them (the same words: duplicate; a cosine under the ambiguous floor: distinct).
 ``--compare`` also reports the CV without the contextual-word features
-(:data:`hippo.core.pair_tokens.TOKEN_FEATURES`).
+(:data:`hippo.core.facts.pair_tokens.TOKEN_FEATURES`).
 
 No other pair file is read here: a held-out test set must never reach this script.
 
@@ -38,9 +38,9 @@ from typing import Any
 
 import numpy as np
 
-from hippo.core.pair_tokens import TOKEN_FEATURES
-from hippo.core.pairs import FEATURES, LABELS, MODEL_PATH, decide, features, pair_probabilities
-from hippo.core.recognition import same_words
+from hippo.core.facts.pair_tokens import TOKEN_FEATURES
+from hippo.core.facts.pairs import FEATURES, LABELS, MODEL_PATH, decide, features, pair_probabilities
+from hippo.core.facts.recognition import same_words
 from hippo.providers.registry import create_embedder
 
 HERE = Path(__file__).resolve().parent
