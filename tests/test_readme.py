@@ -1,4 +1,5 @@
-"""Every Python block of the README runs exactly as written, in a fresh folder, with the real local model."""
+"""Every Python block of the README and of the documentation pages (docs/) runs exactly as written, in a
+fresh folder, with the real local model; every console block runs too, or is tested elsewhere."""
 
 from __future__ import annotations
 
@@ -8,15 +9,27 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+PAGES = [README, *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+def _blocks(language: str) -> list[tuple[str, str]]:
+    """(page, block) for every fenced block of the language, the README's first, then docs/ by path."""
+    return [(str(page.relative_to(ROOT)), block) for page in PAGES
+            for block in re.findall(rf"```{language}\n(.*?)```", page.read_text(encoding="utf-8"), re.S)]
+
+
+PYTHON = _blocks("python")
+BLOCKS = [block for _, block in PYTHON]
 
 
 def test_there_are_blocks_to_run():
-    assert len(BLOCKS) >= 3
+    assert len([page for page, _ in PYTHON if page == "README.md"]) >= 2
+    assert len(BLOCKS) >= 8
 
 
-@pytest.mark.parametrize("number", range(len(BLOCKS)))
+@pytest.mark.parametrize("number", range(len(BLOCKS)), ids=[f"{page}-{n}" for n, (page, _) in enumerate(PYTHON)])
 def test_a_python_block_runs_as_written(number, tmp_path, monkeypatch, capsys):
     pytest.importorskip("onnxruntime")
     monkeypatch.chdir(tmp_path)
@@ -31,35 +44,36 @@ def test_a_python_block_runs_as_written(number, tmp_path, monkeypatch, capsys):
             assert any(out.startswith(expected) for out in printed.splitlines()), line
 
 
-CONSOLE = re.findall(r"```console\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+CONSOLE = _blocks("console")
 # Console lines a test elsewhere runs in its own way: installing (test_install.py builds the wheel and
 # installs it into a fresh environment) and Claude Code's command (test_mcp.py runs its arguments).
 ELSEWHERE = ("pip install ", "claude mcp add ")
 
 
-def test_every_console_command_runs_or_is_tested_elsewhere(tmp_path):
-    import os
+@pytest.mark.parametrize("number", range(len(CONSOLE)), ids=[f"{page}-{n}" for n, (page, _) in enumerate(CONSOLE)])
+def test_every_console_command_runs_or_is_tested_elsewhere(number, tmp_path):
     import subprocess
     import sys
 
     bin_dir = Path(sys.executable).parent
-    for block in CONSOLE:
-        lines = block.splitlines()
-        commands = [line[2:] for line in lines if line.startswith("$ ")]
-        if all(c.startswith(ELSEWHERE) for c in commands) or "postgresql://" in block:
-            continue  # the PostgreSQL block runs in tests/surfaces/test_http_scaleout.py, on a real server
-        script = "set -e\n" + "\n".join(c for c in commands if not c.startswith(ELSEWHERE))
-        home = tmp_path / f"home{CONSOLE.index(block)}"
-        home.mkdir()
-        env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(home), "HIPPO_CONFIG": str(home / "none.toml")}
-        done = subprocess.run(["bash", "-c", script], cwd=home, env=env, input="y\n", capture_output=True,
-                              text=True, timeout=300)
-        assert done.returncode == 0, f"{script}\n{done.stderr}"
-        said = done.stdout + done.stderr
-        for line in lines:  # every line of output the README shows starts a line the commands printed
-            if line and not line.startswith("$ "):
-                expected = re.split(r" \(| 01[0-9A-Z]{24}| /", line)[0]
-                assert any(out.startswith(expected) for out in said.splitlines()), (line, said)
+    block = CONSOLE[number][1]
+    lines = block.splitlines()
+    commands = [line[2:] for line in lines if line.startswith("$ ")]
+    if all(c.startswith(ELSEWHERE) for c in commands) or "postgresql://" in block:
+        pytest.skip("run elsewhere: installs in tests/test_install.py, Claude Code's command in "
+                    "tests/surfaces/test_mcp.py, the PostgreSQL block in tests/surfaces/test_http_scaleout.py")
+    script = "set -e\n" + "\n".join(c for c in commands if not c.startswith(ELSEWHERE))
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(home), "HIPPO_CONFIG": str(home / "none.toml")}
+    done = subprocess.run(["bash", "-c", script], cwd=home, env=env, input="y\n", capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, f"{script}\n{done.stderr}"
+    said = done.stdout + done.stderr
+    for line in lines:  # every line of output the page shows starts a line the commands printed
+        if line and not line.startswith("$ "):
+            expected = re.split(r" \(| 01[0-9A-Z]{24}| /", line)[0]
+            assert any(out.startswith(expected) for out in said.splitlines()), (line, said)
 
 
 def test_the_experiences_then_the_capture_example_in_one_database_surface_only_the_decision(tmp_path, monkeypatch,

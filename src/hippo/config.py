@@ -97,7 +97,7 @@ class Settings:
     capture_roles: str = "user,assistant"
     capture_every: float | None = None
     # Seed 002's surfacing: the last surface_messages messages make the query; a hit is shown when
-    # its relevance reaches surface_threshold (measured: see NOTES, "Surfacing").
+    # its relevance reaches surface_threshold (measured: docs/decisions/capture.md).
     surface_messages: int = 3
     surface_threshold: float = 0.5
 
