@@ -32,7 +32,7 @@ from hippo.core.operation import AsyncOperation
 from hippo.core.recall.operations import Recaller
 
 if TYPE_CHECKING:
-    from hippo.config import Settings
+    pass
 
 __all__ = ["ASYNC_OPERATIONS", "AsyncMemory"]
 
@@ -42,17 +42,10 @@ class AsyncMemory:
 
     def __init__(self, memory: Memory) -> None:
         self.sync = memory  # the one implementation, also usable as it is
+        self.agent_id, self.settings = memory.agent_id, memory.settings
 
     def capability(self, method: Callable[..., Any]) -> object:
         return self.sync.capability(method)
-
-    @property
-    def agent_id(self) -> str:
-        return self.sync.agent_id
-
-    @property
-    def settings(self) -> "Settings":
-        return self.sync.settings
 
     def for_agent(self, agent_id: str) -> "AsyncMemory":
         """The same database, embedder and LLM, scoped to another agent."""

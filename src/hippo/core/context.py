@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from hippo.providers.base import LLM, Embedder
     from hippo.stores.base import Store
 
-__all__ = ["AgentContext", "agent_context"]
+__all__ = ["AgentContext", "Capability", "agent_context"]
 
 
 @dataclass(frozen=True)
@@ -63,3 +63,11 @@ def agent_context(store: "Store", *, agent_id: str, embedder: "Embedder | None",
         weights=ScoreWeights(settings.weight_relevance, settings.weight_strength, settings.weight_recency),
         offline_rule=pairs.offline_rule(kind, embedding.words, embedding.word_states),
     )
+
+
+class Capability:
+    """A capability of one agent (recall, facts, blocks, ...): its operations, over the context it
+    is given. What it needs it reads from ``ctx``; the facade composes one of each."""
+
+    def __init__(self, ctx: AgentContext) -> None:
+        self.ctx = ctx

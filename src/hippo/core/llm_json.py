@@ -32,6 +32,15 @@ class MalformedAnswer(ValueError):
     """The answer cannot be turned into the expected model without guessing."""
 
 
+def folded(fold: Callable[[str], str]) -> Any:
+    """A pydantic ``BeforeValidator`` that strips a string and folds its case before the field's own
+    check: a model may answer ``"Fact"`` or ``" duplicate"`` for a field that takes ``fact`` or
+    ``DUPLICATE``. For ``Annotated[..., folded(str.lower)]`` fields of an answer's model."""
+    from pydantic import BeforeValidator
+
+    return BeforeValidator(lambda value: fold(value.strip()) if isinstance(value, str) else value)
+
+
 def _first_json_value(text: str) -> Any:
     """The first JSON object or array in ``text``, ignoring prose around it."""
     decoder = json.JSONDecoder()

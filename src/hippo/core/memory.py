@@ -23,7 +23,6 @@ from hippo.core.capture.operations import Capture
 from hippo.core.compaction.operations import Compactor
 from hippo.core.context import agent_context
 from hippo.core.curation.operations import Curation
-from hippo.core.embedding import EmbeddingService
 from hippo.core.experiences.operations import Experiences
 from hippo.core.experiences.short_term import local_agents
 from hippo.core.facts.operations import Facts
@@ -77,6 +76,8 @@ class Memory:
         self.agent_context = agent_context(store, agent_id=agent_id, embedder=embedder, settings=settings, llm=llm,
                                      clock=clock)
         ctx = self.agent_context
+        self.agent_id, self.settings, self.store, self.embedding, self.llm = \
+            ctx.agent_id, ctx.settings, ctx.store, ctx.embedding, ctx.llm
         experiences = Experiences(ctx)
         parts = (Memories(ctx, experiences.episodic), Facts(ctx), Recaller(ctx), Blocks(ctx), experiences,
                  Capture(ctx), Compactor(ctx), Curation(ctx), Browser(ctx), Summaries(ctx))
@@ -89,26 +90,6 @@ class Memory:
         return self._parts[owner_name(method)]
 
     # -- the memory's own -----------------------------------------------------
-
-    @property
-    def agent_id(self) -> str:
-        return self.agent_context.agent_id
-
-    @property
-    def settings(self) -> "Settings":
-        return self.agent_context.settings
-
-    @property
-    def store(self) -> "Store":
-        return self.agent_context.store
-
-    @property
-    def embedding(self) -> EmbeddingService:
-        return self.agent_context.embedding
-
-    @property
-    def llm(self) -> "LLM | None":
-        return self.agent_context.llm
 
     def now(self) -> datetime:
         return self.agent_context.now()

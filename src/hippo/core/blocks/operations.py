@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from hippo import limits
 from hippo.core import validation as v
 from hippo.core.blocks.editor import BlockEditor
+from hippo.core.context import Capability
 from hippo.errors import InvalidInput
 from hippo.stores.base import UNCHANGED
 from hippo.types import Block, BlockResult
@@ -19,11 +20,11 @@ if TYPE_CHECKING:
 __all__ = ["Blocks"]
 
 
-class Blocks:
+class Blocks(Capability):
     """The memory-block operations of one agent."""
 
     def __init__(self, ctx: "AgentContext") -> None:
-        self.ctx = ctx
+        super().__init__(ctx)
         self.editor = BlockEditor(ctx.store, ctx.agent_id, ctx.settings.block_char_limit)
 
     def recall_memory_block(self, key: str) -> str | None:

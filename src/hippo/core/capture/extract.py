@@ -14,12 +14,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Sequence
 
 from hippo.clock import to_iso
 from hippo.core.facts import offline
 from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms
-from hippo.core.llm_json import complete_json
+from hippo.core.llm_json import complete_json, folded
 from hippo.stores.base import Observed
 from hippo.types import LLMCall
 
@@ -134,7 +134,7 @@ Answer with JSON only, exactly in this shape:
 def _models() -> tuple[type["BaseModel"], type["BaseModel"]]:
     global _MODELS
     if _MODELS is None:
-        from pydantic import BaseModel, Field, field_validator
+        from pydantic import BaseModel, Field
 
         class Verdict(BaseModel):
             remember: bool
@@ -143,14 +143,9 @@ def _models() -> tuple[type["BaseModel"], type["BaseModel"]]:
         class Item(BaseModel):
             content: str = Field(min_length=1, max_length=4000)
             importance: int = Field(ge=1, le=5)
-            memory_type: MemoryType = "fact"
+            memory_type: Annotated[MemoryType, folded(str.lower)] = "fact"
             topic_tags: list[str] = Field(default_factory=list, max_length=8)
             sources: list[int] = Field(default_factory=list)
-
-            @field_validator("memory_type", mode="before")
-            @classmethod
-            def _lower(cls, value: object) -> object:
-                return value.strip().lower() if isinstance(value, str) else value
 
         class Extraction(BaseModel):
             memories: list[Item]

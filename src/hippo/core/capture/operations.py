@@ -3,23 +3,18 @@ of the facade: the work is :mod:`hippo.core.capture.inbox`'s and :mod:`hippo.cor
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from hippo.core.capture import inbox as capture
 from hippo.core.capture import surfacing
+from hippo.core.context import Capability
 from hippo.types import Captured, Observation, Surfaced
-
-if TYPE_CHECKING:
-    from hippo.core.context import AgentContext
 
 __all__ = ["Capture"]
 
 
-class Capture:
+class Capture(Capability):
     """The capture and surfacing operations of one agent."""
-
-    def __init__(self, ctx: "AgentContext") -> None:
-        self.ctx = ctx
 
     def observe(self, messages: Sequence[Mapping[str, Any]], *, session_id: str) -> Observation:
         """Take chat messages (OpenAI or Anthropic shape; each may carry ``id``, ``name`` for the

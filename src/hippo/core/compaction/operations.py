@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from hippo.core import validation as v
 from hippo.core.compaction import compact as compaction
 from hippo.core.compaction.summary import summarize
+from hippo.core.context import Capability
 from hippo.core.memories import writer
 from hippo.core.memories.writer import Checked, MemoryInput
 from hippo.core.messages import ChatMessage, read_messages
@@ -20,7 +21,6 @@ from hippo.types import Compaction
 if TYPE_CHECKING:
     from hippo.core.compaction.compact import Scored
     from hippo.core.compaction.config import CompactionConfig
-    from hippo.core.context import AgentContext
 
 __all__ = ["Compactor", "parts_of"]
 
@@ -56,11 +56,8 @@ def _inputs(entry: "Scored", message: ChatMessage, session_id: str, max_chars: i
     return found
 
 
-class Compactor:
+class Compactor(Capability):
     """The compaction operation of one agent."""
-
-    def __init__(self, ctx: "AgentContext") -> None:
-        self.ctx = ctx
 
     def compact(self, messages: Sequence[Mapping[str, Any]], *, session_id: str,
                 config: "CompactionConfig | Mapping[str, Any] | None" = None,

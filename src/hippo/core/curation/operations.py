@@ -6,26 +6,20 @@ hands the work to its module (:mod:`~hippo.core.curation.feedback`, :mod:`~hippo
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
 from hippo.core import validation as v
+from hippo.core.context import Capability
 from hippo.core.curation import archive, feedback, importers, links
 from hippo.core.memories.operations import fetch
 from hippo.core.memories.reembed import Progress
 from hippo.errors import NotFound
 from hippo.types import ArchivedHit, ArchivedMemory, Chunk, ImportReport, Link, MaintainResult
 
-if TYPE_CHECKING:
-    from hippo.core.context import AgentContext
-
 __all__ = ["Curation"]
 
 
-class Curation:
+class Curation(Capability):
     """The curation operations of one agent."""
-
-    def __init__(self, ctx: "AgentContext") -> None:
-        self.ctx = ctx
 
     def related(self, chunk_id: str) -> list[Link]:
         """A memory's links: memories recalled with it (strongest first) and its supersession history."""

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from hippo.core import validation as v
+from hippo.core.context import Capability
 from hippo.core.experiences import importance as experiences
 from hippo.core.experiences.episodic import Episodic
 from hippo.core.experiences.short_term import agents_with_entries
@@ -18,11 +19,11 @@ if TYPE_CHECKING:
 __all__ = ["Experiences"]
 
 
-class Experiences:
+class Experiences(Capability):
     """The experience operations of one agent."""
 
     def __init__(self, ctx: "AgentContext") -> None:
-        self.ctx = ctx
+        super().__init__(ctx)
         self.episodic = Episodic(ctx)
 
     def record_experience(self, type: str, content: str, *, context: Mapping[str, Any] | None = None,

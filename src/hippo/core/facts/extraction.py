@@ -8,11 +8,11 @@ classification call that covers every ambiguous pair of one input.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from hippo.clock import to_iso
 from hippo.core.facts.offline import ExtractedFact
-from hippo.core.llm_json import MalformedAnswer, complete_json
+from hippo.core.llm_json import MalformedAnswer, complete_json, folded
 from hippo.providers.base import LLM
 from hippo.types import LLMCall
 
@@ -72,7 +72,7 @@ def _models() -> tuple[type["BaseModel"], type["BaseModel"]]:
     """The answer models, built on first use so that pydantic loads only when needed."""
     global _EXTRACTION, _CLASSIFICATION
     if _EXTRACTION is None:
-        from pydantic import AliasChoices, BaseModel, Field, field_validator
+        from pydantic import AliasChoices, BaseModel, Field
 
         class Fact(BaseModel):
             fact: str = Field(min_length=1, max_length=2000, validation_alias=AliasChoices("fact", "text", "statement"))
@@ -83,12 +83,7 @@ def _models() -> tuple[type["BaseModel"], type["BaseModel"]]:
 
         class Decision(BaseModel):
             pair: int
-            label: Literal["DUPLICATE", "SUPERSEDES", "DISTINCT"]
-
-            @field_validator("label", mode="before")
-            @classmethod
-            def _upper(cls, value: object) -> object:
-                return value.strip().upper() if isinstance(value, str) else value
+            label: Annotated[Literal["DUPLICATE", "SUPERSEDES", "DISTINCT"], folded(str.upper)]
 
         class Classification(BaseModel):
             decisions: list[Decision]

@@ -5,9 +5,10 @@ and splitting a wrongly merged wording back out. The pipeline is :mod:`hippo.cor
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from hippo.core import validation as v
+from hippo.core.context import Capability
 from hippo.core.facts.remember import remember
 from hippo.core.memories import edits
 from hippo.core.memories.operations import fetch
@@ -15,17 +16,11 @@ from hippo.core.messages import user_text
 from hippo.errors import InvalidInput
 from hippo.types import Chunk, FactHistory, RememberResult
 
-if TYPE_CHECKING:
-    from hippo.core.context import AgentContext
-
 __all__ = ["Facts"]
 
 
-class Facts:
+class Facts(Capability):
     """Facts for one agent."""
-
-    def __init__(self, ctx: "AgentContext") -> None:
-        self.ctx = ctx
 
     def remember_facts(
         self,

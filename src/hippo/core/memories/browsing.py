@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from hippo import limits
 from hippo.core import validation as v
+from hippo.core.context import Capability
 from hippo.core.curation import archive
 from hippo.core.experiences.importance import check_type
 from hippo.core.recall.filters import passes, recall_filter
@@ -23,9 +24,6 @@ from hippo.core.strength import effective_strength
 from hippo.errors import InvalidInput
 from hippo.stores.base import BROWSE_ORDERS, BrowseOrder, ExperienceFilter
 from hippo.types import Chunk, Listing
-
-if TYPE_CHECKING:
-    from hippo.core.context import AgentContext
 
 __all__ = ["ARCHIVE_SCAN", "SORTS", "Browser", "MAX_SCAN", "sort_key"]
 
@@ -53,11 +51,8 @@ def sort_key(sort: str, now: datetime, decay_lambda: float) -> Callable[[Chunk],
     return keys[sort]
 
 
-class Browser:
+class Browser(Capability):
     """Browsing one agent's memory (nothing counts as retrieved)."""
-
-    def __init__(self, ctx: "AgentContext") -> None:
-        self.ctx = ctx
 
     def browse_memories(self, *, sort: str = "newest", limit: int = 20, offset: int = 0,
                         kind: str | None = None, tags: Sequence[str] | None = None,

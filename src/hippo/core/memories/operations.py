@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 from hippo import limits
 from hippo.core import transfer
 from hippo.core import validation as v
+from hippo.core.context import Capability
 from hippo.core.curation import archive
 from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms
 from hippo.core.memories import edits, items, writer
@@ -37,12 +38,12 @@ def fetch(ctx: "AgentContext", chunk_id: str) -> Chunk:
     return found[0]
 
 
-class Memories:
+class Memories(Capability):
     """Raw memories for one agent; ``episodic`` is the agent's short-term buffer, which
     forgetting and erasing reach too."""
 
     def __init__(self, ctx: "AgentContext", episodic: "Episodic") -> None:
-        self.ctx = ctx
+        super().__init__(ctx)
         self.episodic = episodic
 
     def store_memory(

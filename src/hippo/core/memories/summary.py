@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING
 
 from hippo.clock import to_utc
 from hippo.core import validation as v
+from hippo.core.context import Capability
 from hippo.core.experiences.importance import EXPERIENCE_TYPES
 from hippo.types import Summary
 
 if TYPE_CHECKING:
-    from hippo.core.context import AgentContext
     from hippo.stores.base import Store
 
 __all__ = ["BINS", "COUNTED", "MAX_DAYS", "Summaries", "count_day", "day_of"]
@@ -40,11 +40,8 @@ def count_day(store: "Store", agent_id: str, when: datetime, counts: dict[str, f
     store.add_daily(agent_id, day_of(when), {name: int(counts.get(name, 0)) for name in COUNTED})
 
 
-class Summaries:
+class Summaries(Capability):
     """One agent's memory counted whole."""
-
-    def __init__(self, ctx: "AgentContext") -> None:
-        self.ctx = ctx
 
     def memory_summary(self, *, days: int = 90) -> Summary:
         """This agent's memory counted whole: strength now, experiences by type, and the last

@@ -6,9 +6,10 @@ full-text search over the application's own conversation table. The ranking is
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
+from typing import Any, Literal, Mapping, Sequence
 
 from hippo.core import validation as v
+from hippo.core.context import Capability
 from hippo.core.curation import archive, links
 from hippo.core.keywords import keyword_terms
 from hippo.core.recall.filters import passes, recall_filter
@@ -19,17 +20,11 @@ from hippo.stores.base import ChunkFilter
 from hippo.stores.retrievals import RetrievalEvent
 from hippo.types import ConversationHit, Hit, Recall
 
-if TYPE_CHECKING:
-    from hippo.core.context import AgentContext
-
 __all__ = ["Recaller"]
 
 
-class Recaller:
+class Recaller(Capability):
     """Recall for one agent."""
-
-    def __init__(self, ctx: "AgentContext") -> None:
-        self.ctx = ctx
 
     def recall_memories(
         self,
