@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from locomo import CATEGORY_NAMES, DEFAULT_DATA, KS, build, evaluate, load, paired_ci  # noqa: E402
 
 import hippo  # noqa: E402
-from hippo.core import capture_extract  # noqa: E402
+from hippo.core.capture import extract as capture_extract  # noqa: E402
 from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms  # noqa: E402
 from hippo.providers.fake import FakeLLM  # noqa: E402
 

@@ -50,6 +50,7 @@ import siblings  # bench/ is on sys.path when its scripts run (siblings.py)
 
 import hippo
 from hippo.core.experiences.importance import EXPERIENCE_TYPES, new_entry, record_of
+from hippo.core.experiences.operations import Experiences
 from hippo.core.memory import MemoryInput
 from hippo.providers.base import normalize_rows
 
@@ -120,7 +121,7 @@ def short_term(db: str, data: Data, appends: int, searches: int, options: dict[s
         append_ms = [timed(lambda t=t: mem.record_experience("observation", t))[0] for t in texts[BATCH:]]
         stats = mem.stats()
         assert stats.short_term == BATCH and stats.experiences == 0, stats
-        out["buffer"] = type(mem._episodic.buffer).__name__
+        out["buffer"] = type(mem.capability(Experiences.short_term).episodic.buffer).__name__
         out["append_ms"] = pcts(append_ms)
         ring: deque[tuple[str, float]] = deque(maxlen=BATCH)
         out["deque_append_ms"] = pcts([timed(lambda t=t: ring.append((t, time.time())))[0] for t in texts])
@@ -136,7 +137,7 @@ def short_term(db: str, data: Data, appends: int, searches: int, options: dict[s
         out["search_ms"] = pcts(search_ms)
         out["search_hits"] = statistics.mean(hits)
 
-        episodic = mem._episodic  # the short-term part of a search alone: the scan over the buffer
+        episodic = mem.capability(Experiences.short_term).episodic  # the short-term part of a search alone: the scan over the buffer
         scan_ms = []
         for q in questions:
             qv = mem.embedding.query(q)

@@ -38,7 +38,7 @@ def pool_of(mem: "hippo.Memory", question: str, pool: int, now) -> dict:
     """One question's candidates: ids, cosine, raw keyword score, neighbours, length, in-period flag."""
     store, agent = mem.store, mem.agent_id
     vector = mem.embedding.query(question)
-    found = find_candidates(store, agent, question, vector, pool, ChunkFilter())
+    found = find_candidates(mem.agent_context.store, question, vector, pool, ChunkFilter())
     pooled = [c.id for c in found.chunks]
     near = _neighbours(store, agent, pooled)
     outside = list(dict.fromkeys(o for others in near.values() for o, _ in others if o not in found.similarity))
@@ -51,7 +51,8 @@ def pool_of(mem: "hippo.Memory", question: str, pool: int, now) -> dict:
     period = named_period(question, now)
     dated: set[str] = set()
     if period is not None:
-        got = find_candidates(store, agent, question, vector, pool, ChunkFilter(since=period[0], until=period[1]))
+        got = find_candidates(mem.agent_context.store, question, vector, pool,
+                              ChunkFilter(since=period[0], until=period[1]))
         dated = {c.id for c in got.chunks}
     return {
         "ids": ids,

@@ -91,11 +91,11 @@ def test_a_near_twin_that_changed_before_the_transaction_is_not_strengthened(db,
     inputs = [writer.check(writer.MemoryInput(text, source="conversation"), max_chars=10_000) for text in
               ("Kris ships the billing service on Fridays only, after QA sign-off",
                "The staging database moves to the Frankfurt region in March.")]
-    prepared = writer.prepare(mem.store, mem.embedding, "alice", inputs, merge_near=True)
+    prepared = writer.prepare(mem.agent_context.store, mem.embedding, inputs, merge_near=True)
     assert sorted(prepared.near.values()) == sorted([held, gone])  # both were near twins when looked at
     mem.delete_memory(gone)
     with mem.store.transaction():
-        results = writer.apply(mem.store, "alice", prepared, clock())
+        results = writer.apply(mem.agent_context.store, prepared, clock())
     assert [r.action for r in results] == ["strengthened", "inserted"]
     assert results[0].id == held and results[1].id != gone
     mem.close()

@@ -10,9 +10,9 @@ def count_searches(mem, monkeypatch) -> list[int]:
     pools: list[int] = []
     real = recall_module.find_candidates
 
-    def spy(store, agent_id, query, vector, pool, where):
+    def spy(store, query, vector, pool, where):
         pools.append(pool)
-        return real(store, agent_id, query, vector, pool, where)
+        return real(store, query, vector, pool, where)
 
     monkeypatch.setattr(recall_module, "find_candidates", spy)
     return pools

@@ -362,12 +362,12 @@ def test_a_hit_deleted_while_ranking_is_left_out(mem, clock):
     kept = mem.store_memory("The cellar key hangs by the door")
     gone = mem.store_memory("The cellar light is broken")
     query = "cellar"
-    found = find_candidates(mem.store, "alice", query, mem.embedding.query(query), 50, ChunkFilter())
+    found = find_candidates(mem.agent_context.store, query, mem.embedding.query(query), 50, ChunkFilter())
     ranked = rank(found, own_relevance(found, Fusion()), clock(), limit=10, weights=ScoreWeights(),
                   decay_lambda=0.001)
     assert {r.standing.id for r in ranked} == {kept.id, gone.id}
     mem.store.delete_chunks("alice", [gone.id])  # another process, between ranking and reading
-    assert [h.id for h in as_hits(mem.store, "alice", ranked)] == [kept.id]
+    assert [h.id for h in as_hits(mem.agent_context.store, ranked)] == [kept.id]
 
 
 def test_the_vector_side_reads_the_cosine_above_the_embedders_unrelated_level():

@@ -18,6 +18,7 @@ from hippo.core.facts import pairs
 from hippo.core.fusion import Fusion
 from hippo.core.strength import ScoreWeights
 from hippo.errors import ConfigError
+from hippo.stores.scoped import AgentStore
 
 if TYPE_CHECKING:
     from hippo.clock import Clock
@@ -34,7 +35,7 @@ class AgentContext:
     """One agent's view of hippo's parts. Immutable: another agent gets a context of its own."""
 
     agent_id: str
-    store: "Store"
+    store: AgentStore  # the agent's part of the database; what is database-wide is store.database
     settings: "Settings"
     embedding: EmbeddingService
     llm: "LLM | None"
@@ -58,7 +59,8 @@ def agent_context(store: "Store", *, agent_id: str, embedder: "Embedder | None",
         raise ConfigError(f"offline_pairs='model' needs the embedder it was trained with ({pairs.TRAINED_ON}); "
                           "use offline_pairs='rules' with another embedder")
     return AgentContext(
-        agent_id=agent_id, store=store, settings=settings, embedding=embedding, llm=llm, clock=clock,
+        agent_id=agent_id, store=AgentStore(store, agent_id), settings=settings, embedding=embedding, llm=llm,
+        clock=clock,
         fusion=Fusion(settings.vector_weight, embedding.thresholds.unrelated),
         weights=ScoreWeights(settings.weight_relevance, settings.weight_strength, settings.weight_recency),
         offline_rule=pairs.offline_rule(kind, embedding.words, embedding.word_states),

@@ -77,7 +77,7 @@ class Memory:
                                      clock=clock)
         ctx = self.agent_context
         self.agent_id, self.settings, self.store, self.embedding, self.llm = \
-            ctx.agent_id, ctx.settings, ctx.store, ctx.embedding, ctx.llm
+            ctx.agent_id, ctx.settings, ctx.store.database, ctx.embedding, ctx.llm
         experiences = Experiences(ctx)
         parts = (Memories(ctx, experiences.episodic), Facts(ctx), Recaller(ctx), Blocks(ctx), experiences,
                  Capture(ctx), Compactor(ctx), Curation(ctx), Browser(ctx), Summaries(ctx))

@@ -16,7 +16,7 @@ from hippo.stores.base import UNCHANGED
 from hippo.types import Block, BlockResult
 
 if TYPE_CHECKING:
-    from hippo.stores.base import BlockStore
+    from hippo.stores.scoped import BlockScope
 
 __all__ = ["BlockEditor"]
 
@@ -24,13 +24,12 @@ __all__ = ["BlockEditor"]
 class BlockEditor:
     """Block operations of one agent; every write path checks the limit."""
 
-    def __init__(self, store: "BlockStore", agent_id: str, default_limit: int | None) -> None:
+    def __init__(self, store: "BlockScope", default_limit: int | None) -> None:
         self._store = store
-        self._agent_id = agent_id
         self._default_limit = default_limit
 
     def get(self, key: str) -> Block | None:
-        return self._store.get_block(self._agent_id, key)
+        return self._store.get_block(key)
 
     def _limit(self, block: Block | None) -> int | None:
         if block is not None and block.char_limit is not None:
@@ -43,9 +42,9 @@ class BlockEditor:
                                 "Shorten it with replace_memory_block first.")
         char_limit = extra.pop("char_limit", UNCHANGED)
         if char_limit is UNCHANGED:
-            block = self._store.put_block(self._agent_id, key, value, now)
+            block = self._store.put_block(key, value, now)
         else:
-            block = self._store.put_block(self._agent_id, key, value, now, char_limit=char_limit)
+            block = self._store.put_block(key, value, now, char_limit=char_limit)
         return BlockResult(key=key, value=block.value, **extra)
 
     def set(self, key: str, value: str, now: datetime, *, char_limit: Any = UNCHANGED) -> BlockResult:
@@ -77,7 +76,7 @@ class BlockEditor:
         """The blocks as a system-prompt section, in key order (the same blocks give the same text,
         so prompt caches stay warm), each with its size against its limit. Whole blocks while they
         fit in ``max_tokens``; the first that does not is cut and marked, the rest are named only."""
-        blocks = sorted(self._store.list_blocks(self._agent_id), key=lambda b: b.key)
+        blocks = sorted(self._store.list_blocks(), key=lambda b: b.key)
         shown: list[str] = []
         for n, block in enumerate(blocks):
             rest = [b.key for b in blocks[n + 1:]]

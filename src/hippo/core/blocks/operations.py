@@ -1,6 +1,6 @@
-"""The memory-block operations of :class:`~hippo.core.memory.Memory` (seed 000): named blocks
-that sit in the agent's context. A facet of the facade: each method checks its input and hands
-the work to :class:`~hippo.core.blocks.editor.BlockEditor`."""
+"""The memory-block capability of one agent, operations of :class:`~hippo.core.memory.Memory`: named
+blocks that sit in the agent's context. Each method checks its input and hands the work to
+:class:`~hippo.core.blocks.editor.BlockEditor`."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ class Blocks(Capability):
 
     def __init__(self, ctx: "AgentContext") -> None:
         super().__init__(ctx)
-        self.editor = BlockEditor(ctx.store, ctx.agent_id, ctx.settings.block_char_limit)
+        self.editor = BlockEditor(ctx.store, ctx.settings.block_char_limit)
 
     def recall_memory_block(self, key: str) -> str | None:
         """The block's text, or ``None`` when the block does not exist."""
@@ -36,7 +36,7 @@ class Blocks(Capability):
         return self.editor.get(v.check_block_key(key))
 
     def memory_blocks(self) -> list[Block]:
-        return self.ctx.store.list_blocks(self.ctx.agent_id)
+        return self.ctx.store.list_blocks()
 
     def replace_memory_block(self, key: str, old: str, new: str) -> BlockResult:
         """Replace every occurrence of ``old``; a missing block or text is a structured error."""

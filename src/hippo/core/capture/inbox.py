@@ -29,6 +29,7 @@ from hippo.core.messages import read_messages
 from hippo.core.tokens import count_tokens
 from hippo.errors import InvalidInput
 from hippo.stores.base import ChunkFilter, Observed, SearchQuery
+from hippo.stores.scoped import AgentStore
 from hippo.types import Captured, LLMCall, Observation
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ class _Overtaken(Exception):
     """Another process moved the session's cursor first: this window's writes roll back."""
 
 
-def observe(store: "Store", agent_id: str, messages: Sequence[Any], session_id: Any,
+def observe(store: "AgentStore", messages: Sequence[Any], session_id: Any,
             settings: "Settings") -> Observation:
     """Keep the messages worth capturing in the session's inbox (durable when this returns)."""
     session = v.check_session_id(session_id)
@@ -59,7 +60,7 @@ def observe(store: "Store", agent_id: str, messages: Sequence[Any], session_id: 
     rows = [Observed(0, m.id or f"m-{ULID()}", m.role, m.name,
                      v.check_text(m.text, f"message {n}", max_chars=settings.max_content_chars), m.timestamp)
             for n, m in enumerate(read) if m.role in roles and m.text]
-    accepted = store.observe_messages(agent_id, session, rows)
+    accepted = store.observe_messages(session, rows)
     return Observation(session, len(accepted), len(rows) - len(accepted), len(read) - len(rows),
                        [message_id for _, message_id in accepted])
 
@@ -107,7 +108,8 @@ def process_pending(store: "Store", embedding: "EmbeddingService", llm: "LLM | N
     for agent, session in store.pending_sessions(agent_id):
         totals["sessions"] += 1
         while True:
-            done = _process_batch(store, embedding, llm, agent, session, settings, now, offline_rule, calls)
+            done = _process_batch(AgentStore(store, agent), embedding, llm, session, settings, now, offline_rule,
+                                  calls)
             if done is None:
                 break
             for key, value in done.items():
@@ -118,41 +120,41 @@ def process_pending(store: "Store", embedding: "EmbeddingService", llm: "LLM | N
     return Captured(**totals, ids=ids, llm_calls=calls)
 
 
-def _process_batch(store: "Store", embedding: "EmbeddingService", llm: "LLM | None", agent: str, session: str,
+def _process_batch(store: "AgentStore", embedding: "EmbeddingService", llm: "LLM | None", session: str,
                    settings: "Settings", now: datetime, offline_rule: "Rule",
                    calls: list[LLMCall]) -> dict[str, Any] | None:
     """One batch of one session, committed with the cursor; None when nothing was left (or another
     process took the batch)."""
-    cursor = store.capture_cursor(agent, session)
-    batch = store.observed(agent, session, after=cursor, limit=BATCH)
+    cursor = store.capture_cursor(session)
+    batch = store.observed(session, after=cursor, limit=BATCH)
     if not batch:
         return None
-    context = store.observed_tail(agent, session, upto=cursor, limit=20)
+    context = store.observed_tail(session, upto=cursor, limit=20)
     cut = windows(context, batch, settings.capture_window_tokens, settings.capture_overlap_tokens)
     drafts: list[Draft] = []
     gated_in = 0
     for window in cut:
         if gate(window, llm, calls):
             gated_in += 1
-            drafts += extract(window, llm, _known(store, embedding, agent, window) if llm else (), calls)
+            drafts += extract(window, llm, _known(store, embedding, window) if llm else (), calls)
     facts = [d for d in drafts if llm is not None and d.memory_type in _FACT_TYPES]
     memories = [d for d in drafts if d not in facts]
     inputs = [writer.check(MemoryInput(d.content, _metadata(d), d.importance / 5, d.observed_at, "conversation",
                                        session), max_chars=settings.max_content_chars) for d in memories]
     # The model's work (embedding, near-duplicate searches) before the transaction: it takes seconds,
     # and every other writer, another process's observe included, waits while the write lock is held.
-    prepared = writer.prepare(store, embedding, agent, inputs, merge_near=True)
-    planned = plan_facts(store, embedding, llm, agent, [ExtractedFact(d.content, d.importance / 5, ("capture",))
+    prepared = writer.prepare(store, embedding, inputs, merge_near=True)
+    planned = plan_facts(store, embedding, llm, [ExtractedFact(d.content, d.importance / 5, ("capture",))
                                                         for d in facts], offline_rule, calls)
     by_text = {d.content: d for d in facts}  # a planned fact's text is its draft's content
     keep_from = _keep_from(cut, batch)
     try:
         with store.transaction():
-            if not store.advance_cursor(agent, session, cursor, batch[-1].seq, keep_from):
+            if not store.advance_cursor(session, cursor, batch[-1].seq, keep_from):
                 raise _Overtaken
-            written = writer.apply(store, agent, prepared, now)
+            written = writer.apply(store, prepared, now)
             outcomes = [o for plan, vector in zip(planned.plans, planned.vectors) for o in apply_facts(
-                store, agent, Planned([plan], [vector]), now, by_text[plan.fact.fact].observed_at,
+                store, Planned([plan], [vector]), now, by_text[plan.fact.fact].observed_at,
                 _metadata(by_text[plan.fact.fact]), source="conversation", session_id=session)]
     except _Overtaken:
         return None
@@ -178,9 +180,9 @@ def _metadata(draft: Draft) -> dict[str, Any]:
     return metadata
 
 
-def _known(store: "Store", embedding: "EmbeddingService", agent: str, window: Window) -> list[str]:
+def _known(store: "AgentStore", embedding: "EmbeddingService", window: Window) -> list[str]:
     """The stored memories most like the window (seed 002: in the extraction prompt, for dedup)."""
     text = "\n".join(m.content for m in window.new)
-    found = store.search(agent, SearchQuery(embedding.query(text), (), ChunkFilter(), 5, score_all=False))
+    found = store.search(SearchQuery(embedding.query(text), (), ChunkFilter(), 5, score_all=False))
     best = sorted(found.similarity.items(), key=lambda pair: -pair[1])[:5]
-    return [c.content for c in store.get_chunks(agent, [i for i, _ in best])]
+    return [c.content for c in store.get_chunks([i for i, _ in best])]

@@ -1,5 +1,5 @@
-"""The capture and surfacing operations of :class:`~hippo.core.memory.Memory` (seed 002). A facet
-of the facade: the work is :mod:`hippo.core.capture.inbox`'s and :mod:`hippo.core.capture.surfacing`'s."""
+"""The capture and surfacing capability of one agent, operations of :class:`~hippo.core.memory.Memory`:
+the work is :mod:`hippo.core.capture.inbox`'s and :mod:`hippo.core.capture.surfacing`'s."""
 
 from __future__ import annotations
 
@@ -22,24 +22,24 @@ class Capture(Capability):
         later by :meth:`process_pending`. A message id the session already has is skipped, so a
         transcript may be sent again; system prompts and tool outputs are left out by default
         (``capture_roles``)."""
-        return capture.observe(self.ctx.store, self.ctx.agent_id, messages, session_id, self.ctx.settings)
+        return capture.observe(self.ctx.store, messages, session_id, self.ctx.settings)
 
     def process_pending(self) -> Captured:
-        """Turn what this agent observed into memories now (seed 002: windows, gate, extraction,
-        dedup; see :mod:`hippo.core.capture.inbox`). Each window is processed once, even when several
+        """Turn what this agent observed into memories now (windows, a gate, extraction,
+        deduplication; see :mod:`hippo.core.capture.inbox`). Each window is processed once, even when several
         processes run this at the same time."""
         ctx = self.ctx
-        return capture.process_pending(ctx.store, ctx.embedding, ctx.llm, ctx.agent_id, ctx.settings, ctx.now(),
-                                       ctx.offline_rule)
+        return capture.process_pending(ctx.store.database, ctx.embedding, ctx.llm, ctx.agent_id, ctx.settings,
+                                       ctx.now(), ctx.offline_rule)
 
     def pending_agents(self) -> list[str]:
         """Every agent of this database with observed messages not processed yet (all agents, not
         only this one: what a server's background worker walks through), in the order they wait."""
-        return list(dict.fromkeys(agent for agent, _ in self.ctx.store.pending_sessions(None)))
+        return list(dict.fromkeys(agent for agent, _ in self.ctx.store.database.pending_sessions(None)))
 
     def surface(self, messages: Sequence[Mapping[str, Any]], *, session_id: str, max_tokens: int = 500) -> Surfaced:
         """Memories relevant to the last few messages that this session has not been shown yet,
-        as a context block within ``max_tokens`` (seed 002); empty when nothing is relevant."""
+        as a context block within ``max_tokens``; empty when nothing is relevant."""
         ctx = self.ctx
-        return surfacing.surface(ctx.store, ctx.embedding, ctx.agent_id, messages, session_id, max_tokens, ctx.now(),
+        return surfacing.surface(ctx.store, ctx.embedding, messages, session_id, max_tokens, ctx.now(),
                                  settings=ctx.settings, fusion=ctx.fusion, weights=ctx.weights)

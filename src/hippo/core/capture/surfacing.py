@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from hippo.core.embedding import EmbeddingService
     from hippo.core.fusion import Fusion
     from hippo.core.strength import ScoreWeights
-    from hippo.stores.base import Store
+    from hippo.stores.scoped import AgentStore
 
 __all__ = ["HEADER", "surface"]
 
@@ -44,7 +44,7 @@ MEANING = 0.35
 _BUDGET = (20, 20_000)
 
 
-def surface(store: "Store", embedding: "EmbeddingService", agent_id: str, messages: Sequence[Any],
+def surface(store: "AgentStore", embedding: "EmbeddingService", messages: Sequence[Any],
             session_id: Any, max_tokens: Any, now: datetime, *, settings: "Settings", fusion: "Fusion",
             weights: "ScoreWeights") -> Surfaced:
     session = v.check_session_id(session_id)
@@ -59,17 +59,17 @@ def surface(store: "Store", embedding: "EmbeddingService", agent_id: str, messag
     if newest is None or not worth_keeping(newest.text):  # small talk asks for nothing
         return Surfaced("", 0, [])
     query = "\n".join(m.text for m in recent)[-settings.max_query_chars:]
-    ranked, _ = ranked_pool(store, agent_id, query, embedding.query(query), ChunkFilter(), _CANDIDATES, now,
+    ranked, _ = ranked_pool(store, query, embedding.query(query), ChunkFilter(), _CANDIDATES, now,
                             settings=settings, fusion=fusion, weights=weights)
-    shown = store.surfaced_ids(agent_id, session)
-    fresh = [h for h in as_hits(store, agent_id, ranked)
+    shown = store.surfaced_ids(session)
+    fresh = [h for h in as_hits(store, ranked)
              if h.id not in shown and _own_match(h, fusion) >= settings.surface_threshold]
     text, kept = _render(fresh, max_tokens)
     if not kept:
         return Surfaced("", 0, [])
     with store.transaction():  # what it shows counts as retrieved, and as shown to this session
-        store.record_retrievals(agent_id, [h.id for h in kept], now, boost=RETRIEVAL_BOOST)
-        store.mark_surfaced(agent_id, session, [h.id for h in kept], now)
+        store.record_retrievals([h.id for h in kept], now, boost=RETRIEVAL_BOOST)
+        store.mark_surfaced(session, [h.id for h in kept], now)
     return Surfaced(text, count_tokens([text])[0], touched(kept, now))
 
 

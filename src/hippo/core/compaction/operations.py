@@ -1,5 +1,5 @@
-"""The compaction operation of :class:`~hippo.core.memory.Memory` (seed 004). A facet of the
-facade: the scoring and the summary are :mod:`hippo.core.compaction.compact`'s; what is added here is that
+"""The compaction capability of one agent, an operation of :class:`~hippo.core.memory.Memory`:
+the scoring and the summary are :mod:`hippo.core.compaction.compact`'s; what is added here is that
 nothing is lost. The full content of every entry that is compressed or reduced to a pointer is
 stored as a memory through the one writer, and its line in the summary carries the memory's id."""
 
@@ -62,7 +62,7 @@ class Compactor(Capability):
     def compact(self, messages: Sequence[Mapping[str, Any]], *, session_id: str,
                 config: "CompactionConfig | Mapping[str, Any] | None" = None,
                 previous_summary: str | None = None) -> Compaction:
-        """Seed 004's compaction of a session (see :func:`hippo.compact`), keeping what fades: each
+        """Compact a session by decay (see :func:`hippo.compact`), keeping what fades: each
         compressed, pointer or dropped entry's full content is stored as a memory (``source``
         ``compaction``, this ``session_id``, its type and position in metadata) and its line ends
         with ``[id:...]``, so ``get_memory`` or ``recall_memories`` brings it back. Compacting the
@@ -82,7 +82,7 @@ class Compactor(Capability):
                 held = _inputs(entry, read[entry.index], session, self.ctx.settings.max_content_chars)
                 inputs += held
                 owners += [entry.index] * len(held)
-        results = writer.write(self.ctx.store, self.ctx.embedding, self.ctx.agent_id, inputs, self.ctx.now)
+        results = writer.write(self.ctx.store, self.ctx.embedding, inputs, self.ctx.now)
         ids: dict[int, list[str]] = defaultdict(list)
         for owner, result in zip(owners, results):
             ids[owner].append(result.id)

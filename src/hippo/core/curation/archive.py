@@ -32,6 +32,7 @@ from hippo.core.strength import RETRIEVAL_BOOST, ScoreWeights, final_score, rece
 from hippo.errors import NotFound
 from hippo.index.int8 import decode_int8, encode_int8
 from hippo.stores.base import PruneCandidate
+from hippo.stores.scoped import AgentStore
 from hippo.types import ArchivedHit, Chunk, Hit, MaintainResult
 
 if TYPE_CHECKING:
@@ -106,7 +107,7 @@ def _archive_until_under(store: "Store", now: datetime, cap: int, percent: float
         for agent, ids in by_agent.items():
             with store.transaction():  # the move and the agent's counter of the day together
                 moved = store.archive_chunks(agent, ids, now)
-                count_day(store, agent, now, {"archived": moved})
+                count_day(AgentStore(store, agent), now, {"archived": moved})
             archived += moved
         used = store.used_bytes()
         if progress is not None:
@@ -120,10 +121,10 @@ def _archive_until_under(store: "Store", now: datetime, cap: int, percent: float
     return MaintainResult(cap, before, after, archived, note)
 
 
-def search(store: "Store", agent_id: str, query: str, limit: int) -> list[ArchivedHit]:
+def search(store: "AgentStore", query: str, limit: int) -> list[ArchivedHit]:
     """The agent's archived memories that match ``query``'s words, best first (BM25)."""
     terms = tuple(keyword_terms(query, stopwords=ENGLISH_STOPWORDS) or keyword_terms(query))
-    return [ArchivedHit(chunk, score) for chunk, score in store.search_archive(agent_id, terms, limit)]
+    return [ArchivedHit(chunk, score) for chunk, score in store.search_archive(terms, limit)]
 
 
 def archived_hits(found: list[ArchivedHit], now: datetime, *, fusion: Fusion, weights: ScoreWeights,
@@ -149,30 +150,30 @@ def archived_hits(found: list[ArchivedHit], now: datetime, *, fusion: Fusion, we
     return hits
 
 
-def restore(store: "Store", embedding: "EmbeddingService", agent_id: str, chunk_id: str, now: datetime) -> Chunk:
+def restore(store: "AgentStore", embedding: "EmbeddingService", chunk_id: str, now: datetime) -> Chunk:
     """Move an archived memory back into recall, embedded again (pending while the embedder is
     down), with a retrieval event (seed 000): asking for it back is a use, and a faded memory is
     recalled again. A live memory with the same text (stored again meanwhile) wins: the archived
     copy goes."""
     chunk_id = v.check_chunk_id(chunk_id)
-    found = store.archived_chunks(agent_id, [chunk_id])
+    found = store.archived_chunks([chunk_id])
     if not found:
-        raise NotFound(f"no archived memory {chunk_id} for agent {agent_id!r}")
+        raise NotFound(f"no archived memory {chunk_id} for agent {store.agent_id!r}")
     chunk = found[0]
-    live = store.memories_by_hash(agent_id, [chunk.content_hash or content_hash(chunk.content)])
+    live = store.memories_by_hash([chunk.content_hash or content_hash(chunk.content)])
     if live:
-        store.delete_archived(agent_id, [chunk_id])
+        store.delete_archived([chunk_id])
         return next(iter(live.values()))
     vector = embedding.windows([chunk.content])[0]  # a long memory's windows come back with it
     with store.transaction():
-        store.restore_chunks(agent_id, [chunk_id])
+        store.restore_chunks([chunk_id])
         if vector is not None:
-            store.set_vectors(agent_id, {chunk_id: vector})
-        store.record_retrievals(agent_id, [chunk_id], now, boost=RETRIEVAL_BOOST)
-    return store.get_chunks(agent_id, [chunk_id])[0]
+            store.set_vectors({chunk_id: vector})
+        store.record_retrievals([chunk_id], now, boost=RETRIEVAL_BOOST)
+    return store.get_chunks([chunk_id])[0]
 
 
-def forget_archived(store: "Store", embedding: "EmbeddingService", agent_id: str, vector: "np.ndarray | None",
+def forget_archived(store: "AgentStore", embedding: "EmbeddingService", vector: "np.ndarray | None",
                     words: Sequence[str], threshold: float, limit: int) -> list[tuple[Chunk, float | None]]:
     """Archived chunks a forget reaches, by the rule for live ones: cosine to the description at
     least ``threshold`` (most similar first, with its similarity), then those that hold every word of
@@ -182,43 +183,43 @@ def forget_archived(store: "Store", embedding: "EmbeddingService", agent_id: str
         return []
     found: dict[str, float | None] = {}
     if vector is not None:
-        found.update(_by_meaning(store, embedding, agent_id, vector, threshold, limit))
-    for chunk, _ in store.search_archive(agent_id, words, limit, every_term=True) if words else []:
+        found.update(_by_meaning(store, embedding, vector, threshold, limit))
+    for chunk, _ in store.search_archive(words, limit, every_term=True) if words else []:
         if len(found) < limit:
             found.setdefault(chunk.id, None)
-    chunks = {c.id: c for c in store.archived_chunks(agent_id, list(found))}
+    chunks = {c.id: c for c in store.archived_chunks(list(found))}
     return [(chunks[i], sim) for i, sim in found.items() if i in chunks]
 
 
-def _by_meaning(store: "Store", embedding: "EmbeddingService", agent_id: str, vector: "np.ndarray",
+def _by_meaning(store: "AgentStore", embedding: "EmbeddingService", vector: "np.ndarray",
                 threshold: float, limit: int) -> dict[str, float]:
     """Archived ids at least ``threshold`` similar to ``vector``, best first: the 8-bit copies pick
     the candidates, which are embedded again for the exact cosine a live memory would be given."""
     import numpy as np
 
     dimension = len(vector)
-    codes = store.archived_vectors(agent_id)
+    codes = store.archived_vectors()
     lacking = [i for i, code in codes.items() if code is None or len(code) != dimension + 4]
     if lacking:
-        codes.update(_embed_archived(store, embedding, agent_id, lacking))
+        codes.update(_embed_archived(store, embedding, lacking))
     kept = {i: code for i, code in codes.items() if code is not None and len(code) == dimension + 4}
     ids = list(kept)
     rough = decode_int8(list(kept.values()), dimension) @ vector
     near = np.flatnonzero(rough >= threshold - _NEAR)
     near = near[np.argsort(-rough[near], kind="stable")][:2 * limit + 10]
-    chunks = store.archived_chunks(agent_id, [ids[p] for p in near])
+    chunks = store.archived_chunks([ids[p] for p in near])
     exact = embedding.windows([c.content for c in chunks])  # a long memory's best window, as live ones
     approx = dict(zip(ids, rough.tolist()))
     sims = {c.id: float((v @ vector).max()) if v is not None else approx[c.id] for c, v in zip(chunks, exact)}
     return dict(sorted(((i, sim) for i, sim in sims.items() if sim >= threshold), key=lambda item: -item[1])[:limit])
 
 
-def _embed_archived(store: "Store", embedding: "EmbeddingService", agent_id: str, ids: list[str]) -> dict[str, bytes]:
+def _embed_archived(store: "AgentStore", embedding: "EmbeddingService", ids: list[str]) -> dict[str, bytes]:
     made: dict[str, bytes] = {}
     for start in range(0, len(ids), _EMBED_BATCH):
-        chunks = store.archived_chunks(agent_id, ids[start:start + _EMBED_BATCH])
+        chunks = store.archived_chunks(ids[start:start + _EMBED_BATCH])
         vectors = embedding.documents([c.content for c in chunks])
         codes = {c.id: encode_int8(v) for c, v in zip(chunks, vectors) if v is not None}
-        store.set_archived_vectors(agent_id, codes)
+        store.set_archived_vectors(codes)
         made.update(codes)
     return made

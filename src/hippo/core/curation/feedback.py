@@ -27,7 +27,7 @@ from hippo.core import validation as v
 from hippo.errors import NotFound
 
 if TYPE_CHECKING:
-    from hippo.stores.base import Store
+    from hippo.stores.scoped import AgentStore
 
 __all__ = ["FEEDBACK_BOUND", "FEEDBACK_STEP", "factor", "give"]
 
@@ -43,8 +43,8 @@ def factor(feedback: int, relevance: float) -> float:
     return 1.0 + (full - 1.0) * max(0.0, min(1.0, relevance))
 
 
-def give(store: "Store", agent_id: str, chunk_id: str, delta: int, now: datetime, *, reinforce: bool) -> None:
+def give(store: "AgentStore", chunk_id: str, delta: int, now: datetime, *, reinforce: bool) -> None:
     """Add ``delta`` to a memory's feedback; a reinforcement also restarts its recency clock."""
     chunk_id = v.check_chunk_id(chunk_id)
-    if not store.add_feedback(agent_id, chunk_id, delta, now if reinforce else None):
-        raise NotFound(f"no memory {chunk_id} for agent {agent_id!r}")
+    if not store.add_feedback(chunk_id, delta, now if reinforce else None):
+        raise NotFound(f"no memory {chunk_id} for agent {store.agent_id!r}")

@@ -30,7 +30,7 @@ from hippo.types import Hit, Link
 if TYPE_CHECKING:
     import numpy as np
 
-    from hippo.stores.base import Store
+    from hippo.stores.scoped import AgentStore
 
 __all__ = ["CO_RECALL_TOP", "EXPAND_FROM", "EXPAND_MIN_STRENGTH", "co_recall_pairs", "expand", "related"]
 
@@ -46,32 +46,32 @@ def co_recall_pairs(hits: list[Hit]) -> tuple[tuple[str, str], ...]:
     return tuple(combinations(ids, 2))
 
 
-def related(store: "Store", agent_id: str, chunk_id: str) -> list[Link]:
+def related(store: "AgentStore", chunk_id: str) -> list[Link]:
     """A memory's links to live memories, strongest first (NotFound for an unknown id)."""
     chunk_id = v.check_chunk_id(chunk_id)
-    if not store.get_chunks(agent_id, [chunk_id]):
-        raise NotFound(f"no memory {chunk_id} for agent {agent_id!r}")
-    rows = store.links(agent_id, [chunk_id])
-    chunks = {c.id: c for c in store.get_chunks(agent_id, [r[1] for r in rows])}
+    if not store.get_chunks([chunk_id]):
+        raise NotFound(f"no memory {chunk_id} for agent {store.agent_id!r}")
+    rows = store.links([chunk_id])
+    chunks = {c.id: c for c in store.get_chunks([r[1] for r in rows])}
     kinds = {("supersedes", True): "supersedes", ("supersedes", False): "superseded_by"}  # relation: as it is
     return [Link(chunks[other], kinds.get((kind, outgoing), kind), strength)
             for _, other, kind, strength, outgoing in rows if other in chunks]
 
 
-def expand(store: "Store", agent_id: str, hits: list[Hit], vector: "np.ndarray | None", now: datetime, *,
+def expand(store: "AgentStore", hits: list[Hit], vector: "np.ndarray | None", now: datetime, *,
            fusion: Fusion, weights: ScoreWeights, decay_lambda: float) -> list[Hit]:
     """The strong co-recall partners of the best hits that are not hits already, scored as recall
     scores them (by meaning alone: they were not found by the query's words), marked."""
     seeds = [h.id for h in hits[:EXPAND_FROM] if not h.archived]
     have = {h.id for h in hits}
     partners: dict[str, str] = {}
-    for chunk, other, kind, _, _ in store.links(agent_id, seeds, EXPAND_MIN_STRENGTH):
+    for chunk, other, kind, _, _ in store.links(seeds, EXPAND_MIN_STRENGTH):
         if kind == "co_recall" and other not in have:
             partners.setdefault(other, chunk)
     if not partners:
         return []
-    standings, cosines = store.score(agent_id, list(partners), vector)
+    standings, cosines = store.score(list(partners), vector)
     found = Candidates(standings, cosines, {}, exhausted=True)
     relevance = {s.id: fusion.relevance(cosines.get(s.id), None) for s in standings}
     ranked = rank(found, relevance, now, limit=len(partners), weights=weights, decay_lambda=decay_lambda)
-    return [replace(h, linked_from=partners[h.id]) for h in as_hits(store, agent_id, ranked)]
+    return [replace(h, linked_from=partners[h.id]) for h in as_hits(store, ranked)]

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from hippo.config import Settings
     from hippo.core.embedding import EmbeddingService
     from hippo.core.experiences.short_term import Buffer
-    from hippo.stores.base import Store
+    from hippo.stores.scoped import AgentStore
 
 __all__ = ["FULL_SHARE", "HIGH_IMPORTANCE", "KEEP_IMPORTANCE", "Outcome", "due", "keep_bounds", "run"]
 
@@ -57,14 +57,14 @@ def due(entry: Experience, size: int, settings: "Settings") -> bool:
     return entry.importance >= HIGH_IMPORTANCE or size > FULL_SHARE * settings.short_term_size
 
 
-def run(store: "Store", embedding: "EmbeddingService", buffer: "Buffer", agent_id: str, now: datetime,
+def run(store: "AgentStore", embedding: "EmbeddingService", buffer: "Buffer", now: datetime,
         settings: "Settings", *, flush: bool = True) -> Outcome:
     """One consolidation (see the module docstring). ``flush``: write the counters even when
     nothing moved (an explicit run; a triggered one that moved nothing writes nothing)."""
     entries = buffer.entries()
     chosen = sorted((e for e in entries if e.importance >= settings.consolidation_threshold),
                     key=lambda e: (-e.importance, e.id))
-    moved, merged = _move(store, embedding, buffer, agent_id, chosen, now, settings) if chosen else ({}, 0)
+    moved, merged = _move(store, embedding, buffer, chosen, now, settings) if chosen else ({}, 0)
     max_age = settings.short_term_max_age
     old = [e.id for e in entries if e.id not in moved and e.importance < KEEP_IMPORTANCE
            and (now - e.created_at).total_seconds() >= max_age]
@@ -73,13 +73,13 @@ def run(store: "Store", embedding: "EmbeddingService", buffer: "Buffer", agent_i
         with store.transaction():  # a durable buffer's removal and its count together
             pruned = len(buffer.take(old))
             if pruned:
-                _count(store, agent_id, now, {"pruned": pruned})
+                _count(store, now, {"pruned": pruned})
     if moved:
-        keep_bounds(store, agent_id, now, settings)
+        keep_bounds(store, now, settings)
     counts = buffer.drain_counts()
     if moved or pruned or flush:
         with store.transaction():
-            _count(store, agent_id, now, {**counts, "runs": 1, "last_run_at": now.timestamp()})
+            _count(store, now, {**counts, "runs": 1, "last_run_at": now.timestamp()})
     else:
         buffer.count(counts)  # put back what was drained: written with the next run that writes
     result = Consolidation(considered=len(entries), consolidated=len(moved), merged=merged, pruned=pruned,
@@ -87,8 +87,8 @@ def run(store: "Store", embedding: "EmbeddingService", buffer: "Buffer", agent_i
     return Outcome(result, moved)
 
 
-def _move(store: "Store", embedding: "EmbeddingService", buffer: "Buffer", agent_id: str,
-          chosen: list[Experience], now: datetime, settings: "Settings") -> tuple[dict[str, str], int]:
+def _move(store: "AgentStore", embedding: "EmbeddingService", buffer: "Buffer", chosen: list[Experience],
+          now: datetime, settings: "Settings") -> tuple[dict[str, str], int]:
     """Write ``chosen`` to long-term memory in one transaction; short-term id -> memory id, and
     how many strengthened a memory already held."""
     inputs = [writer.check(MemoryInput(e.content, {"tags": e.tags} if e.tags else None, e.importance,
@@ -100,11 +100,11 @@ def _move(store: "Store", embedding: "EmbeddingService", buffer: "Buffer", agent
         with store.transaction():
             taken = set(buffer.take([e.id for e in chosen]))
             kept = [(e, item) for e, item in zip(chosen, inputs) if e.id in taken]
-            results = writer.write(store, embedding, agent_id, [item for _, item in kept], lambda: now,
+            results = writer.write(store, embedding, [item for _, item in kept], lambda: now,
                                    merge_near=True)
-            store.put_experiences(agent_id, [record_of(e, r.id, now) for (e, _), r in zip(kept, results)])
+            store.put_experiences([record_of(e, r.id, now) for (e, _), r in zip(kept, results)])
             if results:  # counted with the write: a kill after the commit leaves the count true
-                _count(store, agent_id, now, {"consolidated": len(results),
+                _count(store, now, {"consolidated": len(results),
                                               "merged": sum(r.action == "strengthened" for r in results)})
     except BaseException:
         buffer.restore([e for e in chosen if e.id in taken])
@@ -113,39 +113,39 @@ def _move(store: "Store", embedding: "EmbeddingService", buffer: "Buffer", agent
     return moved, sum(r.action == "strengthened" for r in results)
 
 
-def keep_bounds(store: "Store", agent_id: str, now: datetime, settings: "Settings") -> int:
+def keep_bounds(store: "AgentStore", now: datetime, settings: "Settings") -> int:
     """Seed 001's long-term bounds, by archiving (seed 003's archive; nothing is deleted): the
     experiences whose strength has decayed below ``ltm_min_importance``, then, while the agent holds
     more than ``ltm_max_memories`` memories, the lowest by seed 003's pruning rank. How many moved."""
     archived = 0
     if settings.ltm_min_importance is not None:
-        ids = store.list_experiences(agent_id, ChunkFilter(kinds=("memory",), experience=ExperienceFilter()),
+        ids = store.list_experiences(ChunkFilter(kinds=("memory",), experience=ExperienceFilter()),
                                      settings.short_term_size * 1000)
-        standings, _ = store.score(agent_id, ids, None)
+        standings, _ = store.score(ids, None)
         hours = [max(0.0, now.timestamp() - s.last_accessed) / 3600.0 for s in standings]
         faded = [s.id for s, h in zip(standings, hours)
                  if strength_after(s.running_intensity, s.access_count, h, settings.decay_lambda)
                  < settings.ltm_min_importance]
-        archived += _archive(store, agent_id, faded, now)
+        archived += _archive(store, faded, now)
     if settings.ltm_max_memories is not None:
-        over = store.counts(agent_id)["memories"] - settings.ltm_max_memories
+        over = store.counts()["memories"] - settings.ltm_max_memories
         if over > 0:
-            mine = store.prune_candidates(agent_id)
+            mine = store.prune_candidates()
             lowest = sorted(mine, key=lambda c: (prune_rank(c, now), c.id))[:over]
-            archived += _archive(store, agent_id, [c.id for c in lowest], now)
+            archived += _archive(store, [c.id for c in lowest], now)
     return archived
 
 
-def _archive(store: "Store", agent_id: str, ids: list[str], now: datetime) -> int:
+def _archive(store: "AgentStore", ids: list[str], now: datetime) -> int:
     if not ids:
         return 0
     with store.transaction():  # the move and its count together
-        moved = store.archive_chunks(agent_id, ids, now)
-        _count(store, agent_id, now, {"archived": moved})
+        moved = store.archive_chunks(ids, now)
+        _count(store, now, {"archived": moved})
     return moved
 
 
-def _count(store: "Store", agent_id: str, now: datetime, counts: dict[str, float]) -> None:
+def _count(store: "AgentStore", now: datetime, counts: dict[str, float]) -> None:
     """Add to the agent's totals and the day's counters (inside the transaction of what they count)."""
-    store.add_stats(agent_id, counts)
-    count_day(store, agent_id, now, counts)
+    store.add_stats(counts)
+    count_day(store, now, counts)

@@ -41,7 +41,7 @@ class Episodic:
     def __init__(self, ctx: "AgentContext") -> None:
         self.store, self.embedding, self.agent_id, self.settings = ctx.store, ctx.embedding, ctx.agent_id, ctx.settings
         self._clock, self._fusion, self._weights = ctx.clock, ctx.fusion, ctx.weights
-        self.buffer: Buffer = buffer_for(ctx.store, ctx.agent_id, ctx.settings.short_term_durable)
+        self.buffer: Buffer = buffer_for(ctx.store, ctx.settings.short_term_durable)
 
     # -- record ---------------------------------------------------------------------------
 
@@ -61,7 +61,7 @@ class Episodic:
         return entry
 
     def consolidate(self, *, flush: bool = True) -> consolidation.Outcome:
-        return consolidation.run(self.store, self.embedding, self.buffer, self.agent_id, self._clock(),
+        return consolidation.run(self.store, self.embedding, self.buffer, self._clock(),
                                  self.settings, flush=flush)
 
     def consolidated(self) -> Consolidation:
@@ -78,16 +78,16 @@ class Episodic:
         where = _filter(types, tags, min_importance, since)
         recent = [e for e in self.buffer.entries() if _passes(e, where)]
         if query is None:
-            ids = self.store.list_experiences(self.agent_id, where, limit)
+            ids = self.store.list_experiences(where, limit)
             found = self._long_terms(ids)
             return self._touched(_merged(recent, found, key=lambda e: (e.observed_at, e.id))[:limit])
         query = v.check_text(query, "query", max_chars=self.settings.max_query_chars)
         query_vector = self.embedding.query(query)
         now = self._clock()
-        ranked, _ = ranked_pool(self.store, self.agent_id, query, query_vector, where, limit, now,
+        ranked, _ = ranked_pool(self.store, query, query_vector, where, limit, now,
                                 settings=self.settings, fusion=self._fusion, weights=self._weights)
-        hits = as_hits(self.store, self.agent_id, ranked)
-        records = self.store.experience_records(self.agent_id, [h.id for h in hits])
+        hits = as_hits(self.store, ranked)
+        records = self.store.experience_records([h.id for h in hits])
         found = [experiences.long_term(h.chunk, records[h.id], h.relevance) for h in hits if h.id in records]
         # A text long-term memory holds is shown once, as the long-term experience: those entries
         # go first (however many share it), then only the best ``limit`` of the rest can make the cut.
@@ -98,7 +98,7 @@ class Episodic:
     def related(self, refs: dict[str, str], limit: int) -> list[Experience]:
         recent = [e for e in self.buffer.entries()
                   if all(experiences.context_refs(e.context).get(k) == val for k, val in refs.items())]
-        found = self._long_terms(self.store.related_experiences(self.agent_id, refs, limit))
+        found = self._long_terms(self.store.related_experiences(refs, limit))
         return _merged(recent, found, key=lambda e: (e.observed_at, e.id))[:limit]
 
     def _scored(self, query: str, query_vector: "np.ndarray | None", entries: list[Experience], *,
@@ -129,8 +129,8 @@ class Episodic:
         return dict(zip(ids, sims.tolist()))
 
     def _long_terms(self, ids: Sequence[str]) -> list[Experience]:
-        records = self.store.experience_records(self.agent_id, ids)
-        chunks = self.store.get_chunks(self.agent_id, [i for i in ids if i in records])
+        records = self.store.experience_records(ids)
+        chunks = self.store.get_chunks([i for i in ids if i in records])
         return [experiences.long_term(c, records[c.id]) for c in chunks]
 
     def _long_term(self, chunk_id: str) -> Experience | None:
@@ -141,7 +141,7 @@ class Episodic:
         """Seed 000's retrieval event for the long-term experiences returned."""
         ids = [e.id for e in found if e.tier == "long_term"]
         if ids:
-            self.store.record_retrievals(self.agent_id, ids, self._clock(), boost=RETRIEVAL_BOOST)
+            self.store.record_retrievals(ids, self._clock(), boost=RETRIEVAL_BOOST)
         return found
 
     def stats(self) -> dict[str, float]:
@@ -149,7 +149,7 @@ class Episodic:
         into memories already held), pruned and archived; runs, the last run's time, and the rate."""
         counts = {name: 0.0 for name in ("recorded", "evicted", "consolidated", "merged", "pruned", "archived",
                                          "runs")}
-        for source in (self.store.read_stats(self.agent_id), self.buffer.pending_counts()):
+        for source in (self.store.read_stats(), self.buffer.pending_counts()):
             for name, value in source.items():
                 counts[name] = value if name.startswith("last_") else counts.get(name, 0.0) + value
         counts["consolidation_rate"] = counts["consolidated"] / counts["recorded"] if counts["recorded"] else 0.0

@@ -1,5 +1,6 @@
-"""The experience operations of :class:`~hippo.core.memory.Memory` (seed 001). A facet of the
-facade: the work is :class:`~hippo.core.experiences.episodic.Episodic`'s."""
+"""The experience capability of one agent, operations of :class:`~hippo.core.memory.Memory`:
+experiences recorded in a short-term buffer and consolidated into long-term memory. The work is
+:class:`~hippo.core.experiences.episodic.Episodic`'s."""
 
 from __future__ import annotations
 
@@ -30,8 +31,8 @@ class Experiences(Capability):
                           importance: float | None = None, tags: Sequence[str] = (), source: str | None = None,
                           session_id: str | None = None, observed_at: datetime | str | None = None) -> Experience:
         """Record something the agent lived through: ``type`` is one of chat, observation, task,
-        decision, tool-use, error, insight; ``importance`` (0-1) defaults to seed 001's
-        ``calculateImportance`` over the type and the ``context`` flags (``mentionedMe``, ...).
+        decision, tool-use, error, insight; ``importance`` (0-1) defaults to a rating of
+        the type and the ``context`` flags (``mentionedMe``, ...).
 
         It enters the short-term buffer, searchable at once; an important one (0.7 or more), or a
         buffer over 80% full, consolidates the buffer into long-term memory (see
@@ -49,7 +50,7 @@ class Experiences(Capability):
                query: str | None = None) -> list[Experience]:
         """Experiences from short-term and long-term memory together, deduplicated: by relevance
         to ``query`` when one is given, else the latest first; filtered by type, tags, importance
-        and time. Long-term results count as retrieved (seed 000's event)."""
+        and time. Long-term results count as retrieved (the retrieval event of recall)."""
         return self.episodic.recall(query=query, types=types, tags=tags, min_importance=min_importance,
                                      since=since, limit=v.check_limit(limit))
 
@@ -62,9 +63,9 @@ class Experiences(Capability):
     def short_term_agents(self) -> list[str]:
         """The agents of this database (and this process) with short-term entries, sorted:
         what a consolidation schedule walks. Database-wide, like :meth:`for_agent`."""
-        return agents_with_entries(self.episodic.store)
+        return agents_with_entries(self.episodic.store.database)
 
     def consolidate(self) -> Consolidation:
         """Move the short-term buffer's important experiences to long-term memory now, then prune
-        it (seed 001); see :mod:`hippo.core.experiences.consolidation`."""
+        it; see :mod:`hippo.core.experiences.consolidation`."""
         return self.episodic.consolidated()

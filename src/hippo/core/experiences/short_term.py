@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from hippo.stores.base import Store
+    from hippo.stores.scoped import AgentStore, ExperienceScope
 
 __all__ = ["Buffer", "DatabaseBuffer", "LocalBuffer", "buffer_for", "keyword_overlap"]
 
@@ -138,29 +139,29 @@ class DatabaseBuffer:
 
     durable = True
 
-    def __init__(self, store: "Store", agent_id: str) -> None:
-        self._store, self._agent = store, agent_id
+    def __init__(self, store: "ExperienceScope") -> None:
+        self._store = store
 
     def append(self, entry: Experience, capacity: int) -> list[str]:
-        return self._store.short_term_append(self._agent, entry, capacity)
+        return self._store.short_term_append(entry, capacity)
 
     def entries(self) -> list[Experience]:
-        return self._store.short_term_entries(self._agent)
+        return self._store.short_term_entries()
 
     def vectors(self, ids: Sequence[str]) -> dict[str, "np.ndarray"]:
-        return self._store.short_term_vectors(self._agent, ids)
+        return self._store.short_term_vectors(ids)
 
     def set_vectors(self, vectors: dict[str, "np.ndarray"]) -> None:
-        self._store.set_short_term_vectors(self._agent, vectors)
+        self._store.set_short_term_vectors(vectors)
 
     def take(self, ids: Sequence[str]) -> list[str]:
-        return self._store.short_term_remove(self._agent, ids)
+        return self._store.short_term_remove(ids)
 
     def restore(self, entries: Sequence[Experience]) -> None:
         """Nothing to do: the failed transaction's rollback kept them."""
 
     def count(self, counts: dict[str, float]) -> None:
-        self._store.add_stats(self._agent, {name: value for name, value in counts.items() if value})
+        self._store.add_stats({name: value for name, value in counts.items() if value})
 
     def drain_counts(self) -> dict[str, float]:
         return {}
@@ -174,13 +175,13 @@ _LOCAL: "weakref.WeakKeyDictionary[Store, dict[str, LocalBuffer]]" = weakref.Wea
 _LOCAL_LOCK = threading.Lock()
 
 
-def buffer_for(store: "Store", agent_id: str, durable: bool) -> Buffer:
+def buffer_for(store: "AgentStore", durable: bool) -> Buffer:
     """The agent's buffer: in the database when asked to be durable or when processes share the
     store, else in this process."""
-    if durable or store.capabilities.shared:
-        return DatabaseBuffer(store, agent_id)
+    if durable or store.database.capabilities.shared:
+        return DatabaseBuffer(store)
     with _LOCAL_LOCK:
-        return _LOCAL.setdefault(store, {}).setdefault(agent_id, LocalBuffer())
+        return _LOCAL.setdefault(store.database, {}).setdefault(store.agent_id, LocalBuffer())
 
 
 def local_agents(store: "Store") -> list[str]:

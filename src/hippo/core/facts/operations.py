@@ -42,7 +42,7 @@ class Facts(Capability):
                 raise InvalidInput("the messages hold no user turn with text to learn from")
         text = v.check_text(text, "text", max_chars=self.ctx.settings.max_content_chars)
         return remember(
-            store=self.ctx.store, embedding=self.ctx.embedding, llm=self.ctx.llm, agent_id=self.ctx.agent_id, text=text,
+            store=self.ctx.store, embedding=self.ctx.embedding, llm=self.ctx.llm, text=text,
             now=self.ctx.now(), observed_at=v.check_datetime(observed_at, "observed_at"),
             metadata=v.check_metadata(metadata), offline_rule=self.ctx.offline_rule,
         )
@@ -54,17 +54,17 @@ class Facts(Capability):
         older: list[Chunk] = []
         frontier = [chunk]
         while frontier:  # walk back; a fact may have replaced several
-            frontier = [p for c in frontier for p in self.ctx.store.superseded_by(self.ctx.agent_id, c.id)]
+            frontier = [p for c in frontier for p in self.ctx.store.superseded_by(c.id)]
             older.extend(frontier)
         newer: list[Chunk] = []
         current: Chunk | None = chunk
         while current is not None and current.superseded_by is not None:
-            found = self.ctx.store.get_chunks(self.ctx.agent_id, [current.superseded_by])
+            found = self.ctx.store.get_chunks([current.superseded_by])
             current = found[0] if found else None
             if current is not None:
                 newer.append(current)
         versions = sorted([*older, chunk, *newer], key=lambda c: (c.created_at, c.id))
-        merged = self.ctx.store.merged_wordings(self.ctx.agent_id, [c.id for c in versions])
+        merged = self.ctx.store.merged_wordings([c.id for c in versions])
         return FactHistory(versions, current, merged)
 
     def split_fact(self, fact_id: str, wording: str) -> Chunk:
@@ -73,6 +73,6 @@ class Facts(Capability):
         the intensity it was said with; the fact gives back the strength the merge added. Returns the
         new fact. An unknown id is ``NotFound``; a wording never merged into that fact, ``InvalidInput``."""
         fact = fetch(self.ctx, fact_id)
-        return edits.split_fact(self.ctx.store, self.ctx.embedding, self.ctx.agent_id, fact, wording,
+        return edits.split_fact(self.ctx.store, self.ctx.embedding, fact, wording,
                                 max_chars=self.ctx.settings.max_content_chars)
 

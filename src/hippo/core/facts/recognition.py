@@ -21,7 +21,7 @@ from hippo.types import Chunk
 if TYPE_CHECKING:
     import numpy as np
 
-    from hippo.stores.base import Store
+    from hippo.stores.scoped import AgentStore
 
 __all__ = ["Candidate", "Plan", "decide", "find_candidates", "offline_bands", "pending_pairs", "resolve",
            "resolve_offline", "same_words"]
@@ -69,21 +69,21 @@ def same_words(a: str, b: str) -> bool:
 
 
 def find_candidates(
-    store: "Store", agent_id: str, facts: list[ExtractedFact], vectors: list["np.ndarray | None"]
+    store: "AgentStore", facts: list[ExtractedFact], vectors: list["np.ndarray | None"]
 ) -> list[list[Candidate]]:
     """The top live facts for each new fact: by vector, or by keywords when it has none."""
     found: list[list[tuple[str, float | None]]] = []
     for fact, vector in zip(facts, vectors):
         if vector is not None:
-            hits = store.search(agent_id, SearchQuery(vector, (), _FACTS_ONLY, TOP_K))
+            hits = store.search(SearchQuery(vector, (), _FACTS_ONLY, TOP_K))
             ranked = sorted(hits.similarity.items(), key=lambda item: -item[1])
             found.append([(chunk_id, similarity) for chunk_id, similarity in ranked])
             continue
         terms = tuple(keyword_terms(fact.fact, stopwords=ENGLISH_STOPWORDS))
-        hits = store.search(agent_id, SearchQuery(None, terms, _FACTS_ONLY, TOP_K))
+        hits = store.search(SearchQuery(None, terms, _FACTS_ONLY, TOP_K))
         found.append([(chunk_id, None) for chunk_id, _ in sorted(hits.bm25.items(), key=lambda item: -item[1])])
     ids = list(dict.fromkeys(chunk_id for row in found for chunk_id, _ in row))
-    chunks = {c.id: c for c in store.get_chunks(agent_id, ids)}
+    chunks = {c.id: c for c in store.get_chunks(ids)}
     return [[Candidate(chunks[i], s) for i, s in row if i in chunks] for row in found]
 
 

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from hippo.core.embedding import EmbeddingService
     from hippo.core.facts.pairs import Rule
     from hippo.providers.base import LLM
-    from hippo.stores.base import Store
+    from hippo.stores.scoped import AgentStore
 
 __all__ = ["Planned", "apply_facts", "plan_facts", "remember", "summarize"]
 
@@ -53,10 +53,9 @@ def _dedupe(facts: list[offline.ExtractedFact]) -> list[offline.ExtractedFact]:
 
 def remember(
     *,
-    store: "Store",
+    store: "AgentStore",
     embedding: "EmbeddingService",
     llm: "LLM | None",
-    agent_id: str,
     text: str,
     now: datetime,
     observed_at: datetime | None,
@@ -68,9 +67,9 @@ def remember(
         facts = extract_with_llm(llm, text, observed_at, calls)
     else:
         facts = offline.extract_facts(text)
-    planned = plan_facts(store, embedding, llm, agent_id, facts, offline_rule, calls)
+    planned = plan_facts(store, embedding, llm, facts, offline_rule, calls)
     with store.transaction():
-        outcomes = apply_facts(store, agent_id, planned, now, observed_at, metadata)
+        outcomes = apply_facts(store, planned, now, observed_at, metadata)
     return RememberResult(outcomes, summarize(outcomes), calls, "llm" if llm is not None else "offline")
 
 
@@ -82,7 +81,7 @@ class Planned:
     vectors: list[Any]  # each fact's vectors to store: its windows, ``(windows, dimension)``
 
 
-def plan_facts(store: "Store", embedding: "EmbeddingService", llm: "LLM | None", agent_id: str,
+def plan_facts(store: "AgentStore", embedding: "EmbeddingService", llm: "LLM | None",
                facts: list[offline.ExtractedFact], offline_rule: "Rule", calls: list[LLMCall]) -> Planned:
     """Seed 000's recognition of extracted facts: embed them in one batch, compare each with the
     most similar live facts, settle the bands, and the ambiguous pairs by one LLM call (or the
@@ -90,7 +89,7 @@ def plan_facts(store: "Store", embedding: "EmbeddingService", llm: "LLM | None",
     facts = _dedupe(facts)
     windows = embedding.windows([f.fact for f in facts])
     vectors = [None if w is None else w[0] for w in windows]  # recognition compares whole statements
-    plans = [Plan(fact, cands) for fact, cands in zip(facts, find_candidates(store, agent_id, facts, vectors))]
+    plans = [Plan(fact, cands) for fact, cands in zip(facts, find_candidates(store, facts, vectors))]
     thresholds = embedding.thresholds if llm is not None else offline_bands(embedding.thresholds, offline_rule)
     for plan in plans:
         decide(plan, thresholds)
@@ -103,7 +102,7 @@ def plan_facts(store: "Store", embedding: "EmbeddingService", llm: "LLM | None",
     return Planned(plans, windows)
 
 
-def apply_facts(store: "Store", agent_id: str, planned: Planned, now: datetime, observed_at: datetime | None,
+def apply_facts(store: "AgentStore", planned: Planned, now: datetime, observed_at: datetime | None,
                 metadata: dict[str, Any], *, source: str = "extraction",
                 session_id: str | None = None) -> list[FactOutcome]:
     """Write planned facts; call inside the transaction they must commit with.
@@ -115,11 +114,11 @@ def apply_facts(store: "Store", agent_id: str, planned: Planned, now: datetime, 
     rewordings of that version and are listed under its id by ``fact_history``. They do not move to
     the new fact, whose text says something else: they would read as rewordings of the new value, and
     a split of one would bring the old value back as a live fact. They go when that version is deleted."""
-    return [_apply(store, agent_id, plan, vector, now, observed_at, metadata, source, session_id)
+    return [_apply(store, plan, vector, now, observed_at, metadata, source, session_id)
             for plan, vector in zip(planned.plans, planned.vectors)]
 
 
-def _apply(store: "Store", agent_id: str, plan: Plan, vector: Any, now: datetime,
+def _apply(store: "AgentStore", plan: Plan, vector: Any, now: datetime,
            observed_at: datetime | None, metadata: dict[str, Any], source: str,
            session_id: str | None) -> FactOutcome:
     fact = plan.fact
@@ -127,15 +126,15 @@ def _apply(store: "Store", agent_id: str, plan: Plan, vector: Any, now: datetime
                 decided_by=plan.decided_by, reason=plan.reason)
     if plan.action == "duplicate" and plan.target is not None:
         # Read the target again inside the transaction: another writer may have changed it.
-        current = store.get_chunks(agent_id, [plan.target.chunk.id])
+        current = store.get_chunks([plan.target.chunk.id])
         if current and current[0].superseded_by is None:
             old = current[0]
             update = StrengthUpdate(old.id, reinforced_intensity(old.running_intensity, old.encounter_count,
                                                                  fact.intensity),
                                     old.encounter_count + 1, old.access_count + 1, now)
-            store.update_strength(agent_id, [update])
+            store.update_strength([update])
             if plan.decided_by != "text":  # other words: kept, so a wrong merge can be split back
-                store.add_merged(agent_id, [MergedWording(
+                store.add_merged([MergedWording(
                     str(ULID()), old.id, fact.fact, now, plan.target.similarity, fact.intensity, metadata=metadata,
                     source=source, session_id=session_id, observed_at=observed_at)])
             return FactOutcome(**base, action="duplicate", id=old.id, matched_id=old.id,  # type: ignore[arg-type]
@@ -143,16 +142,16 @@ def _apply(store: "Store", agent_id: str, plan: Plan, vector: Any, now: datetime
                                intensity_after=update.running_intensity)
         plan = replace(plan, action="new", reason=plan.reason + "; it changed meanwhile, so stored as new")
     chunk = Chunk(
-        id=str(ULID()), agent_id=agent_id, content=fact.fact, kind="fact", metadata=metadata,
+        id=str(ULID()), agent_id=store.agent_id, content=fact.fact, kind="fact", metadata=metadata,
         running_intensity=fact.intensity, encounter_count=1, access_count=0, last_accessed_at=now,
         created_at=now, observed_at=observed_at,
         content_hash=content_hash(fact.fact), has_vector=vector is not None, source=source, session_id=session_id,
     )
-    store.insert_chunks(agent_id, [chunk], [vector])
+    store.insert_chunks([chunk], [vector])
     superseded: list[str] = []
     if plan.action == "supersedes":
-        superseded = store.supersede(agent_id, [c.chunk.id for c in plan.superseded], chunk.id)
-        store.strengthen_links(agent_id, [(chunk.id, old) for old in superseded], "supersedes", now)
+        superseded = store.supersede([c.chunk.id for c in plan.superseded], chunk.id)
+        store.strengthen_links([(chunk.id, old) for old in superseded], "supersedes", now)
     matched = plan.superseded[0] if plan.superseded else (plan.ambiguous[0] if plan.ambiguous else None)
     return FactOutcome(**base, action=plan.action, id=chunk.id,  # type: ignore[arg-type]
                        matched_id=matched.chunk.id if matched else None,

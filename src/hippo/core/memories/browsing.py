@@ -1,5 +1,5 @@
-"""Browsing an agent's memory the way a person does (the dashboard, issue 22): sorted by strength,
-last access or feedback as well as newest first, filtered by kind, seed 001's experience type, tag,
+"""Browsing an agent's memory the way a person does (the dashboard): sorted by strength,
+last access or feedback as well as newest first, filtered by kind, experience type, tag,
 source, session and time, superseded facts and archived memories shown on request and marked.
 
 The store filters, sorts and pages every live chunk (``browse_chunks``: exact at any size, each
@@ -62,7 +62,7 @@ class Browser(Capability):
                         types: str | Sequence[str] | None = None, scan: int = ARCHIVE_SCAN) -> Listing:
         """A page of this agent's facts and memories, filtered and sorted (``newest``, ``strength``,
         ``last_access``, ``feedback``; strongest, latest or most reinforced first) over all of them by
-        the store. ``types`` keeps seed 001's experiences of those types only; ``Listing.types`` names
+        the store. ``types`` keeps the experiences of those types only; ``Listing.types`` names
         the type of each shown experience. ``archived`` adds the latest archived ``scan`` (at most
         5,000), ``archived_matching`` the archived memories that match its words (their ids in
         ``Listing.archived``), sorted in with the rest. Browsing: nothing counts as retrieved."""
@@ -85,7 +85,7 @@ class Browser(Capability):
                                f"got offset {offset} and limit {limit}")
         order = BrowseOrder(sort, now, self.ctx.settings.decay_lambda)
         # With archived ones to sort in, the store's first offset + limit are all the page can hold.
-        live, matched = self.ctx.store.browse_chunks(self.ctx.agent_id, where, order, offset=0 if gone else offset,
+        live, matched = self.ctx.store.browse_chunks(where, order, offset=0 if gone else offset,
                                                  limit=offset + limit if gone else limit)
         shown = sorted(live + gone, key=key, reverse=True)[offset:offset + limit] if gone else live
         matched += len(gone)
@@ -102,7 +102,7 @@ class Browser(Capability):
         if listed:
             before = None
             while len(gone) < scan:
-                rows = self.ctx.store.list_archived(self.ctx.agent_id, limit=min(_READ, scan - len(gone)),
+                rows = self.ctx.store.list_archived(limit=min(_READ, scan - len(gone)),
                                                     before=before)
                 gone.update((a.id, a.chunk) for a in rows)
                 if len(rows) < min(_READ, scan - len(gone) + len(rows)):
@@ -111,18 +111,18 @@ class Browser(Capability):
             read_all = len(gone) < scan
         if matching and matching.strip():
             words = v.check_text(matching, "archived_matching", max_chars=self.ctx.settings.max_query_chars)
-            for hit in archive.search(self.ctx.store, self.ctx.agent_id, words, scan):
+            for hit in archive.search(self.ctx.store, words, scan):
                 gone.setdefault(hit.id, hit.chunk)
         return list(gone.values()), read_all
 
     def _types_of(self, ids: Sequence[str], wanted: tuple[str, ...] = ()) -> dict[str, str]:
         """The experience type of each of ``ids`` that is an experience (of the wanted types, if any)."""
-        records = self.ctx.store.experience_records(self.ctx.agent_id, ids)
+        records = self.ctx.store.experience_records(ids)
         return {i: r.type for i, r in records.items() if not wanted or r.type in wanted}
 
 
 def _types(types: str | Sequence[str] | None) -> tuple[str, ...]:
-    """Seed 001's experience types asked for, checked (``tool_use`` is read as ``tool-use``)."""
+    """The experience types asked for, checked (``tool_use`` is read as ``tool-use``)."""
     if types is None:
         return ()
     if not isinstance(types, (str, list, tuple)):

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from hippo.core.embedding import EmbeddingService
-    from hippo.stores.base import Store
+    from hippo.stores.scoped import AgentStore
 
 __all__ = ["ITEM_KEY", "erase_agent", "rewrite", "split_fact", "update_memory"]
 
@@ -32,7 +32,7 @@ ITEM_KEY = "_item_key"
 """The metadata field that holds a keyed memory's key (see :mod:`hippo.core.memories.items`)."""
 
 
-def update_memory(store: "Store", embedding: "EmbeddingService", agent_id: str, chunk: Chunk, now: datetime, *,
+def update_memory(store: "AgentStore", embedding: "EmbeddingService", chunk: Chunk, now: datetime, *,
                   content: str | None, metadata: Mapping[str, Any] | None, max_chars: int) -> None:
     """Change ``chunk``'s text and/or metadata in one transaction. New text is embedded again
     (pending when the embedder is down) and reindexed; the id, strength and versions stay.
@@ -55,15 +55,15 @@ def update_memory(store: "Store", embedding: "EmbeddingService", agent_id: str, 
         checked[ITEM_KEY] = key
     new_text = content if content is not None and content != chunk.content else None
     if new_text is not None and key is None and chunk.kind == "memory":
-        same = store.memories_by_hash(agent_id, [content_hash(new_text)]).get(content_hash(new_text))
+        same = store.memories_by_hash([content_hash(new_text)]).get(content_hash(new_text))
         if same is not None and same.id != chunk.id:
             raise Conflict(f"memory {same.id} already holds this text; forget one of the two instead")
     vector = embedding.windows([new_text])[0] if new_text is not None else None
     with store.transaction():
-        rewrite(store, agent_id, chunk, now, content=new_text, vector=vector, metadata=checked)
+        rewrite(store, chunk, now, content=new_text, vector=vector, metadata=checked)
 
 
-def rewrite(store: "Store", agent_id: str, chunk: Chunk, now: datetime, *, content: str | None,
+def rewrite(store: "AgentStore", chunk: Chunk, now: datetime, *, content: str | None,
             vector: "np.ndarray | None", metadata: dict[str, Any] | None) -> None:
     """The write of an update, inside the caller's transaction: validated ``content`` (None: the
     text stays) with its ``vector``, and validated ``metadata`` (None: it stays). New text takes the
@@ -71,20 +71,20 @@ def rewrite(store: "Store", agent_id: str, chunk: Chunk, now: datetime, *, conte
     if content is not None:
         key = chunk.metadata.get(ITEM_KEY) if chunk.kind == "memory" else None
         digest = key_hash(key) if key is not None else content_hash(content)
-        if not store.update_content(agent_id, chunk.id, content, digest, vector, now):
-            raise NotFound(f"no memory {chunk.id} for agent {agent_id!r}")
+        if not store.update_content(chunk.id, content, digest, vector, now):
+            raise NotFound(f"no memory {chunk.id} for agent {store.agent_id!r}")
     if metadata is not None:
-        store.update_metadata(agent_id, chunk.id, metadata)
+        store.update_metadata(chunk.id, metadata)
 
 
-def erase_agent(store: "Store", agent_id: str) -> Erased:
+def erase_agent(store: "AgentStore") -> Erased:
     """Every memory, fact and block of one agent, hard-deleted; other agents are untouched."""
-    counts = store.delete_agent(agent_id)
-    note = store.pending_scrub()
-    return Erased(agent_id=agent_id, **counts, scrubbed=note is None, note=note)
+    counts = store.delete_agent()
+    note = store.database.pending_scrub()
+    return Erased(agent_id=store.agent_id, **counts, scrubbed=note is None, note=note)
 
 
-def split_fact(store: "Store", embedding: "EmbeddingService", agent_id: str, fact: Chunk, wording: str, *,
+def split_fact(store: "AgentStore", embedding: "EmbeddingService", fact: Chunk, wording: str, *,
                max_chars: int) -> Chunk:
     """Make a wording that recognition merged into ``fact`` a fact of its own again, in one transaction:
     embedded, with the intensity it was said with, learned when it was merged, with the metadata, source,
@@ -94,28 +94,28 @@ def split_fact(store: "Store", embedding: "EmbeddingService", agent_id: str, fac
     if fact.kind != "fact":
         raise InvalidInput(f"{fact.id} is a memory, not a fact: only facts hold merged wordings")
     wording = v.check_text(wording, "wording", max_chars=max_chars)
-    merged = _merged(store, agent_id, fact, wording)
+    merged = _merged(store, fact, wording)
     vector = embedding.windows([merged.content])[0]
     with store.transaction():
         # Read both again under the write lock: another writer may have split or deleted them meanwhile.
-        current = store.get_chunks(agent_id, [fact.id])
-        if not current or merged.id not in {m.id for m in store.merged_wordings(agent_id, [fact.id])}:
+        current = store.get_chunks([fact.id])
+        if not current or merged.id not in {m.id for m in store.merged_wordings([fact.id])}:
             raise Conflict(f"“{merged.content}” was split from fact {fact.id} or deleted meanwhile")
-        chunk = Chunk(id=str(ULID()), agent_id=agent_id, content=merged.content, kind="fact",
+        chunk = Chunk(id=str(ULID()), agent_id=store.agent_id, content=merged.content, kind="fact",
                       metadata=merged.metadata, running_intensity=merged.intensity, encounter_count=1,
                       access_count=0, last_accessed_at=merged.merged_at, created_at=merged.merged_at,
                       observed_at=merged.observed_at, content_hash=content_hash(merged.content),
                       has_vector=vector is not None, source=merged.source or fact.source or "extraction",
                       session_id=merged.session_id)
-        store.insert_chunks(agent_id, [chunk], [vector])
-        store.remove_merged(agent_id, [merged.id])
-        store.update_strength(agent_id, [_unmerged(current[0], merged.intensity)])
+        store.insert_chunks([chunk], [vector])
+        store.remove_merged([merged.id])
+        store.update_strength([_unmerged(current[0], merged.intensity)])
     return chunk
 
 
-def _merged(store: "Store", agent_id: str, fact: Chunk, wording: str) -> MergedWording:
+def _merged(store: "AgentStore", fact: Chunk, wording: str) -> MergedWording:
     """The wording merged into ``fact`` that reads as ``wording``, or a typed error naming the ones it has."""
-    held = store.merged_wordings(agent_id, [fact.id])
+    held = store.merged_wordings([fact.id])
     for merged in held:
         if same_words(merged.content, wording):
             return merged

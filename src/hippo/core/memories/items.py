@@ -26,11 +26,11 @@ from hippo.core import validation as v
 from hippo.core.hashing import key_hash
 from hippo.core.memories.edits import ITEM_KEY, rewrite
 from hippo.errors import InvalidInput
-from hippo.stores.base import Store
 from hippo.types import Chunk
 
 if TYPE_CHECKING:
     from hippo.core.embedding import EmbeddingService
+    from hippo.stores.scoped import AgentStore
 
 __all__ = ["ITEM_KEY", "ItemWrite", "check_key", "delete_item", "get_item", "list_items", "put_item"]
 
@@ -56,13 +56,13 @@ def _metadata(key: str, metadata: Mapping[str, Any] | None) -> dict[str, Any]:
     return v.check_metadata({**(metadata or {}), ITEM_KEY: key})
 
 
-def get_item(store: Store, agent_id: str, key: str) -> Chunk | None:
+def get_item(store: "AgentStore", key: str) -> Chunk | None:
     """The memory that ``key`` holds, if any."""
     digest = key_hash(check_key(key))
-    return store.memories_by_hash(agent_id, [digest]).get(digest)
+    return store.memories_by_hash([digest]).get(digest)
 
 
-def put_item(store: Store, embedding: "EmbeddingService", agent_id: str, key: str, content: str, *,
+def put_item(store: "AgentStore", embedding: "EmbeddingService", key: str, content: str, *,
              metadata: Mapping[str, Any] | None, now: datetime, intensity: float, max_chars: int) -> ItemWrite:
     """Make ``key`` hold ``content`` and ``metadata`` (which replaces the old metadata): a new
     memory, or the key's memory changed in place. One transaction; the vector is computed before it."""
@@ -74,36 +74,36 @@ def put_item(store: Store, embedding: "EmbeddingService", agent_id: str, key: st
     vector = embedding.windows([content])[0]
     with store.transaction():
         # Read under the write lock: another writer may have put the same key meanwhile.
-        existing = store.memories_by_hash(agent_id, [digest]).get(digest)
+        existing = store.memories_by_hash([digest]).get(digest)
         if existing is None:
             chunk = Chunk(
-                id=str(ULID()), agent_id=agent_id, content=content, kind="memory", metadata=checked,
+                id=str(ULID()), agent_id=store.agent_id, content=content, kind="memory", metadata=checked,
                 running_intensity=intensity, encounter_count=1, access_count=0, last_accessed_at=now,
                 created_at=now, content_hash=digest, has_vector=vector is not None, source="agent",
             )
-            store.insert_chunks(agent_id, [chunk], [vector])
+            store.insert_chunks([chunk], [vector])
             return ItemWrite(chunk, "inserted")
         changed = content != existing.content
-        rewrite(store, agent_id, existing, now, content=content if changed else None,
+        rewrite(store, existing, now, content=content if changed else None,
                 vector=vector, metadata=checked)
-    found = store.get_chunks(agent_id, [existing.id])
+    found = store.get_chunks([existing.id])
     return ItemWrite(found[0] if found else existing, "updated")
 
 
-def delete_item(store: Store, agent_id: str, key: str) -> Chunk | None:
+def delete_item(store: "AgentStore", key: str) -> Chunk | None:
     """Hard-delete the key's memory (the forget guarantee holds); the memory deleted, if any."""
-    chunk = get_item(store, agent_id, key)
-    if chunk is None or not store.delete_chunks(agent_id, [chunk.id]):
+    chunk = get_item(store, key)
+    if chunk is None or not store.delete_chunks([chunk.id]):
         return None
     return chunk
 
 
-def list_items(store: Store, agent_id: str, *, limit: int, cursor: str | None = None) -> tuple[list[Chunk], str | None]:
+def list_items(store: "AgentStore", limit: int, cursor: str | None = None) -> tuple[list[Chunk], str | None]:
     """The agent's keyed memories, newest first, a page of at most ``limit``; the cursor of the
     next page or None. Browsing: nothing counts as retrieved."""
     found: list[Chunk] = []
     while len(found) < limit:
-        rows = store.list_chunks(agent_id, limit=limits.RESULT_LIMIT, before=cursor, kind="memory")
+        rows = store.list_chunks(limit=limits.RESULT_LIMIT, before=cursor, kind="memory")
         for chunk in rows:
             if ITEM_KEY in chunk.metadata:
                 found.append(chunk)

@@ -32,7 +32,7 @@ __all__ = ["Memories", "fetch"]
 def fetch(ctx: "AgentContext", chunk_id: str) -> Chunk:
     """One chunk of the agent by id (checked), or NotFound; browsing, so not a retrieval."""
     chunk_id = v.check_chunk_id(chunk_id)
-    found = ctx.store.get_chunks(ctx.agent_id, [chunk_id])
+    found = ctx.store.get_chunks([chunk_id])
     if not found:
         raise NotFound(f"no memory {chunk_id} for agent {ctx.agent_id!r}")
     return found[0]
@@ -65,7 +65,7 @@ class Memories(Capability):
         if isinstance(items, (str, bytes)) or not isinstance(items, Iterable):
             raise InvalidInput(f"store_memories takes a list of texts or MemoryInput, got {type(items).__name__}")
         inputs = [writer.check(item, max_chars=self.ctx.settings.max_content_chars) for item in items]
-        return writer.write(self.ctx.store, self.ctx.embedding, self.ctx.agent_id, inputs, self.ctx.now)
+        return writer.write(self.ctx.store, self.ctx.embedding, inputs, self.ctx.now)
 
     def forget_memory(
         self, description: str, *, preview: bool = False, limit: int = 10, min_similarity: float | None = None
@@ -84,7 +84,7 @@ class Memories(Capability):
         where = ChunkFilter(include_superseded=True)  # forgetting reaches a fact's history too
         words = tuple(keyword_terms(description, stopwords=ENGLISH_STOPWORDS))
         vector = self.ctx.embedding.query(description)
-        found = self.ctx.store.search(self.ctx.agent_id, SearchQuery(vector, words, where, limit, every_term=True,
+        found = self.ctx.store.search(SearchQuery(vector, words, where, limit, every_term=True,
                                                               score_all=False))
         matches: dict[str, float | None] = {}
         for chunk_id, sim in sorted(found.similarity.items(), key=lambda item: -item[1]):
@@ -93,24 +93,24 @@ class Memories(Capability):
         for chunk_id, _ in sorted(found.bm25.items(), key=lambda item: -item[1]):
             if len(matches) < limit:
                 matches.setdefault(chunk_id, None)
-        chunks = self.ctx.store.get_chunks(self.ctx.agent_id, list(matches))
+        chunks = self.ctx.store.get_chunks(list(matches))
         forgotten = [Forgotten(c.id, c.content, c.kind, matches[c.id]) for c in chunks]
         # The archive too, by the same rule (see archive.forget_archived).
-        archived = archive.forget_archived(self.ctx.store, self.ctx.embedding, self.ctx.agent_id, vector, words,
+        archived = archive.forget_archived(self.ctx.store, self.ctx.embedding, vector, words,
                                            threshold, limit - len(forgotten))
         forgotten += [Forgotten(c.id, c.content, c.kind, sim) for c, sim in archived]
         # And the short-term buffer, by the same rule as long-term memory; and the capture inbox.
         recent = self.episodic.matching(vector, words, threshold, limit - len(forgotten))
         forgotten += [Forgotten(e.id, e.content, "memory", sim) for e, sim in recent]
-        said = self.ctx.store.observed_matching(self.ctx.agent_id, words, limits.RESULT_LIMIT)
+        said = self.ctx.store.observed_matching(words, limits.RESULT_LIMIT)
         if preview or not (forgotten or said):
             return ForgetResult(forgotten, preview=preview, messages=len(said))
         with self.ctx.store.transaction():
-            self.ctx.store.delete_chunks(self.ctx.agent_id, [c.id for c in chunks])
-            self.ctx.store.delete_archived(self.ctx.agent_id, [c.id for c, _ in archived])
+            self.ctx.store.delete_chunks([c.id for c in chunks])
+            self.ctx.store.delete_archived([c.id for c, _ in archived])
             self.episodic.drop([e.id for e, _ in recent])
-            self.ctx.store.clear_observed(self.ctx.agent_id, [m.seq for m in said])
-        note = self.ctx.store.pending_scrub()
+            self.ctx.store.clear_observed([m.seq for m in said])
+        note = self.ctx.store.database.pending_scrub()
         forgotten = [replace(f, scrubbed=note is None, note=note) for f in forgotten]
         return ForgetResult(forgotten, scrubbed=note is None, note=note, messages=len(said))
 
@@ -128,7 +128,7 @@ class Memories(Capability):
             cursor = v.check_chunk_id(cursor)
         if kind is not None and kind not in ("fact", "memory"):
             raise InvalidInput(f"kind must be 'fact' or 'memory', got {v.shown(kind)}")
-        rows = self.ctx.store.list_chunks(self.ctx.agent_id, limit=limit + 1, before=cursor, kind=kind)
+        rows = self.ctx.store.list_chunks(limit=limit + 1, before=cursor, kind=kind)
         more = len(rows) > limit
         return Page(rows[:limit], rows[limit - 1].id if more else None)
 
@@ -143,7 +143,7 @@ class Memories(Capability):
         new text also removes the wordings merged into it as duplicates of the old one
         (``fact_history(id).merged``)."""
         ctx = self.ctx
-        edits.update_memory(ctx.store, ctx.embedding, ctx.agent_id, self.get_memory(chunk_id), ctx.now(),
+        edits.update_memory(ctx.store, ctx.embedding, self.get_memory(chunk_id), ctx.now(),
                             content=content, metadata=metadata, max_chars=ctx.settings.max_content_chars)
         return self.get_memory(chunk_id)
 
@@ -152,16 +152,16 @@ class Memories(Capability):
         nothing of any other."""
         buffer = self.episodic.buffer
         in_process = [] if buffer.durable else buffer.take([e.id for e in buffer.entries()])
-        erased = edits.erase_agent(self.ctx.store, self.ctx.agent_id)  # a durable buffer goes with the rest
+        erased = edits.erase_agent(self.ctx.store)  # a durable buffer goes with the rest
         return replace(erased, short_term=erased.short_term + len(in_process))
 
     def stats(self) -> Stats:
         """How many facts, memories, blocks and pending vectors this agent has."""
-        record = self.ctx.store.embedder_record()
-        return Stats(agent_id=self.ctx.agent_id, **self.ctx.store.counts(self.ctx.agent_id),
+        record = self.ctx.store.database.embedder_record()
+        return Stats(agent_id=self.ctx.agent_id, **self.ctx.store.counts(),
                      embedder=record[0] if record else None, dimension=record[1] if record else None,
-                     database=self.ctx.store.location, database_bytes=self.ctx.store.size_bytes(),
-                     archived=self.ctx.store.count_archived(self.ctx.agent_id),
+                     database=self.ctx.store.database.location, database_bytes=self.ctx.store.database.size_bytes(),
+                     archived=self.ctx.store.count_archived(),
                      short_term=len(self.episodic.short_term()), consolidation=self.episodic.stats())
 
     def delete_memory(self, chunk_id: str) -> Forgotten:
@@ -169,15 +169,15 @@ class Memories(Capability):
         chunk_id = v.check_chunk_id(chunk_id)
         recent = [e for e in self.episodic.short_term() if e.id == chunk_id]
         if recent and self.episodic.drop([chunk_id]):
-            note = self.ctx.store.pending_scrub() if self.episodic.buffer.durable else None
+            note = self.ctx.store.database.pending_scrub() if self.episodic.buffer.durable else None
             return Forgotten(chunk_id, recent[0].content, "memory", None, scrubbed=note is None, note=note)
-        archived = self.ctx.store.archived_chunks(self.ctx.agent_id, [chunk_id])
+        archived = self.ctx.store.archived_chunks([chunk_id])
         chunk = archived[0] if archived else self.get_memory(chunk_id)
-        deleted = self.ctx.store.delete_archived(self.ctx.agent_id, [chunk_id]) if archived \
-            else self.ctx.store.delete_chunks(self.ctx.agent_id, [chunk.id])
+        deleted = self.ctx.store.delete_archived([chunk_id]) if archived \
+            else self.ctx.store.delete_chunks([chunk.id])
         if not deleted:
             raise NotFound(f"no memory {chunk_id} for agent {self.ctx.agent_id!r}")
-        note = self.ctx.store.pending_scrub()
+        note = self.ctx.store.database.pending_scrub()
         return Forgotten(chunk.id, chunk.content, chunk.kind, None, scrubbed=note is None, note=note)
 
     def put_item(self, key: str, content: str, metadata: Mapping[str, Any] | None = None, *,
@@ -185,38 +185,38 @@ class Memories(Capability):
         """Make ``key`` hold this memory: a new one, or the key's memory changed in place (same
         id and strength; the old text leaves every file). Unlike :meth:`store_memory`, two keys
         may hold the same text (see :mod:`hippo.core.memories.items`)."""
-        return items.put_item(self.ctx.store, self.ctx.embedding, self.ctx.agent_id, key, content, metadata=metadata,
+        return items.put_item(self.ctx.store, self.ctx.embedding, key, content, metadata=metadata,
                               now=self.ctx.now(), intensity=intensity, max_chars=self.ctx.settings.max_content_chars)
 
     def get_item(self, key: str) -> Chunk | None:
         """The memory that ``key`` holds, or ``None``; browsing, so not a retrieval."""
-        return items.get_item(self.ctx.store, self.ctx.agent_id, key)
+        return items.get_item(self.ctx.store, key)
 
     def delete_item(self, key: str) -> Forgotten | None:
         """Hard-delete the memory ``key`` holds (the forget guarantee); ``None`` when it holds none."""
-        chunk = items.delete_item(self.ctx.store, self.ctx.agent_id, key)
+        chunk = items.delete_item(self.ctx.store, key)
         if chunk is None:
             return None
-        note = self.ctx.store.pending_scrub()
+        note = self.ctx.store.database.pending_scrub()
         return Forgotten(chunk.id, chunk.content, chunk.kind, None, scrubbed=note is None, note=note)
 
     def list_items(self, *, limit: int = 20, cursor: str | None = None) -> Page:
         """Every keyed memory of the agent, newest first, a page at a time (browsing)."""
         limit = v.check_limit(limit)
-        found, next_cursor = items.list_items(self.ctx.store, self.ctx.agent_id, limit=limit,
+        found, next_cursor = items.list_items(self.ctx.store, limit=limit,
                                               cursor=None if cursor is None else v.check_chunk_id(cursor))
         return Page(found, next_cursor)
 
     def reembed(self, *, progress: Progress | None = None, batch_size: int = 64) -> ReembedResult:
         """Fill this agent's pending vectors with the current embedder."""
         ctx = self.ctx
-        return fill_pending(ctx.store, ctx.embedding, ctx.agent_id, batch_size=batch_size, progress=progress)
+        return fill_pending(ctx.store.database, ctx.embedding, ctx.agent_id, batch_size=batch_size, progress=progress)
 
     def export_records(self, *, vectors: bool = False) -> Iterator[ExportRecord]:
         """This agent's memory as records: a header, every chunk (superseded facts
         included, strength fields and all), then every block. ``vectors`` adds each
         chunk's vector. Browsing: nothing counts as retrieved."""
-        return transfer.export_records(self.ctx.store, self.ctx.agent_id, vectors=vectors, now=self.ctx.now())
+        return transfer.export_records(self.ctx.store, vectors=vectors, now=self.ctx.now())
 
     def import_records(
         self, records: Iterable[Mapping[str, Any]], *, progress: Progress | None = None
@@ -229,23 +229,23 @@ class Memories(Capability):
         Vectors from another model, or none, are replaced by this database's.
         """
         plan = transfer.parse_records(records, self.ctx.agent_id, max_chars=self.ctx.settings.max_content_chars)
-        return transfer.run_import(self.ctx.store, self.ctx.embedding, self.ctx.agent_id, plan, progress=progress)
+        return transfer.run_import(self.ctx.store, self.ctx.embedding, plan, progress=progress)
 
     def scrub(self) -> str | None:
         """Remove the text of deleted memories from the database files now, for the whole database;
         None when nothing is left to remove, else why not yet. SQLite does this by itself after
         every forget; PostgreSQL keeps deleted rows' bytes until this runs ``VACUUM FULL`` (which
         locks the tables while it rewrites them: an operator's step, ``hippo scrub``)."""
-        self.ctx.store.scrub()
-        return self.ctx.store.pending_scrub()
+        self.ctx.store.database.scrub()
+        return self.ctx.store.database.pending_scrub()
 
     def holds_nothing(self) -> bool:
         """Whether nobody has written to this database yet: no chunk, block or key of any agent."""
-        return self.ctx.store.holds_nothing()
+        return self.ctx.store.database.holds_nothing()
 
     def agent_ids(self, prefix: str = "") -> list[str]:
         """The agents of this database that hold a fact or memory, sorted; only those whose id
         starts with ``prefix``. Database-wide, like :meth:`for_agent`."""
         if not isinstance(prefix, str):
             raise InvalidInput(f"prefix must be a string, got {type(prefix).__name__}")
-        return self.ctx.store.agent_ids(prefix)
+        return self.ctx.store.database.agent_ids(prefix)

@@ -20,7 +20,7 @@ from hippo.core.experiences.importance import EXPERIENCE_TYPES
 from hippo.types import Summary
 
 if TYPE_CHECKING:
-    from hippo.stores.base import Store
+    from hippo.stores.scoped import AgentStore
 
 __all__ = ["BINS", "COUNTED", "MAX_DAYS", "Summaries", "count_day", "day_of"]
 
@@ -34,10 +34,10 @@ def day_of(when: datetime) -> date:
     return to_utc(when).date()
 
 
-def count_day(store: "Store", agent_id: str, when: datetime, counts: dict[str, float]) -> None:
+def count_day(store: "AgentStore", when: datetime, counts: dict[str, float]) -> None:
     """Add the per-day counters among ``counts`` to ``when``'s day (call it inside the transaction
     of the event it counts)."""
-    store.add_daily(agent_id, day_of(when), {name: int(counts.get(name, 0)) for name in COUNTED})
+    store.add_daily(day_of(when), {name: int(counts.get(name, 0)) for name in COUNTED})
 
 
 class Summaries(Capability):
@@ -50,9 +50,9 @@ class Summaries(Capability):
         v.check_int(days, "days", 1, MAX_DAYS)
         now = self.ctx.now()
         since = day_of(now) - timedelta(days=days - 1)
-        found = self.ctx.store.chunk_summary(self.ctx.agent_id, now, since=since,
+        found = self.ctx.store.chunk_summary(now, since=since,
                                              decay_lambda=self.ctx.settings.decay_lambda, bins=BINS)
-        counted = self.ctx.store.read_daily(self.ctx.agent_id, since)
+        counted = self.ctx.store.read_daily(since)
         labels = [(since + timedelta(days=i)).isoformat() for i in range(days)]
         daily = {"stored": [found.stored.get(d, 0) for d in labels],
                  "last_accessed": [found.last_accessed.get(d, 0) for d in labels],

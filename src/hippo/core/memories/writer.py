@@ -25,7 +25,7 @@ from hippo.types import Chunk, StoreResult
 
 if TYPE_CHECKING:
     from hippo.core.embedding import EmbeddingService
-    from hippo.stores.base import Store
+    from hippo.stores.scoped import AgentStore
 
 __all__ = ["SOURCE_IDS", "SOURCE_PATTERN", "Checked", "MemoryInput", "Prepared", "apply", "check", "prepare", "write"]
 
@@ -70,15 +70,15 @@ def check(item: MemoryInput | str, *, max_chars: int, source: str = "agent") -> 
                    v.check_session_id(item.session_id))
 
 
-def write(store: "Store", embedding: "EmbeddingService", agent_id: str, inputs: list[Checked],
+def write(store: "AgentStore", embedding: "EmbeddingService", inputs: list[Checked],
           clock: Callable[[], datetime], *, merge_near: bool = False) -> list[StoreResult]:
     """Store checked inputs with one embedding call and one transaction. With ``merge_near``, a
     memory nearly the same as a stored one (cosine at least the embedder's duplicate band) strengthens
     it instead of being added, as a verbatim one does."""
     if not inputs:
         return []
-    prepared = prepare(store, embedding, agent_id, inputs, merge_near=merge_near)
-    return apply(store, agent_id, prepared, clock())
+    prepared = prepare(store, embedding, inputs, merge_near=merge_near)
+    return apply(store, prepared, clock())
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,19 +93,19 @@ class Prepared:
     embeds: bool  # keyword-only memory has no vector to wait for
 
 
-def prepare(store: "Store", embedding: "EmbeddingService", agent_id: str, inputs: list[Checked], *,
+def prepare(store: "AgentStore", embedding: "EmbeddingService", inputs: list[Checked], *,
             merge_near: bool = False) -> Prepared:
     """The model's part of a write (the embedding, the near-duplicate searches), outside any
     transaction: it takes seconds on a local model, and a write lock held that long stops every
     other writer (issue 32: ``observe`` in another process got ``database is locked``)."""
-    known = store.memories_by_hash(agent_id, [item.digest for item in inputs]) if inputs else {}
+    known = store.memories_by_hash([item.digest for item in inputs]) if inputs else {}
     to_embed = list(dict.fromkeys(i.content for i in inputs if i.digest not in known or not known[i.digest].has_vector))
     vectors = dict(zip(to_embed, embedding.windows(to_embed)))
-    near = _near_twins(store, embedding, agent_id, inputs, known, vectors) if merge_near else {}
+    near = _near_twins(store, embedding, inputs, known, vectors) if merge_near else {}
     return Prepared(inputs, vectors, near, embedding.embedder is not None)
 
 
-def apply(store: "Store", agent_id: str, prepared: Prepared, now: datetime) -> list[StoreResult]:
+def apply(store: "AgentStore", prepared: Prepared, now: datetime) -> list[StoreResult]:
     """Write what :func:`prepare` decided in one transaction (the caller's, when the writes must
     commit with more). Only bounded reads by hash and id happen in it, to check again what may have
     changed since :func:`prepare` looked."""
@@ -114,12 +114,12 @@ def apply(store: "Store", agent_id: str, prepared: Prepared, now: datetime) -> l
     with store.transaction():
         # Read again under the write lock: another writer may have stored the same text, or
         # deleted, superseded or keyed the near twin found before the transaction.
-        known = store.memories_by_hash(agent_id, [item.digest for item in prepared.inputs])
-        twins = {c.id: c for c in store.get_chunks(agent_id, list(set(prepared.near.values())))}
+        known = store.memories_by_hash([item.digest for item in prepared.inputs])
+        twins = {c.id: c for c in store.get_chunks(list(set(prepared.near.values())))}
         for digest, twin_id in prepared.near.items():
             if digest not in known and twin_id in twins and _plain(twins[twin_id]):
                 known[digest] = twins[twin_id]
-        return [_write_one(store, agent_id, known, now, prepared.vectors.get(item.content), item, prepared.embeds)
+        return [_write_one(store, known, now, prepared.vectors.get(item.content), item, prepared.embeds)
                 for item in prepared.inputs]
 
 
@@ -128,7 +128,7 @@ def _plain(chunk: Chunk) -> bool:
     return chunk.kind == "memory" and chunk.superseded_by is None and ITEM_KEY not in chunk.metadata
 
 
-def _near_twins(store: "Store", embedding: "EmbeddingService", agent_id: str, inputs: list[Checked],
+def _near_twins(store: "AgentStore", embedding: "EmbeddingService", inputs: list[Checked],
                 known: dict[str, Chunk], vectors: dict[str, Any]) -> dict[str, str]:
     """digest -> id of the stored memory each new input nearly repeats (seed 002's dedup, at the
     embedder's duplicate band; a model that cannot read the script merges nothing). Only a plain
@@ -143,18 +143,18 @@ def _near_twins(store: "Store", embedding: "EmbeddingService", agent_id: str, in
         if thresholds.latin_only and non_latin_share(item.content) > 0.5:
             continue
         # The whole text's own vector: a near twin is the same text, not one that holds a part of it.
-        found = store.search(agent_id, SearchQuery(windows[0], (), ChunkFilter(), 3, score_all=False,
+        found = store.search(SearchQuery(windows[0], (), ChunkFilter(), 3, score_all=False,
                                                    near_duplicates=True))
         close = [(i, sim) for i, sim in found.similarity.items() if sim >= thresholds.duplicate]
         if close:
             nearest[item.digest] = sorted(close, key=lambda pair: -pair[1])
-    held = {c.id: c for c in store.get_chunks(agent_id, list({i for pairs in nearest.values() for i, _ in pairs}))}
+    held = {c.id: c for c in store.get_chunks(list({i for pairs in nearest.values() for i, _ in pairs}))}
     plain = {i for i, c in held.items() if _plain(c)}
     return {digest: next(i for i, _ in pairs if i in plain) for digest, pairs in nearest.items()
             if any(i in plain for i, _ in pairs)}
 
 
-def _write_one(store: "Store", agent_id: str, known: dict[str, Chunk], now: datetime, vector: Any,
+def _write_one(store: "AgentStore", known: dict[str, Chunk], now: datetime, vector: Any,
                item: Checked, embeds: bool) -> StoreResult:
     existing = known.get(item.digest)
     if existing is not None:
@@ -162,12 +162,12 @@ def _write_one(store: "Store", agent_id: str, known: dict[str, Chunk], now: date
             existing.id, reinforced_intensity(existing.running_intensity, existing.encounter_count, item.intensity),
             existing.encounter_count + 1, existing.access_count + 1, now,
         )
-        store.update_strength(agent_id, [update])
+        store.update_strength([update])
         if not existing.has_vector and vector is not None:
-            store.set_vectors(agent_id, {existing.id: vector})
+            store.set_vectors({existing.id: vector})
         metadata = _with_sources(existing.metadata, item.metadata)
         if metadata is not existing.metadata:
-            store.update_metadata(agent_id, existing.id, metadata)
+            store.update_metadata(existing.id, metadata)
         chunk = replace(
             existing, running_intensity=update.running_intensity, encounter_count=update.encounter_count,
             access_count=update.access_count, last_accessed_at=now, metadata=metadata,
@@ -176,12 +176,12 @@ def _write_one(store: "Store", agent_id: str, known: dict[str, Chunk], now: date
         known[item.digest] = chunk
         return StoreResult(chunk.id, "strengthened", chunk, vector_pending=embeds and not chunk.has_vector)
     chunk = Chunk(
-        id=str(ULID()), agent_id=agent_id, content=item.content, kind="memory", metadata=item.metadata,
+        id=str(ULID()), agent_id=store.agent_id, content=item.content, kind="memory", metadata=item.metadata,
         running_intensity=item.intensity, encounter_count=1, access_count=0, last_accessed_at=now, created_at=now,
         observed_at=item.observed_at, content_hash=item.digest, has_vector=vector is not None, source=item.source,
         session_id=item.session_id,
     )
-    store.insert_chunks(agent_id, [chunk], [vector])
+    store.insert_chunks([chunk], [vector])
     known[item.digest] = chunk
     return StoreResult(chunk.id, "inserted", chunk, vector_pending=embeds and vector is None)
 

@@ -33,32 +33,28 @@ from hippo.core.fusion import Fusion
 from hippo.stores.base import Candidates
 
 if TYPE_CHECKING:
-    from hippo.stores.base import ChunkFilter, Store
+    from hippo.stores.base import ChunkFilter
+    from hippo.stores.scoped import AgentStore
 
-__all__ = ["REACH", "SEEDS", "best_seeds", "in_context", "with_neighbours"]
+__all__ = ["REACH", "SEEDS", "Widened", "best_seeds", "in_context", "with_neighbours"]
 
 REACH = 2
 SEEDS = 8
 
 
-def in_context(
-    store: "Store",
-    agent_id: str,
-    found: Candidates,
-    relevance: dict[str, float],
-    query_vector: np.ndarray | None,
-    *,
-    fusion: Fusion,
-    weight: float,
-    where: ChunkFilter,
-) -> tuple[Candidates, dict[str, float], dict[str, float]]:
+# The candidates widened by their neighbours, each one's own relevance, and what the neighbours add.
+Widened = tuple[Candidates, dict[str, float], dict[str, float]]
+
+
+def in_context(store: "AgentStore", found: Candidates, relevance: dict[str, float], query_vector: np.ndarray | None,
+               *, fusion: Fusion, weight: float, where: ChunkFilter) -> Widened:
     """The candidates with the neighbours of the best ones added, their own relevance, and what
     context adds to each. Only neighbours that pass ``where`` join or lend; ``weight`` 0 adds
     nothing."""
     if weight <= 0 or not relevance:
         return found, relevance, {}
-    near = store.neighbours(agent_id, best_seeds(found, relevance, SEEDS), REACH, where)
-    found, relevance = with_neighbours(store, agent_id, found, relevance, near, query_vector, fusion)
+    near = store.neighbours(best_seeds(found, relevance, SEEDS), REACH, where)
+    found, relevance = with_neighbours(store, found, relevance, near, query_vector, fusion)
     context: dict[str, list[float]] = {}  # id -> best neighbour relevance at each distance
     for seed, others in near.items():
         for other, distance in others:
@@ -79,8 +75,7 @@ def best_seeds(found: Candidates, relevance: dict[str, float], count: int) -> li
 
 
 def with_neighbours(
-    store: "Store",
-    agent_id: str,
+    store: "AgentStore",
     found: Candidates,
     relevance: dict[str, float],
     near: dict[str, list[tuple[str, int]]],
@@ -91,7 +86,7 @@ def with_neighbours(
     missing = list(dict.fromkeys(o for others in near.values() for o, _ in others if o not in relevance))
     if not missing:
         return found, relevance
-    added, cosines = store.score(agent_id, missing, query_vector)
+    added, cosines = store.score(missing, query_vector)
     similarity = {**found.similarity, **cosines}
     relevance = {**relevance, **{c.id: fusion.relevance(similarity.get(c.id), None) for c in added}}
     return replace(found, chunks=[*found.chunks, *added], similarity=similarity), relevance

@@ -59,19 +59,19 @@ class Recaller(Capability):
         query_vector = self.ctx.embedding.query(query)
         now = self.ctx.now()
         # ranks what is written: the last moment's boosts follow
-        with self.ctx.store.retrievals.recall_reads(self.ctx.agent_id, now):
-            ranked, found = ranked_pool(self.ctx.store, self.ctx.agent_id, query, query_vector, where, limit, now,
+        with self.ctx.store.database.retrievals.recall_reads(self.ctx.agent_id, now):
+            ranked, found = ranked_pool(self.ctx.store, query, query_vector, where, limit, now,
                                         settings=self.ctx.settings, fusion=self.ctx.fusion, weights=self.ctx.weights)
-            hits = as_hits(self.ctx.store, self.ctx.agent_id, ranked)
+            hits = as_hits(self.ctx.store, ranked)
         if touch and hits:  # written behind the answer (hippo.stores.retrievals)
             hits = touched(hits, now)
-            self.ctx.store.retrievals.add(RetrievalEvent(self.ctx.agent_id, tuple(h.id for h in hits),
+            self.ctx.store.database.retrievals.add(RetrievalEvent(self.ctx.agent_id, tuple(h.id for h in hits),
                                                      links.co_recall_pairs(hits), now, RETRIEVAL_BOOST))
         if include_archived:
             hits = self._with_archived(hits, query, limit, now, where)
         if expand:
             ctx = self.ctx
-            hits = hits + links.expand(ctx.store, ctx.agent_id, hits, query_vector, now, fusion=ctx.fusion,
+            hits = hits + links.expand(ctx.store, hits, query_vector, now, fusion=ctx.fusion,
                                        weights=ctx.weights, decay_lambda=ctx.settings.decay_lambda)
         if query_vector is None:
             mode: Literal["hybrid", "keyword", "vector"] = "keyword"
@@ -82,7 +82,7 @@ class Recaller(Capability):
     def _with_archived(self, hits: list[Hit], query: str, limit: int, now: datetime, where: ChunkFilter) -> list[Hit]:
         if where.metadata:
             raise InvalidInput("metadata filters do not reach the archive: leave out include_archived or metadata")
-        found = [h for h in archive.search(self.ctx.store, self.ctx.agent_id, query, limit) if passes(h.chunk, where)]
+        found = [h for h in archive.search(self.ctx.store, query, limit) if passes(h.chunk, where)]
         extra = archive.archived_hits(found, now, fusion=self.ctx.fusion, weights=self.ctx.weights,
                                       decay_lambda=self.ctx.settings.decay_lambda,
                                       min_relevance=self.ctx.settings.min_relevance)
@@ -97,10 +97,10 @@ class Recaller(Capability):
         terms = keyword_terms(query)
         if not terms:
             return []
-        return self.ctx.store.search_messages(self.ctx.agent_id, self.ctx.settings.messages_table, terms, limit)
+        return self.ctx.store.search_messages(self.ctx.settings.messages_table, terms, limit)
 
     def has_conversation(self) -> bool:
         """Whether ``recall_conversation`` can search: a messages table is configured and exists."""
         table = self.ctx.settings.messages_table
-        return table is not None and self.ctx.store.has_messages_table(table)
+        return table is not None and self.ctx.store.database.has_messages_table(table)
 

@@ -27,7 +27,7 @@ from hippo.types import Hit
 
 if TYPE_CHECKING:
     from hippo.config import Settings
-    from hippo.stores.base import Store
+    from hippo.stores.scoped import AgentStore
 
 __all__ = ["Ranked", "as_hits", "find_candidates", "keyword_match", "own_relevance", "rank", "ranked_pool",
            "touched", "unseen_relevance"]
@@ -48,15 +48,14 @@ def keyword_match(query: str) -> tuple[str, ...]:
 
 
 def find_candidates(
-    store: "Store",
-    agent_id: str,
+    store: "AgentStore",
     query: str,
     query_vector: np.ndarray | None,
     pool: int,
     where: ChunkFilter,
 ) -> Candidates:
     """One pass of recall: the store's candidates for the query's vector and words."""
-    return store.search(agent_id, SearchQuery(query_vector, keyword_match(query), where, pool))
+    return store.search(SearchQuery(query_vector, keyword_match(query), where, pool))
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,9 +123,9 @@ def rank(
     return ranked[:limit]
 
 
-def as_hits(store: "Store", agent_id: str, ranked: list[Ranked]) -> list[Hit]:
+def as_hits(store: "AgentStore", ranked: list[Ranked]) -> list[Hit]:
     """The ranked candidates as hits, whole chunks read (one deleted meanwhile is left out)."""
-    chunks = {c.id: c for c in store.get_chunks(agent_id, [r.standing.id for r in ranked])}
+    chunks = {c.id: c for c in store.get_chunks([r.standing.id for r in ranked])}
     return [Hit(chunks[r.standing.id], *r.parts) for r in ranked if r.standing.id in chunks]
 
 
@@ -143,7 +142,7 @@ def touched(hits: list[Hit], now: datetime) -> list[Hit]:
     return out
 
 
-def ranked_pool(store: "Store", agent_id: str, query: str, query_vector: np.ndarray | None, where: ChunkFilter,
+def ranked_pool(store: "AgentStore", query: str, query_vector: np.ndarray | None, where: ChunkFilter,
                 limit: int, now: datetime, *, settings: "Settings", fusion: Fusion,
                 weights: ScoreWeights) -> tuple[list[Ranked], Candidates]:
     """The best ``limit`` candidates and the pool they came from. A query that names a day or month
@@ -153,20 +152,20 @@ def ranked_pool(store: "Store", agent_id: str, query: str, query_vector: np.ndar
     if settings.date_preference and where.since is None and where.until is None:
         period = named_period(query, now)
     while True:
-        found = find_candidates(store, agent_id, query, query_vector, pool, where)
+        found = find_candidates(store, query, query_vector, pool, where)
         unseen = unseen_relevance(found, fusion)
         preferred: frozenset[str] = frozenset()
         if period is not None:
-            dated = find_candidates(store, agent_id, query, query_vector, pool,
+            dated = find_candidates(store, query, query_vector, pool,
                                     replace(where, since=period[0], until=period[1]))
             unseen = max(unseen, unseen_relevance(dated, fusion) + settings.date_preference)
             found, preferred = found.merged(dated), frozenset(c.id for c in dated.chunks)
         relevance = own_relevance(found, fusion, preferred, settings.date_preference)
         if settings.rerank == "learned":
-            found, relevance, context = rescored(store, agent_id, found, relevance, query_vector, fusion=fusion,
+            found, relevance, context = rescored(store, found, relevance, query_vector, fusion=fusion,
                                                  preferred=preferred, where=where)
         else:
-            found, relevance, context = in_context(store, agent_id, found, relevance, query_vector, fusion=fusion,
+            found, relevance, context = in_context(store, found, relevance, query_vector, fusion=fusion,
                                                    weight=settings.context_weight, where=where)
         ranked = rank(found, relevance, now, limit=limit, weights=weights, context=context,
                       decay_lambda=settings.decay_lambda, min_relevance=settings.min_relevance)

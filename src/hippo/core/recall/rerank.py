@@ -28,11 +28,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hippo.core.fusion import Fusion
-from hippo.core.recall.context import REACH, best_seeds, with_neighbours
+from hippo.core.recall.context import REACH, Widened, best_seeds, with_neighbours
 from hippo.stores.base import Candidates
 
 if TYPE_CHECKING:
-    from hippo.stores.base import ChunkFilter, Store
+    from hippo.stores.base import ChunkFilter
+    from hippo.stores.scoped import AgentStore
 
 __all__ = ["FEATURES", "SEEDS", "Model", "Pool", "features", "load_model", "rescored"]
 
@@ -124,26 +125,17 @@ def features(pool: Pool, fusion: Fusion) -> np.ndarray:
     return np.stack(columns, axis=1) if ids else np.zeros((0, len(FEATURES)))
 
 
-def rescored(
-    store: "Store",
-    agent_id: str,
-    found: Candidates,
-    relevance: dict[str, float],
-    query_vector: np.ndarray | None,
-    *,
-    fusion: Fusion,
-    preferred: frozenset[str],
-    where: "ChunkFilter",
-) -> tuple[Candidates, dict[str, float], dict[str, float]]:
+def rescored(store: "AgentStore", found: Candidates, relevance: dict[str, float], query_vector: np.ndarray | None, *,
+             fusion: Fusion, preferred: frozenset[str], where: "ChunkFilter") -> Widened:
     """The candidates with the seeds' neighbours joined, their own relevance, and per candidate what
     the model adds to it (its probability minus the own relevance): ``recall.rank`` reads the sum."""
     if not relevance:
         return found, relevance, {}
-    near = store.neighbours(agent_id, best_seeds(found, relevance, SEEDS), REACH, where)
+    near = store.neighbours(best_seeds(found, relevance, SEEDS), REACH, where)
     pooled = set(relevance)
-    found, relevance = with_neighbours(store, agent_id, found, relevance, near, query_vector, fusion)
+    found, relevance = with_neighbours(store, found, relevance, near, query_vector, fusion)
     ids = [c.id for c in found.chunks]
-    pool = Pool(ids, relevance, found.similarity, found.bm25, preferred, store.lengths(agent_id, ids), near,
+    pool = Pool(ids, relevance, found.similarity, found.bm25, preferred, store.lengths(ids), near,
                 frozenset(i for i in ids if i not in pooled))
     probability = load_model().probability(features(pool, fusion))
     return found, relevance, {i: float(p) - relevance.get(i, 0.0) for i, p in zip(ids, probability)}

@@ -26,7 +26,7 @@ from hippo.errors import InvalidInput
 from hippo.types import Chunk, MergedWording
 
 if TYPE_CHECKING:
-    from hippo.stores.base import Store
+    from hippo.stores.scoped import AgentStore
 
 __all__ = ["MergedRecord", "merged_records", "parse_merged", "restore_merged"]
 
@@ -45,12 +45,12 @@ class MergedRecord(TypedDict):
     observed_at: str | None
 
 
-def merged_records(store: "Store", agent_id: str, chunks: Sequence[Chunk]) -> dict[str, list[MergedRecord]]:
+def merged_records(store: "AgentStore", chunks: Sequence[Chunk]) -> dict[str, list[MergedRecord]]:
     """The wordings merged into the facts among ``chunks``, as records, by fact id (oldest first)."""
     found: dict[str, list[MergedRecord]] = defaultdict(list)
     facts = [c.id for c in chunks if c.kind == "fact"]
     for start in range(0, len(facts), _PAGE):
-        for w in store.merged_wordings(agent_id, facts[start:start + _PAGE]):
+        for w in store.merged_wordings(facts[start:start + _PAGE]):
             found[w.fact_id].append(MergedRecord(
                 id=w.id, content=w.content, merged_at=to_iso(w.merged_at), similarity=w.similarity,
                 intensity=w.intensity, metadata=w.metadata, source=w.source, session_id=w.session_id,
@@ -105,22 +105,22 @@ def _similarity(value: Any) -> float | None:
     return float(value)
 
 
-def restore_merged(store: "Store", agent_id: str, wordings: Sequence[MergedWording],
+def restore_merged(store: "AgentStore", wordings: Sequence[MergedWording],
                    derive: Callable[[str, str], str]) -> int:
     """Keep ``wordings`` (their facts just inserted), inside the caller's transaction; returns how
     many were written. A taken id gets ``derive(id, agent_id)``; one taken under that too is skipped."""
     if not wordings:
         return 0
-    taken = _known(store, agent_id, [w.id for w in wordings])
-    renamed = [replace(w, id=derive(w.id, agent_id)) for w in wordings if w.id in taken]
-    again = _known(store, agent_id, [w.id for w in renamed])
+    taken = _known(store, [w.id for w in wordings])
+    renamed = [replace(w, id=derive(w.id, store.agent_id)) for w in wordings if w.id in taken]
+    again = _known(store, [w.id for w in renamed])
     fresh = [w for w in wordings if w.id not in taken] + [w for w in renamed if w.id not in again]
-    store.add_merged(agent_id, fresh)
+    store.add_merged(fresh)
     return len(fresh)
 
 
-def _known(store: "Store", agent_id: str, ids: Sequence[str]) -> set[str]:
+def _known(store: "AgentStore", ids: Sequence[str]) -> set[str]:
     found: set[str] = set()
     for start in range(0, len(ids), _PAGE):
-        found.update(store.known_merge_ids(agent_id, ids[start:start + _PAGE]))
+        found.update(store.known_merge_ids(ids[start:start + _PAGE]))
     return found

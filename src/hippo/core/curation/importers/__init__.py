@@ -57,11 +57,11 @@ def import_from(ctx: "AgentContext", path: Any, format: Any, *, dry_run: Any = F
     prepared = _prepare(ctx, [checked for _, checked in plan.memories], progress)
     with ctx.store.transaction():
         # Read again under the write lock: another writer may have stored one of these texts.
-        held = ctx.store.memories_by_hash(ctx.agent_id, [checked.digest for _, checked in plan.memories])
+        held = ctx.store.memories_by_hash([checked.digest for _, checked in plan.memories])
         plan.skipped += [_duplicate(item) for item, checked in plan.memories if checked.digest in held]
         fresh = [(item, checked) for item, checked in plan.memories if checked.digest not in held]
-        results = writer.apply(ctx.store, ctx.agent_id, replace(prepared, inputs=[c for _, c in fresh]), ctx.now())
-        blocks = BlockEditor(ctx.store, ctx.agent_id, ctx.settings.block_char_limit)
+        results = writer.apply(ctx.store, replace(prepared, inputs=[c for _, c in fresh]), ctx.now())
+        blocks = BlockEditor(ctx.store, ctx.settings.block_char_limit)
         for key, value, limit in plan.blocks:
             blocks.set(key, value, ctx.now(), char_limit=limit)
         links = _link(ctx, read, [(item, result.id) for (item, _), result in zip(fresh, results)])
@@ -105,7 +105,7 @@ def _plan(ctx: "AgentContext", read: Read) -> _Plan:
             continue
         digests.add(checked.digest)
         plan.memories.append((item, checked))
-    held = ctx.store.memories_by_hash(ctx.agent_id, list(digests))
+    held = ctx.store.memories_by_hash(list(digests))
     plan.skipped += [_duplicate(item) for item, checked in plan.memories if checked.digest in held]
     plan.memories = [(item, checked) for item, checked in plan.memories if checked.digest not in held]
     for block in read.blocks:
@@ -114,7 +114,7 @@ def _plan(ctx: "AgentContext", read: Read) -> _Plan:
         except InvalidInput as exc:
             plan.skipped.append(Skipped(block.where, exc.message))
             continue
-        there = ctx.store.get_block(ctx.agent_id, key)
+        there = ctx.store.get_block(key)
         if there is not None and there.value == value:
             plan.skipped.append(Skipped(block.where, "already there with this text", duplicate=True))
         else:
@@ -144,7 +144,7 @@ def _prepare(ctx: "AgentContext", inputs: list[writer.Checked],
     vectors: dict[str, Any] = {}
     for start in range(0, len(inputs), EMBED_BATCH):
         batch = inputs[start:start + EMBED_BATCH]
-        vectors.update(writer.prepare(ctx.store, ctx.embedding, ctx.agent_id, batch).vectors)
+        vectors.update(writer.prepare(ctx.store, ctx.embedding, batch).vectors)
         if progress is not None:
             progress(min(start + EMBED_BATCH, len(inputs)), len(inputs))
     return writer.Prepared(inputs, vectors, {}, ctx.embedding.embedder is not None)
@@ -160,5 +160,5 @@ def _link(ctx: "AgentContext", read: Read, written: list[tuple[Item, str]]) -> i
         if isinstance(entity, str):
             first.setdefault(entity, chunk_id)
     pairs = [(first[a], first[b]) for a, b in read.relations if a in first and b in first and first[a] != first[b]]
-    ctx.store.strengthen_links(ctx.agent_id, pairs, "relation", ctx.now())
+    ctx.store.strengthen_links(pairs, "relation", ctx.now())
     return len(pairs)
