@@ -63,6 +63,16 @@ class _Dictable:
         return _jsonable(asdict(self))  # type: ignore[call-overload]
 
 
+class _OfChunk(_Dictable):
+    """A result about one chunk, whose id it answers to."""
+
+    chunk: "Chunk"
+
+    @property
+    def id(self) -> str:
+        return self.chunk.id
+
+
 UNCHANGED: Any = type("Unchanged", (), {"__repr__": lambda self: "UNCHANGED"})()
 """Marks an optional argument the caller did not give (where ``None`` is a value)."""
 
@@ -98,7 +108,7 @@ class Chunk(_Dictable):
 
 
 @dataclass(frozen=True, slots=True)
-class Hit(_Dictable):
+class Hit(_OfChunk):
     """A recalled chunk with the parts of its score.
 
     ``similarity`` is the cosine to the query (``None`` without a vector),
@@ -123,10 +133,6 @@ class Hit(_Dictable):
     feedback: float = 1.0  # what the agent's feedback multiplied the score by (hippo.core.curation.feedback)
     archived: bool = False  # found in the archive (``include_archived=True``): keyword relevance only
     linked_from: str | None = None  # added by ``expand=True``: the hit whose co-recall link brought it
-
-    @property
-    def id(self) -> str:
-        return self.chunk.id
 
     @property
     def content(self) -> str:
@@ -465,7 +471,7 @@ class ImportReport(_Dictable):
 @dataclass(frozen=True, slots=True)
 class MaintainResult(_Dictable):
     """What ``maintain`` did: with a size cap (``max_db_bytes``) and the database over it, the
-    bottom share of memories by seed 003's ranking moved to the archive, a share at a time, until
+    bottom share of memories by feedback and recency moved to the archive, a share at a time, until
     the database was under the cap or nothing was left to archive (``note`` says so)."""
 
     cap: int | None
@@ -476,28 +482,20 @@ class MaintainResult(_Dictable):
 
 
 @dataclass(frozen=True, slots=True)
-class ArchivedHit(_Dictable):
+class ArchivedHit(_OfChunk):
     """An archived memory found by words (``search_archive``), with its BM25 score."""
 
     chunk: Chunk
     score: float
 
-    @property
-    def id(self) -> str:
-        return self.chunk.id
-
 
 @dataclass(frozen=True, slots=True)
-class ArchivedMemory(_Dictable):
-    """An archived memory (seed 003) and when pruning moved it out of recall's way
+class ArchivedMemory(_OfChunk):
+    """An archived memory and when pruning moved it out of recall's way
     (``Memory.get_archived``); ``restore_memory`` brings it back."""
 
     chunk: Chunk
     archived_at: datetime
-
-    @property
-    def id(self) -> str:
-        return self.chunk.id
 
 
 @dataclass(frozen=True, slots=True)

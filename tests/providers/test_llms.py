@@ -94,7 +94,7 @@ def test_openai_own_api_gets_max_completion_tokens() -> None:
         message = SimpleNamespace(content="ok", refusal=None)
         return SimpleNamespace(choices=[SimpleNamespace(message=message)], usage=None, model="gpt-5-mini")
 
-    llm._client = SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(create=create)))
+    llm.client = SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(create=create)))
     assert llm.complete("", [Message("user", "hi")], max_tokens=9).text == "ok"
     assert sent["max_completion_tokens"] == 9 and "max_tokens" not in sent
 

@@ -3,21 +3,14 @@ when an :class:`AnthropicLLM` is built."""
 
 from __future__ import annotations
 
-import os
 from typing import Any, Sequence
-from urllib.parse import urlsplit
 
-from hippo.errors import ConfigError, MissingDependency, ProviderError
+from hippo.errors import ProviderError
+from hippo.providers._sdk import SDKLLM, Vendor
 from hippo.providers.base import ChatTurn, Completion, Message, ToolCall, ToolSpec, Usage
 
 __all__ = ["AnthropicLLM", "JSON_INSTRUCTION"]
 
-DEFAULT_BASE_URL = "https://api.anthropic.com"
-# Anthropic-compatible gateways and local proxies may ignore the key, but the SDK
-# would otherwise go looking for credentials in the environment and on disk.
-PLACEHOLDER_API_KEY = "hippo-no-key"
-# Rejections that may go away if the same request is sent again later (5xx aside).
-_RETRYABLE_STATUS = {408, 425, 429}
 # The Messages API has no JSON mode, and assistant prefill ("{") is refused by newer
 # models, so the system prompt asks for it instead; the caller still validates.
 JSON_INSTRUCTION = (
@@ -25,14 +18,7 @@ JSON_INSTRUCTION = (
 )
 
 
-def _server_message(body: object, fallback: str) -> str:
-    """The server's own explanation: ``error.message`` from Anthropic's error envelope."""
-    error = body.get("error", body) if isinstance(body, dict) else body
-    message = error.get("message") if isinstance(error, dict) else error
-    return str(message if isinstance(message, str) and message else fallback)[:500]
-
-
-class AnthropicLLM:
+class AnthropicLLM(SDKLLM):
     """Claude through the Messages API (``anthropic:claude-haiku-4-5``).
 
     ``temperature`` defaults to ``None`` (not sent): the 1.x+ SDKs dropped the argument
@@ -40,42 +26,10 @@ class AnthropicLLM:
     that still take it.
     """
 
-    def __init__(
-        self,
-        model: str | None,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        timeout: float = 60.0,
-        max_retries: int = 2,
-        temperature: float | None = None,
-    ) -> None:
-        if not model:
-            raise ConfigError("the anthropic LLM needs a model, e.g. 'anthropic:claude-haiku-4-5'")
-        self.model = model
-        self.model_id = f"anthropic:{model}"
-        self.base_url = (base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).strip().rstrip("/")
-        key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
-        if key is None:
-            if urlsplit(self.base_url).hostname == "api.anthropic.com":
-                raise ConfigError(
-                    "ANTHROPIC_API_KEY is not set: api.anthropic.com needs an API key "
-                    "(pass api_key=... or set ANTHROPIC_API_KEY)"
-                )
-            key = PLACEHOLDER_API_KEY
-        self.temperature = temperature
-        try:
-            import anthropic
-        except ImportError:
-            raise MissingDependency("anthropic", "anthropic") from None
-        self._sdk = anthropic
-        try:
-            # An explicit key keeps the SDK from reading profiles or federation settings.
-            self._client = anthropic.Anthropic(
-                base_url=self.base_url, api_key=key, timeout=timeout, max_retries=max_retries
-            )
-        except (anthropic.AnthropicError, ValueError, TypeError) as exc:
-            raise ConfigError(f"{self.model_id}: cannot build the Anthropic client: {exc}") from exc
+    vendor = Vendor(
+        name="anthropic", example="claude-haiku-4-5", default_base_url="https://api.anthropic.com",
+        client="Anthropic", error="AnthropicError", client_errors=(ValueError, TypeError),
+    )
 
     def complete(
         self, system: str, messages: Sequence[Message], *, max_tokens: int = 1024, json: bool = False
@@ -121,40 +75,10 @@ class AnthropicLLM:
             params["system"] = system
         if self.temperature is not None:
             params["extra_body"] = {"temperature": self.temperature}
-        try:
-            response = self._client.messages.create(**params)
-        except self._sdk.AnthropicError as exc:
-            raise self._error(exc) from exc
-        except ValueError as exc:  # a 200 whose body is not JSON (a proxy's HTML page)
-            raise ProviderError(f"{self.model_id}: {self.base_url} answered with invalid JSON") from exc
+        response = self.send(self.client.messages.create, params)
         if not isinstance(getattr(response, "content", None), list):
             raise ProviderError(f"{self.model_id}: the response has no content list")
         return response
-
-    def _error(self, exc: Exception) -> ProviderError:
-        """Map an SDK exception to ProviderError, retryable where a retry may succeed."""
-        sdk = self._sdk
-        if isinstance(exc, sdk.APITimeoutError):
-            return ProviderError(f"{self.model_id}: request to {self.base_url} timed out", retryable=True)
-        if isinstance(exc, sdk.APIConnectionError):
-            cause = exc.__cause__ or exc
-            return ProviderError(f"{self.model_id}: request to {self.base_url} failed: {cause}", retryable=True)
-        if isinstance(exc, sdk.APIStatusError):
-            status = exc.status_code
-            # InternalServerError covers 5xx, 529 (overloaded) included.
-            retryable = isinstance(exc, (sdk.RateLimitError, sdk.InternalServerError)) or status in _RETRYABLE_STATUS
-            return ProviderError(
-                f"{self.model_id}: HTTP {status} from {self.base_url}: {_server_message(exc.body, exc.message)}",
-                retryable=retryable,
-            )
-        return ProviderError(f"{self.model_id}: {exc}")
-
-    def close(self) -> None:
-        """Close the SDK's pooled HTTP connections."""
-        self._client.close()
-
-    def __repr__(self) -> str:
-        return f"AnthropicLLM({self.model!r}, base_url={self.base_url!r})"
 
 
 def _usage(response: Any) -> Usage:

@@ -9,14 +9,14 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence, TypeVar, runtime_checkable
 
-from hippo.errors import EXTRAS, InvalidInput, MissingDependency
+from hippo.errors import EXTRAS, ConfigError, InvalidInput, MissingDependency
 
 if TYPE_CHECKING:
     import numpy as np
 
 __all__ = [
-    "ChatTurn", "Completion", "Embedder", "check_texts", "load_once", "require", "LLM", "Message", "Thresholds",
-    "ToolCall", "ToolCallingLLM", "ToolSpec", "Usage", "WindowingEmbedder",
+    "ChatTurn", "Completion", "Embedder", "check_batch_size", "check_texts", "load_once", "require", "LLM",
+    "Message", "Thresholds", "ToolCall", "ToolCallingLLM", "ToolSpec", "Usage", "WindowingEmbedder",
     "embed_windows", "normalize_rows", "window_starts",
 ]
 
@@ -210,6 +210,13 @@ def check_texts(texts: Sequence[str]) -> list[str]:
         if not isinstance(text, str):
             raise InvalidInput(f"can only embed strings, got {type(text).__name__}")
     return texts
+
+
+def check_batch_size(batch_size: int) -> int:
+    """``batch_size``, how many texts a local model reads at once: a positive integer."""
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise ConfigError(f"batch_size must be a positive integer, got {batch_size!r}")
+    return batch_size
 
 
 def require(module: str, package: str | None = None) -> ModuleType:

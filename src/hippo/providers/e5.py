@@ -18,7 +18,7 @@ import threading
 from typing import TYPE_CHECKING, Any, Sequence
 
 from hippo.errors import ConfigError, ProviderError
-from hippo.providers.base import Thresholds, check_texts, load_once, normalize_rows, require
+from hippo.providers.base import Thresholds, check_batch_size, check_texts, load_once, normalize_rows, require
 from hippo.providers.pins import pinned
 
 if TYPE_CHECKING:
@@ -52,9 +52,7 @@ class E5Embedder:
         name = (model or MODEL_NAME).lower().removeprefix("intfloat/")
         if name != MODEL_NAME:
             raise ConfigError(f"the e5 embedder only runs {MODEL_NAME}, not {model!r}")
-        if not isinstance(batch_size, int) or batch_size < 1:
-            raise ConfigError(f"batch_size must be a positive integer, got {batch_size!r}")
-        self.batch_size = batch_size
+        self.batch_size = check_batch_size(batch_size)
         self.model_id = f"local:{MODEL_NAME}"
         self.dimension: int | None = DIMENSION
         # Measured on calibration/fact_pairs.jsonl (the tuning set) with

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from hippo.errors import ConfigError, MissingDependency, ProviderError
-from hippo.providers.base import Thresholds, check_texts, normalize_rows, require, window_starts
+from hippo.providers.base import Thresholds, check_batch_size, check_texts, normalize_rows, require, window_starts
 from hippo.providers.pins import PINS, digest_of_pins, pinned
 from hippo.providers.quantized import int8_copy
 
@@ -184,12 +184,10 @@ class LocalEmbedder:
         if name not in ONNX_MODELS:
             raise ConfigError(f"the local ONNX embedder runs {', '.join(m.name for m in ONNX_MODELS.values())}, "
                               f"not {model!r}")
-        if not isinstance(batch_size, int) or batch_size < 1:
-            raise ConfigError(f"batch_size must be a positive integer, got {batch_size!r}")
         self.spec = ONNX_MODELS[name]
         self.cache_dir = cache_dir
         self.quantized = bool(quantized)
-        self.batch_size = batch_size
+        self.batch_size = check_batch_size(batch_size)
         self.model_id = f"local:{self.spec.name}" + ("-int8" if self.quantized else "")
         self.dimension: int | None = DIMENSION
         # Recognition bands measured on calibration/fact_pairs.jsonl (see its

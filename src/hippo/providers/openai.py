@@ -9,22 +9,12 @@ an :class:`OpenAILLM` is built, for its retries, timeouts and error classes.
 from __future__ import annotations
 
 import json
-import os
 from typing import TYPE_CHECKING, Any, Sequence
-from urllib.parse import urlsplit
 
-from hippo.errors import ConfigError, MissingDependency, ProviderError
+from hippo.errors import ConfigError, ProviderError
 from hippo.providers._http import HTTPClientMixin, as_matrix, check_dimension, post_json
-from hippo.providers.base import (
-    ChatTurn,
-    Completion,
-    Message,
-    Thresholds,
-    ToolCall,
-    ToolSpec,
-    Usage,
-    check_texts,
-)
+from hippo.providers._sdk import SDKLLM, Vendor
+from hippo.providers.base import ChatTurn, Completion, Message, Thresholds, ToolCall, ToolSpec, Usage, check_texts
 
 if TYPE_CHECKING:
     import numpy as np
@@ -32,17 +22,20 @@ if TYPE_CHECKING:
 __all__ = ["OpenAIEmbedder", "OpenAILLM", "KNOWN_DIMENSIONS"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+VENDOR = Vendor(
+    name="openai", example="gpt-4o-mini", default_base_url=DEFAULT_BASE_URL, client="OpenAI", error="OpenAIError"
+)
 BATCH_SIZE = 256
 KNOWN_DIMENSIONS = {
     "text-embedding-3-small": 1536,
     "text-embedding-3-large": 3072,
     "text-embedding-ada-002": 1536,
 }
-# Seed 000's bands were measured on text-embedding-3-small; -large is assumed alike.
-_SEED_THRESHOLDS = Thresholds(duplicate=0.93, ambiguous=0.78, forget=0.6)
+# Fact recognition's bands were measured on text-embedding-3-small; -large is assumed alike.
+_MEASURED_THRESHOLDS = Thresholds(duplicate=0.93, ambiguous=0.78, forget=0.6)
 _THRESHOLDS = {
-    "text-embedding-3-small": _SEED_THRESHOLDS,
-    "text-embedding-3-large": _SEED_THRESHOLDS,
+    "text-embedding-3-small": _MEASURED_THRESHOLDS,
+    "text-embedding-3-large": _MEASURED_THRESHOLDS,
 }
 
 
@@ -65,14 +58,8 @@ class OpenAIEmbedder(HTTPClientMixin):
         if dimension is not None and (not isinstance(dimension, int) or dimension < 1):
             raise ConfigError(f"dimension must be a positive integer, got {dimension!r}")
         self.model = model
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
-        self.base_url = self.base_url.strip().rstrip("/")
-        self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
-        if self.api_key is None and urlsplit(self.base_url).hostname == "api.openai.com":
-            raise ConfigError(
-                "OPENAI_API_KEY is not set: api.openai.com needs an API key "
-                "(pass api_key=... or set OPENAI_API_KEY)"
-            )
+        self.base_url = VENDOR.base_url(base_url)
+        self.api_key = VENDOR.api_key(api_key, self.base_url)
         self.timeout = timeout
         self.model_id = f"openai:{model}"
         # Only an explicit dimension is sent: older models reject the parameter.
@@ -123,22 +110,10 @@ class OpenAIEmbedder(HTTPClientMixin):
         return f"OpenAIEmbedder({self.model!r}, base_url={self.base_url!r})"
 
 
-# OpenAI-compatible servers other than OpenAI's own (Ollama, vLLM, LM Studio) ignore
-# the key, but the SDK refuses to start without one.
-PLACEHOLDER_API_KEY = "hippo-no-key"
-# Rejections that may go away if the same request is sent again later (5xx aside).
-_RETRYABLE_STATUS = {408, 425, 429}
 JSON_INSTRUCTION = "Answer with a single JSON object and nothing else."
 
 
-def _server_message(body: object, fallback: str) -> str:
-    """The server's own explanation: ``error.message``, or an Ollama-style ``error`` string."""
-    error = body.get("error", body) if isinstance(body, dict) else body
-    message = error.get("message") if isinstance(error, dict) else error
-    return str(message if isinstance(message, str) and message else fallback)[:500]
-
-
-class OpenAILLM:
+class OpenAILLM(SDKLLM):
     """Chat completions from OpenAI or an OpenAI-compatible server (``openai:gpt-4o-mini``).
 
     ``base_url`` (or ``$OPENAI_BASE_URL``) points it at Ollama (``http://localhost:11434/v1``),
@@ -146,45 +121,15 @@ class OpenAILLM:
     sends none, for models that only accept their default (o-series, gpt-5).
     """
 
-    def __init__(
-        self,
-        model: str | None,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        timeout: float = 60.0,
-        max_retries: int = 2,
-        temperature: float | None = 0.0,
-    ) -> None:
-        if not model:
-            raise ConfigError("the openai LLM needs a model, e.g. 'openai:gpt-4o-mini'")
-        self.model = model
-        self.model_id = f"openai:{model}"
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).strip().rstrip("/")
-        official = urlsplit(self.base_url).hostname == "api.openai.com"
-        key = api_key or os.environ.get("OPENAI_API_KEY") or None
-        if key is None:
-            if official:
-                raise ConfigError(
-                    "OPENAI_API_KEY is not set: api.openai.com needs an API key "
-                    "(pass api_key=... or set OPENAI_API_KEY)"
-                )
-            key = PLACEHOLDER_API_KEY
-        self.temperature = temperature
+    vendor = VENDOR
+
+    def __init__(self, model: str | None, *, base_url: str | None = None, api_key: str | None = None,
+                 timeout: float = 60.0, max_retries: int = 2, temperature: float | None = 0.0) -> None:
+        super().__init__(model, base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries,
+                         temperature=temperature)
         # OpenAI deprecated max_tokens and its reasoning models reject it; compatible
         # servers do not all know the newer max_completion_tokens.
-        self._max_tokens_param = "max_completion_tokens" if official else "max_tokens"
-        try:
-            import openai
-        except ImportError:
-            raise MissingDependency("openai", "openai") from None
-        self._sdk = openai
-        try:
-            self._client = openai.OpenAI(
-                base_url=self.base_url, api_key=key, timeout=timeout, max_retries=max_retries
-            )
-        except openai.OpenAIError as exc:
-            raise ConfigError(f"{self.model_id}: cannot build the OpenAI client: {exc}") from exc
+        self._max_tokens_param = "max_completion_tokens" if self.official else "max_tokens"
 
     def complete(
         self, system: str, messages: Sequence[Message], *, max_tokens: int = 1024, json: bool = False
@@ -233,40 +178,11 @@ class OpenAILLM:
 
     def _create(self, params: dict[str, Any]) -> tuple[Any, Any]:
         """Send one request; returns (first choice's message, response) or raises ProviderError."""
-        try:
-            response = self._client.chat.completions.create(**params)
-        except self._sdk.OpenAIError as exc:
-            raise self._error(exc) from exc
-        except ValueError as exc:  # a 200 whose body is not JSON (a proxy's HTML page)
-            raise ProviderError(f"{self.model_id}: {self.base_url} answered with invalid JSON") from exc
+        response = self.send(self.client.chat.completions.create, params)
         choices = getattr(response, "choices", None)
         if not choices:
             raise ProviderError(f"{self.model_id}: the response has no choices")
         return getattr(choices[0], "message", None), response
-
-    def _error(self, exc: Exception) -> ProviderError:
-        """Map an SDK exception to ProviderError, retryable where a retry may succeed."""
-        sdk = self._sdk
-        if isinstance(exc, sdk.APITimeoutError):
-            return ProviderError(f"{self.model_id}: request to {self.base_url} timed out", retryable=True)
-        if isinstance(exc, sdk.APIConnectionError):
-            cause = exc.__cause__ or exc
-            return ProviderError(f"{self.model_id}: request to {self.base_url} failed: {cause}", retryable=True)
-        if isinstance(exc, sdk.APIStatusError):
-            status = exc.status_code
-            retryable = isinstance(exc, (sdk.RateLimitError, sdk.InternalServerError)) or status in _RETRYABLE_STATUS
-            return ProviderError(
-                f"{self.model_id}: HTTP {status} from {self.base_url}: {_server_message(exc.body, exc.message)}",
-                retryable=retryable,
-            )
-        return ProviderError(f"{self.model_id}: {exc}")
-
-    def close(self) -> None:
-        """Close the SDK's pooled HTTP connections."""
-        self._client.close()
-
-    def __repr__(self) -> str:
-        return f"OpenAILLM({self.model!r}, base_url={self.base_url!r})"
 
 
 def _why_empty(message: Any, response: Any) -> str:

@@ -58,7 +58,13 @@ def _load(target: str) -> type:
     return getattr(importlib.import_module(module_name), attr)
 
 
-def _create(kind: str, table: dict[str, str], group: str, spec: str, options: dict[str, Any]) -> Any:
+def _create(kind: str, port: type, table: dict[str, str], group: str, spec: Any, options: dict[str, Any]) -> Any:
+    """Build what ``spec`` names from ``table`` or the entry point ``group``; an instance of ``port``
+    comes back unchanged."""
+    if not isinstance(spec, str):
+        if isinstance(spec, port):
+            return spec
+        raise ConfigError(f"not an {kind} spec or {port.__name__}: {spec!r}")
     provider, model = parse_spec(spec)
     if table is EMBEDDERS and provider == "local" and model is not None:
         if model.lower() not in LOCAL_MODELS:
@@ -77,17 +83,10 @@ def _create(kind: str, table: dict[str, str], group: str, spec: str, options: di
 
 def create_embedder(spec: str | Embedder, **options: Any) -> Embedder:
     """Build the embedder a spec names, or return an embedder instance unchanged."""
-    if not isinstance(spec, str):
-        if isinstance(spec, Embedder):
-            return spec
-        raise ConfigError(f"not an embedder spec or Embedder: {spec!r}")
-    return _create("embedder", EMBEDDERS, "hippo.embedders", spec, options)
+    return _create("embedder", Embedder, EMBEDDERS, "hippo.embedders", spec, options)
 
 
 def create_llm(spec: str | LLM, **options: Any) -> LLM:
-    """Build the LLM a spec names (``openai:gpt-4o-mini``, ``anthropic:claude-haiku-4-5``, ``fake``)."""
-    if not isinstance(spec, str):
-        if isinstance(spec, LLM):
-            return spec
-        raise ConfigError(f"not an LLM spec or LLM: {spec!r}")
-    return _create("LLM", LLMS, "hippo.llms", spec, options)
+    """Build the LLM a spec names (``openai:gpt-4o-mini``, ``anthropic:claude-haiku-4-5``, ``fake``),
+    or return an LLM instance unchanged."""
+    return _create("LLM", LLM, LLMS, "hippo.llms", spec, options)

@@ -14,7 +14,7 @@ import os
 from typing import TYPE_CHECKING, Any, Sequence
 
 from hippo.errors import ConfigError, ProviderError
-from hippo.providers.base import Thresholds, check_texts, load_once, normalize_rows, require
+from hippo.providers.base import Thresholds, check_batch_size, check_texts, load_once, normalize_rows, require
 from hippo.providers.pins import PINS, pinned
 
 if TYPE_CHECKING:
@@ -41,9 +41,7 @@ class USEEmbedder:
         name = (model or MODEL_NAME).lower()
         if name not in (MODEL_NAME, "use-multilingual"):
             raise ConfigError(f"the USE embedder only runs {MODEL_NAME}, not {model!r}")
-        if not isinstance(batch_size, int) or batch_size < 1:
-            raise ConfigError(f"batch_size must be a positive integer, got {batch_size!r}")
-        self.batch_size = batch_size
+        self.batch_size = check_batch_size(batch_size)
         self.model_id = f"local:{MODEL_NAME}"
         self.dimension: int | None = DIMENSION
         # Measured on calibration/fact_pairs.jsonl (the tuning set) with calibration/measure_bands.py.

@@ -26,7 +26,7 @@ from hippo.surfaces.cli.errors import BoundaryGroup
 if TYPE_CHECKING:
     from hippo.core.memory import Memory
 
-__all__ = ["JSON", "Kind", "Options", "app", "metadata_from", "opened", "read_text", "when"]
+__all__ = ["JSON", "LIMIT", "Kind", "Options", "app", "metadata_from", "opened", "read_text", "when"]
 
 app = typer.Typer(
     name="hippo",
@@ -39,6 +39,7 @@ app = typer.Typer(
 )
 
 JSON = Annotated[bool, typer.Option("--json", help="Print JSON on stdout instead of a table.")]
+LIMIT = typer.Option("--limit", "-n", help="At most this many.")
 
 
 class Kind(str, Enum):

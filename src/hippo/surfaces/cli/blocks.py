@@ -22,9 +22,7 @@ KEY = typer.Argument(metavar="KEY", help="The block's name, e.g. persona or huma
 
 def _done(result: "BlockResult", json: bool, what: str) -> None:
     """Render a block write (a failure raised its error: exit 1 through the CLI's error table)."""
-    if json:
-        return render.emit_json(result.to_dict())
-    render.note(f"{what} block {result.key!r} ({len(result.value or '')} characters)")
+    render.emit_or_note(json, result.to_dict(), f"{what} block {result.key!r} ({len(result.value or '')} characters)")
 
 
 @block_app.command("get")

@@ -41,11 +41,10 @@ def observe(
     messages = read_messages_file(file)
     with opened(ctx, create=True) as mem:
         seen = mem.observe(messages, session_id=session)
-    if json:
-        return render.emit_json(seen.to_dict())
-    render.note(f"observed {seen.accepted} message{'' if seen.accepted == 1 else 's'} in session "
-                f"{seen.session_id} ({seen.duplicates} already held, {seen.skipped} left out: system prompts, "
-                f"tool outputs, empty); `hippo process` turns them into memories")
+    render.emit_or_note(json, seen.to_dict(),
+                        f"observed {render.plural(seen.accepted, 'message')} in session "
+                        f"{seen.session_id} ({seen.duplicates} already held, {seen.skipped} left out: system prompts, "
+                        f"tool outputs, empty); `hippo process` turns them into memories")
 
 
 @app.command()
@@ -53,11 +52,10 @@ def process(ctx: typer.Context, json: JSON = False) -> None:
     """Turn what was observed into memories now (windows, gate, extraction, dedup)."""
     with opened(ctx) as mem:
         done = mem.process_pending()
-    if json:
-        return render.emit_json(done.to_dict())
-    render.note(f"processed {done.messages} messages of {done.sessions} session{'' if done.sessions == 1 else 's'} "
-                f"in {done.windows} windows ({done.gated_in} worth remembering): {done.memories} memories "
-                f"({done.merged} merged into ones already held), {done.facts} facts")
+    render.emit_or_note(json, done.to_dict(),
+                        f"processed {done.messages} messages of {render.plural(done.sessions, 'session')} "
+                        f"in {done.windows} windows ({done.gated_in} worth remembering): {done.memories} memories "
+                        f"({done.merged} merged into ones already held), {done.facts} facts")
 
 
 @app.command()

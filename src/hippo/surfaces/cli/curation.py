@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from hippo.surfaces.cli import render
-from hippo.surfaces.cli.app import JSON, app, opened
+from hippo.surfaces.cli.app import JSON, LIMIT, app, opened
 
 ID = typer.Argument(metavar="ID", help="The id of a fact or memory.")
 
@@ -28,9 +28,7 @@ def demote(ctx: typer.Context, chunk_id: Annotated[str, ID], json: JSON = False)
 def _feedback(ctx: typer.Context, chunk_id: str, json: bool, done: str) -> None:
     with opened(ctx) as mem:
         chunk = mem.reinforce_memory(chunk_id) if done == "reinforced" else mem.demote_memory(chunk_id)
-    if json:
-        return render.emit_json(chunk.to_dict())
-    render.note(f"{done} {chunk.id}: feedback {chunk.feedback:+d}")
+    render.emit_or_note(json, chunk.to_dict(), f"{done} {chunk.id}: feedback {chunk.feedback:+d}")
 
 
 @app.command()
@@ -38,9 +36,7 @@ def related(ctx: typer.Context, chunk_id: Annotated[str, ID], json: JSON = False
     """A memory's links: memories recalled with it (strongest first) and its supersession history."""
     with opened(ctx) as mem:
         found = mem.related(chunk_id)
-    if json:
-        return render.emit_json({"links": [link.to_dict() for link in found]})
-    render.print_table(render.links_table(found))
+    render.emit_or_print(json, {"links": [link.to_dict() for link in found]}, render.links_table(found))
 
 
 @app.command()
@@ -60,15 +56,13 @@ def maintain(ctx: typer.Context, json: JSON = False) -> None:
 def archive(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(help="Words to look for among archived memories.")],
-    limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many.")] = 10,
+    limit: Annotated[int, LIMIT] = 10,
     json: JSON = False,
 ) -> None:
     """Search the archive by words (what maintain moved out of recall)."""
     with opened(ctx) as mem:
         found = mem.search_archive(query, limit)
-    if json:
-        return render.emit_json({"hits": [h.to_dict() for h in found]})
-    render.print_table(render.archive_table(found))
+    render.emit_or_print(json, {"hits": [h.to_dict() for h in found]}, render.archive_table(found))
 
 
 @app.command()
@@ -76,6 +70,4 @@ def restore(ctx: typer.Context, chunk_id: Annotated[str, ID], json: JSON = False
     """Bring an archived memory back into recall (same id, embedded again)."""
     with opened(ctx) as mem:
         chunk = mem.restore_memory(chunk_id)
-    if json:
-        return render.emit_json(chunk.to_dict())
-    render.note(f"restored {chunk.id}")
+    render.emit_or_note(json, chunk.to_dict(), f"restored {chunk.id}")

@@ -18,18 +18,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from hippo.errors import (
-    ConfigError,
-    Conflict,
-    EmbedderMismatch,
-    HippoError,
-    InvalidInput,
-    MissingDependency,
-    NotFound,
-    ProviderError,
-    StorageError,
-    missing_extra,
-)
+from hippo.errors import HippoError, missing_extra
 
 try:  # Typer vendors Click from 0.29 on; before, it uses the click package.
     from typer._click.exceptions import ClickException
@@ -43,16 +32,9 @@ log = logging.getLogger("hippo.cli")
 USER_ERROR = 1
 USAGE = 2  # Typer/Click's own code for bad options and arguments
 
-# The one table. The first class in an exception's MRO found here decides.
+# The one table. The first class in an exception's MRO found here decides. The CLI tells no
+# error class from another by its code: every one is the user's to fix (the message says how).
 EXIT_CODES: dict[type[BaseException], int] = {
-    InvalidInput: USER_ERROR,
-    NotFound: USER_ERROR,
-    Conflict: USER_ERROR,
-    EmbedderMismatch: USER_ERROR,
-    MissingDependency: USER_ERROR,
-    ConfigError: USER_ERROR,
-    ProviderError: USER_ERROR,
-    StorageError: USER_ERROR,
     HippoError: USER_ERROR,
     json.JSONDecodeError: USER_ERROR,  # a file that is not what it claims
     UnicodeDecodeError: USER_ERROR,

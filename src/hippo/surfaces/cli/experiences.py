@@ -12,7 +12,7 @@ import typer
 
 from hippo.core.validation import parse_json
 from hippo.surfaces.cli import render
-from hippo.surfaces.cli.app import JSON, app, opened, read_text, when
+from hippo.surfaces.cli.app import JSON, LIMIT, app, opened, read_text, when
 
 if TYPE_CHECKING:
     from hippo.types import Experience
@@ -23,7 +23,6 @@ experience_app = typer.Typer(
 app.add_typer(experience_app, name="experience")
 
 TYPE_HELP = "chat, observation, task, decision, tool-use, error or insight."
-LIMIT = typer.Option("--limit", "-n", help="At most this many.")
 
 
 @experience_app.command()
@@ -107,13 +106,10 @@ def consolidate(ctx: typer.Context, json: JSON = False) -> None:
     """Move the short-term buffer's important experiences to long-term memory now, then prune it."""
     with opened(ctx) as mem:
         done = mem.consolidate()
-    if json:
-        return render.emit_json(done.to_dict())
-    render.note(f"considered {done.considered}: consolidated {done.consolidated} (merged {done.merged} into "
-                f"memories already held), pruned {done.pruned}, {done.remaining} remain short-term")
+    render.emit_or_note(json, done.to_dict(),
+                        f"considered {done.considered}: consolidated {done.consolidated} (merged {done.merged} into "
+                        f"memories already held), pruned {done.pruned}, {done.remaining} remain short-term")
 
 
 def _show(found: Sequence["Experience"], json: bool, *, scored: bool = False) -> None:
-    if json:
-        return render.emit_json({"items": [e.to_dict() for e in found]})
-    render.print_table(render.experiences_table(found, scored=scored))
+    render.emit_or_print(json, {"items": [e.to_dict() for e in found]}, render.experiences_table(found, scored=scored))

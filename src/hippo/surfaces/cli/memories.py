@@ -105,9 +105,7 @@ def recall(
                                     expand=expand)
     if found.warning:
         render.note(f"warning: {found.warning}")
-    if json:
-        return render.emit_json(found.to_dict())
-    render.print_table(render.hits_table(found))
+    render.emit_or_print(json, found.to_dict(), render.hits_table(found))
 
 
 @app.command()
@@ -162,9 +160,7 @@ def update(
     text = read_text(content, "--content") if content is not None else None
     with opened(ctx) as mem:
         chunk = mem.update_memory(chunk_id, content=text, metadata=metadata_from(tag, meta))
-    if json:
-        return render.emit_json(chunk.to_dict())
-    render.print_table(render.chunk_details(chunk))
+    render.emit_or_print(json, chunk.to_dict(), render.chunk_details(chunk))
 
 
 @app.command("delete-all")
@@ -184,10 +180,9 @@ def delete_all(
             if not typer.confirm(question, default=False, err=True):
                 return render.note("nothing deleted")
         erased = mem.delete_all()
-    if json:
-        return render.emit_json(erased.to_dict())
-    render.note(f"deleted {erased.memories} memories, {erased.facts} facts and {erased.blocks} blocks of agent "
-                f"{erased.agent_id!r}" + ("" if erased.scrubbed else f"; scrubbing waits ({erased.note})"))
+    render.emit_or_note(json, erased.to_dict(),
+                        f"deleted {erased.memories} memories, {erased.facts} facts and {erased.blocks} blocks of agent "
+                        f"{erased.agent_id!r}" + ("" if erased.scrubbed else f"; scrubbing waits ({erased.note})"))
 
 
 @app.command()
@@ -200,9 +195,7 @@ def conversation(
     """Search the application's conversation log (its messages table)."""
     with opened(ctx) as mem:
         hits = mem.recall_conversation(query, limit)
-    if json:
-        return render.emit_json([hit.to_dict() for hit in hits])
-    render.print_table(render.conversation_table(hits))
+    render.emit_or_print(json, [hit.to_dict() for hit in hits], render.conversation_table(hits))
 
 
 # -- browsing -------------------------------------------------------------------
@@ -256,9 +249,7 @@ def split(
     """Undo a wrong merge: a wording merged into a fact as a duplicate becomes a fact of its own again."""
     with opened(ctx) as mem:
         chunk = mem.split_fact(fact_id, wording)
-    if json:
-        return render.emit_json(chunk.to_dict())
-    render.note(f"split from {fact_id}: new fact {chunk.id}")
+    render.emit_or_note(json, chunk.to_dict(), f"split from {fact_id}: new fact {chunk.id}")
 
 
 @app.command()
@@ -267,9 +258,7 @@ def stats(ctx: typer.Context, json: JSON = False) -> None:
     with opened(ctx) as mem:
         found = mem.stats()
         configured = mem.embedding.embedder.model_id if mem.embedding.embedder else None
-    if json:
-        return render.emit_json(found.to_dict())
-    render.print_table(render.stats_table(found, configured))
+    render.emit_or_print(json, found.to_dict(), render.stats_table(found, configured))
 
 
 @app.command()
@@ -278,7 +267,6 @@ def scrub(ctx: typer.Context, json: JSON = False) -> None:
     this by itself; on PostgreSQL it rewrites the tables (VACUUM FULL), locking them while it runs."""
     with opened(ctx) as mem:
         pending = mem.scrub()
-    if json:
-        return render.emit_json({"scrubbed": pending is None, "note": pending})
-    render.note("scrubbed: no deleted text is left in the database files" if pending is None
-                else f"not yet: {pending}")
+    render.emit_or_note(json, {"scrubbed": pending is None, "note": pending},
+                        "scrubbed: no deleted text is left in the database files" if pending is None
+                        else f"not yet: {pending}")

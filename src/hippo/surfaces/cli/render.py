@@ -32,7 +32,7 @@ from hippo.types import (
 
 __all__ = [
     "PROGRESS_ABOVE", "ProgressBar", "age", "archive_table", "chunk_details", "chunks_table", "conversation_table",
-    "emit_json", "experiences_table", "links_table",
+    "emit_json", "emit_or_note", "emit_or_print", "experiences_table", "links_table",
     "facts_table", "forgotten_table", "history_table", "hits_table", "note", "plural", "print_table",
     "stats_table",
 ]
@@ -54,6 +54,20 @@ def emit_json(data: Any) -> None:
 def note(message: str) -> None:
     """A line for the human, on stderr (keeps stdout for results)."""
     _console(stderr=True).print(Text(message), soft_wrap=True)
+
+
+def emit_or_note(json: bool, data: Any, message: str) -> None:
+    """A command's outcome: with --json ``data`` as one JSON document on stdout, else ``message`` as a note."""
+    if json:
+        return emit_json(data)
+    note(message)
+
+
+def emit_or_print(json: bool, data: Any, shown: Table | Text | str) -> None:
+    """A command's result: with --json ``data`` as one JSON document on stdout, else ``shown`` printed there."""
+    if json:
+        return emit_json(data)
+    print_table(shown)
 
 
 def plural(n: int, word: str) -> str:

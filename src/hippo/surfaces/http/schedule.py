@@ -108,83 +108,98 @@ class MaintenanceSchedule(_Periodic):
                 f"now {result.bytes_after:,}" + (f" ({result.note})" if result.note else ""))
 
 
-class ConsolidationSchedule(_Periodic):
-    """Consolidates every agent with short-term entries each ``every`` seconds."""
+class _EachAgent(_Periodic):
+    """Every ``every`` seconds, runs :meth:`run_agent` for each agent :meth:`agents` names and adds
+    up the ``counters`` of what the runs gave; :meth:`summary` makes the line, and an agent whose
+    run failed is named after it (the others still ran)."""
 
-    name = "hippo-consolidate"
+    task = "periodic"  # names the run in a failure line
+    counters: tuple[str, ...] = ()
 
     def __init__(self, service: "Service", every: float, say: Callable[[str], None]) -> None:
         self.service, self.every = service, every
         super().__init__(say)
-
-    def first_line(self) -> str:
-        return f"consolidation (consolidate_every {self.every:g} s): every agent with short-term entries"
 
     def _wait(self) -> float:
         return self.every
 
     def agents(self) -> list[str]:
-        """The agents with short-term entries, in the database or in this server's buffers."""
-        return self.service.base.short_term_agents()
+        raise NotImplementedError
+
+    def run_agent(self, agent: str) -> object | None:
+        """One agent's run, or None when it had nothing to do (then it is not counted)."""
+        raise NotImplementedError
+
+    def summary(self, agents: int, ran: int, totals: dict[str, int]) -> str:
+        """The line for ``agents`` named, ``ran`` of them run, with these totals ("" says nothing)."""
+        raise NotImplementedError
 
     def run_once(self) -> str:
         try:
             agents = self.agents()
         except HippoError as exc:
-            return f"consolidation failed: {exc}"
-        totals, failed, looked = {"consolidated": 0, "merged": 0, "pruned": 0, "remaining": 0}, [], 0
+            return f"{self.task} failed: {exc}"
+        totals, failed, ran = dict.fromkeys(self.counters, 0), [], 0
         for agent in agents:
             try:
-                mem = self.service.memory(agent)
-                if not mem.short_term():
-                    continue
-                done = mem.consolidate()
+                done = self.run_agent(agent)
             except HippoError as exc:
                 failed.append(f"{agent}: {exc}")
                 continue
-            looked += 1
+            if done is None:
+                continue
+            ran += 1
             for name in totals:
                 totals[name] += getattr(done, name)
-        line = (f"consolidation: {looked} agent{'' if looked == 1 else 's'} with short-term entries; "
-                f"consolidated {totals['consolidated']} (merged {totals['merged']}), pruned {totals['pruned']}, "
-                f"{totals['remaining']} remain short-term")
+        line = self.summary(len(agents), ran, totals)
         return line + (f"; failed for {len(failed)}: {failed[0]}" if failed else "")
 
 
-class CaptureSchedule(_Periodic):
+class ConsolidationSchedule(_EachAgent):
+    """Consolidates every agent with short-term entries each ``every`` seconds."""
+
+    name = "hippo-consolidate"
+    task = "consolidation"
+    counters = ("consolidated", "merged", "pruned", "remaining")
+
+    def first_line(self) -> str:
+        return f"consolidation (consolidate_every {self.every:g} s): every agent with short-term entries"
+
+    def agents(self) -> list[str]:
+        """The agents with short-term entries, in the database or in this server's buffers."""
+        return self.service.base.short_term_agents()
+
+    def run_agent(self, agent: str) -> object | None:
+        mem = self.service.memory(agent)
+        return mem.consolidate() if mem.short_term() else None
+
+    def summary(self, agents: int, ran: int, totals: dict[str, int]) -> str:
+        return (f"consolidation: {ran} agent{'' if ran == 1 else 's'} with short-term entries; "
+                f"consolidated {totals['consolidated']} (merged {totals['merged']}), pruned {totals['pruned']}, "
+                f"{totals['remaining']} remain short-term")
+
+
+class CaptureSchedule(_EachAgent):
     """Processes what every agent observed each ``every`` seconds; says a line only when there was
     something to process (or a failure), so a short period does not fill the log."""
 
     name = "hippo-capture"
-
-    def __init__(self, service: "Service", every: float, say: Callable[[str], None]) -> None:
-        self.service, self.every = service, every
-        super().__init__(say)
+    task = "capture"
+    counters = ("messages", "windows", "memories", "merged", "facts")
 
     def first_line(self) -> str:
         return f"capture (capture_every {self.every:g} s): every agent with observed messages"
 
-    def _wait(self) -> float:
-        return self.every
+    def agents(self) -> list[str]:
+        """The agents with messages observed and not yet processed."""
+        return self.service.base.pending_agents()
 
-    def run_once(self) -> str:
-        """Process every agent with pending messages; the line to report ("" when none had any)."""
-        try:
-            agents = self.service.base.pending_agents()
-        except HippoError as exc:
-            return f"capture failed: {exc}"
-        totals, failed = {"messages": 0, "windows": 0, "memories": 0, "merged": 0, "facts": 0}, []
-        for agent in agents:
-            try:
-                done = self.service.memory(agent).process_pending()
-            except HippoError as exc:
-                failed.append(f"{agent}: {exc}")
-                continue
-            for name in totals:
-                totals[name] += getattr(done, name)
+    def run_agent(self, agent: str) -> object | None:
+        return self.service.memory(agent).process_pending()
+
+    def summary(self, agents: int, ran: int, totals: dict[str, int]) -> str:
         if not agents:
             return ""
-        line = (f"capture: {len(agents)} agent{'' if len(agents) == 1 else 's'} with observed messages; processed "
+        return (f"capture: {agents} agent{'' if agents == 1 else 's'} with observed messages; processed "
                 f"{totals['messages']} in {totals['windows']} windows: {totals['memories']} memories (merged "
                 f"{totals['merged']}), {totals['facts']} facts")
-        return line + (f"; failed for {len(failed)}: {failed[0]}" if failed else "")
