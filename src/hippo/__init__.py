@@ -78,7 +78,7 @@ __all__ = [
 
 def compact(messages: Any, config: "CompactionConfig | dict[str, Any] | None" = None, *,
             previous_summary: str | None = None) -> Compaction:
-    """Compact a long message history (OpenAI or Anthropic shapes) into seed 004's summary: each
+    """Compact a long message history (OpenAI or Anthropic shapes) into a summary by decay: each
     message classified, weighed and decayed, kept in full, compressed to a line or reduced to a
     pointer. ``config``: a :class:`CompactionConfig`; a mapping of its numbers (``decay_rates``,
     ``sparse_threshold``, ...; never ``log_file`` or ``debug``, which are the operator's) over

@@ -95,14 +95,14 @@ class Chunk(_Dictable):
     superseded_by: str | None = None
     content_hash: str | None = None
     has_vector: bool = True
-    feedback: int = 0  # the agent's signed feedback (seed 003): + for reinforce, - for demote
+    feedback: int = 0  # the agent's signed feedback: + for reinforce, - for demote
     reinforced_at: datetime | None = None  # the last reinforcement; recency counts from it
-    source: str | None = None  # provenance (seed 003): agent, extraction, conversation, migration, ...
+    source: str | None = None  # provenance: agent, extraction, conversation, migration, ...
     session_id: str | None = None
 
     @property
     def source_ids(self) -> list[str]:
-        """The ids of the conversation messages this memory was captured from (seed 002), oldest
+        """The ids of the conversation messages this memory was captured from, oldest
         first; empty for a memory that was not captured. Kept in ``metadata["_source_ids"]``."""
         return list(self.metadata.get("_source_ids") or ())
 
@@ -196,7 +196,7 @@ class ForgetResult(_Dictable):
     scrubbed: bool = True
     note: str | None = None
     # Observed conversation messages not yet (or no longer) needed by capture whose text held
-    # every word of the description: their text is removed too (seed 002's inbox).
+    # every word of the description: their text is removed too (the capture inbox).
     messages: int = 0
 
     @property
@@ -286,7 +286,7 @@ class FactOutcome(_Dictable):
 
 @dataclass(frozen=True, slots=True)
 class RememberResult(_Dictable):
-    """Per-fact outcomes, the seed's summary sentence, and the LLM calls made."""
+    """Per-fact outcomes, a summary sentence, and the LLM calls made."""
 
     facts: list[FactOutcome]
     summary: str
@@ -363,7 +363,7 @@ class Page(_Dictable):
 @dataclass(frozen=True, slots=True)
 class Listing(_Dictable):
     """A page of a filtered, sorted browse (``Memory.browse_memories``): ``archived`` names the
-    items that come from the archive, ``types`` the experience type (seed 001) of each shown item
+    items that come from the archive, ``types`` the experience type of each shown item
     that is an experience; ``next_offset`` is the next page's offset (``None`` on the last),
     ``matched`` how many passed the filters, ``complete`` whether the archive's listing was read whole."""
 
@@ -403,22 +403,22 @@ class Stats(_Dictable):
     dimension: int | None
     database: str | None = None  # the file's path; the HTTP API never shows it
     database_bytes: int | None = None  # the whole file; over HTTP for admin keys only
-    archived: int = 0  # memories pruning moved to the archive (seed 003)
-    experiences: int = 0  # long-term experiences (seed 001), also counted among ``memories``
+    archived: int = 0  # memories pruning moved to the archive
+    experiences: int = 0  # long-term experiences, also counted among ``memories``
     short_term: int = 0  # experiences in the short-term buffer, not yet consolidated
-    consolidation: dict[str, float] = field(default_factory=dict)  # seed 001's memory_stats (see Consolidation)
+    consolidation: dict[str, float] = field(default_factory=dict)  # consolidation's counters (see Consolidation)
 
 
 @dataclass(frozen=True, slots=True)
 class Summary(_Dictable):
     """One agent's memory counted whole, not sampled (``memory_summary``; the dashboard's stats):
     its live facts and memories by effective strength now, in 10 steps of 0.1 (1.0 in the last),
-    its long-term experiences by seed 001's type, and per UTC day (``days``, oldest first, ending
+    its long-term experiences by type, and per UTC day (``days``, oldest first, ending
     today, from the first day with anything to show): ``stored`` (chunks stored that day and still
     held, superseded facts included), ``last_accessed`` (live chunks last retrieved that day),
     ``retrievals`` (chunks a recall returned), ``recalls`` (recalls that returned any),
-    ``consolidated``, ``merged`` and ``pruned`` (seed 001's short-term memory) and ``archived``
-    (pruning for size and seed 001's long-term bounds). The counters per day start when this hippo
+    ``consolidated``, ``merged`` and ``pruned`` (short-term memory) and ``archived``
+    (pruning for size and the long-term bounds). The counters per day start when this hippo
     first ran on the database; what happened before is not known."""
 
     agent_id: str
@@ -523,7 +523,7 @@ class ImportResult(_Dictable):
 
 @dataclass(frozen=True, slots=True)
 class Experience(_Dictable):
-    """Something the agent lived through (seed 001): a chat, observation, task, decision, tool use,
+    """Something the agent lived through: a chat, observation, task, decision, tool use,
     error or insight, with its ``importance`` (0-1; the starting strength once consolidated) and
     structured ``context`` (user, room, task ids and anything else).
 
@@ -553,7 +553,7 @@ class Experience(_Dictable):
 
 @dataclass(frozen=True, slots=True)
 class Consolidation(_Dictable):
-    """What one ``consolidate`` run did (seed 001): experiences of at least the threshold's
+    """What one ``consolidate`` run did: experiences of at least the threshold's
     importance moved to long-term memory, most important first, in one transaction; of them,
     ``merged`` were already held (the same or nearly the same text) and strengthened it instead;
     then ``pruned`` old unimportant entries left the buffer. ``remaining`` stay short-term."""
@@ -568,7 +568,7 @@ class Consolidation(_Dictable):
 
 @dataclass(frozen=True, slots=True)
 class Observation(_Dictable):
-    """What ``observe`` acknowledged (seed 002): ``accepted`` messages are durable and wait for
+    """What ``observe`` acknowledged: ``accepted`` messages are durable and wait for
     processing; ``duplicates`` (a message id the session already had) and ``skipped`` ones (system
     prompts, tool outputs, empty messages) were not kept."""
 
@@ -598,7 +598,7 @@ class Captured(_Dictable):
 
 @dataclass(frozen=True, slots=True)
 class Surfaced(_Dictable):
-    """What ``surface`` found worth showing now (seed 002): ``text``, a compact context block with
+    """What ``surface`` found worth showing now: ``text``, a compact context block with
     ids within the token budget (empty when nothing is relevant), its ``tokens``, and the ``hits``
     it holds, best first. None of them was shown to this session before."""
 
@@ -609,7 +609,7 @@ class Surfaced(_Dictable):
 
 @dataclass(frozen=True, slots=True)
 class CompactionEntry(_Dictable):
-    """What compaction made of one message (seed 004): its ``index`` in the session, ``type``,
+    """What compaction made of one message: its ``index`` in the session, ``type``,
     ``importance`` after the modifiers, ``retention`` after decay, and ``action``: ``kept`` in full,
     ``compressed`` to one line, a ``pointer`` in the sparse index, or ``dropped`` (a pointer the
     full index had no room for). ``memory_ids``: where ``Memory.compact`` stored its content (more
@@ -627,7 +627,7 @@ class CompactionEntry(_Dictable):
 
 @dataclass(frozen=True, slots=True)
 class CompactionStats(_Dictable):
-    """Seed 004's statistics: entries in each section, tokens before and after (the stats comment's
+    """Compaction's statistics: entries in each section, tokens before and after (the stats comment's
     count: pointer and compressed lines, kept entries whole), their ``ratio`` (None for an empty
     session), and ``summary_tokens``, the summary text's own count."""
 
@@ -645,7 +645,7 @@ class CompactionStats(_Dictable):
 
 @dataclass(frozen=True, slots=True)
 class Compaction(_Dictable):
-    """A compacted session (seed 004): the ``summary`` to put in place of the messages, what became
+    """A compacted session: the ``summary`` to put in place of the messages, what became
     of each message, and the statistics."""
 
     summary: str

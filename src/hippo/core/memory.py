@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from hippo.providers.base import LLM, Embedder
     from hippo.stores.base import Store
 
-__all__ = ["AgentTools", "Memory", "MemoryInput", "Assembly"]
+__all__ = ["AgentTools", "Assembly", "Memory", "MemoryInput"]
 
 
 class AgentTools(Protocol):
@@ -73,9 +73,8 @@ class Memory:
 
     def __init__(self, store: "Store", *, agent_id: str, embedder: "Embedder | None", settings: "Settings",
                  llm: "LLM | None" = None, clock: Clock = system_clock, assembly: Assembly | None = None) -> None:
-        self.agent_context = agent_context(store, agent_id=agent_id, embedder=embedder, settings=settings, llm=llm,
-                                     clock=clock)
-        ctx = self.agent_context
+        ctx = self.agent_context = agent_context(store, agent_id=agent_id, embedder=embedder, settings=settings,
+                                                 llm=llm, clock=clock)
         self.agent_id, self.settings, self.store, self.embedding, self.llm = \
             ctx.agent_id, ctx.settings, ctx.store.database, ctx.embedding, ctx.llm
         experiences = Experiences(ctx)

@@ -25,7 +25,7 @@ __all__ = [
 class Thresholds:
     """Cosine-similarity bands that depend on the embedding model.
 
-    ``duplicate`` and ``ambiguous`` are seed 000's recognition bands (0.93 and
+    ``duplicate`` and ``ambiguous`` are recognition's bands (0.93 and
     0.78 for OpenAI's text-embedding-3-small): above ``duplicate`` a fact is the
     same fact, between the two an LLM decides, below ``ambiguous`` it is new.
     ``forget`` is the least similarity at which ``forget_memory`` deletes a chunk.

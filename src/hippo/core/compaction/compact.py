@@ -191,7 +191,7 @@ def _append(path: str, line: str) -> None:
 
 def compact(messages: Sequence[Mapping[str, Any]], config: CompactionConfig | Mapping[str, Any] | None = None, *,
             previous_summary: str | None = None) -> Compaction:
-    """Seed 004's compaction of a message history (OpenAI or Anthropic shapes, tool calls and
+    """Compaction of a message history (OpenAI or Anthropic shapes, tool calls and
     results included): the summary text, what became of each message, and the statistics."""
     settings = resolve_config(config)
     if previous_summary is not None and not isinstance(previous_summary, str):
