@@ -19,12 +19,12 @@ import hippo.stores.sqlite.driving as driving
 import hippo.stores.sqlite.supersets as supersets
 from hippo.core.memory import MemoryInput
 from hippo.core.recall import keyword_match
-from hippo.index.exact import decode_vector
-from hippo.index.hnsw import HnswIndex
 from hippo.stores.base import ChunkFilter, ExperienceFilter, ExperienceRecord
 from hippo.stores.sqlite.filters import filter_sql
+from hippo.stores.sqlite.index.hnsw import HnswIndex
 from hippo.stores.sqlite.schema import MIGRATIONS, _statements
 from hippo.stores.sqlite.search import match_expression
+from hippo.stores.vectors import decode_vector
 
 pytestmark = pytest.mark.sqlite_only  # the SQLite store's own indexes and search plans
 

@@ -466,7 +466,7 @@ class ArchiveStore(Database, Protocol):
 
     def archive_chunks(self, agent_id: str, ids: Sequence[str], now: datetime) -> int:
         """Move chunks to the archive in one transaction, each vector kept as
-        :func:`~hippo.index.int8.encode_int8` bytes; how many moved."""
+        :func:`~hippo.stores.vectors.encode_int8` bytes; how many moved."""
         ...
 
     def archived_vectors(self, agent_id: str) -> dict[str, bytes | None]:

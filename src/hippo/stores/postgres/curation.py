@@ -16,12 +16,12 @@ from typing import Any, Callable, ContextManager, Iterator, Sequence
 
 import numpy as np
 
-from hippo.index.int8 import encode_int8
 from hippo.stores.base import PruneCandidate
 from hippo.stores.postgres.search import tsquery
 from hippo.stores.postgres.strength import CHUNKS, COUNTERS
 from hippo.stores.postgres.summary import count_retrieval_days
 from hippo.stores.retrievals import STRONG_LINK, RetrievalBatch
+from hippo.stores.vectors import encode_int8
 from hippo.types import ArchivedMemory, Chunk
 
 __all__ = ["CurationMixin"]

@@ -18,12 +18,12 @@ from typing import Any, Callable, ContextManager, Iterator, Sequence
 import numpy as np
 
 from hippo.clock import from_iso, to_iso
-from hippo.index.int8 import encode_int8
 from hippo.stores.base import PruneCandidate
 from hippo.stores.retrievals import STRONG_LINK, RetrievalBatch
 from hippo.stores.sqlite.fts import drop_deleted_terms
 from hippo.stores.sqlite.search import EPOCH_JULIAN_DAY, match_expression
 from hippo.stores.sqlite.summary import count_retrieval_days
+from hippo.stores.vectors import encode_int8
 from hippo.types import ArchivedMemory, Chunk
 
 __all__ = ["CurationMixin"]

@@ -38,14 +38,14 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from hippo.index.exact import top_positions
-from hippo.index.hnsw import RESCORE_EXTRA
 from hippo.stores.base import ChunkFilter
 from hippo.stores.sqlite.filters import experience_tests, filter_sql
+from hippo.stores.sqlite.index.exact import top_positions
+from hippo.stores.sqlite.index.hnsw import RESCORE_EXTRA
 from hippo.stores.sqlite.supersets import Lister, Supersets, listed
 
 if TYPE_CHECKING:
-    from hippo.stores.sqlite.vectors import VectorCache
+    from hippo.stores.sqlite.index.cache import VectorCache
 
 __all__ = ["AFTERWARDS", "KEYS_MIGRATION", "MIGRATION", "FilteredSearch", "drivers", "meta_key", "narrowed",
            "next_batch", "register", "source_key", "tag_key"]

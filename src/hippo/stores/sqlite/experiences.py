@@ -15,7 +15,6 @@ from typing import Any, Callable, ContextManager, Sequence
 
 import numpy as np
 
-from hippo.index.exact import decode_vector, encode_vector
 from hippo.stores.base import ChunkFilter, ExperienceFilter, ExperienceRecord
 from hippo.stores.rows import (
     RECORD_COLUMNS,
@@ -26,6 +25,7 @@ from hippo.stores.rows import (
     record_values,
 )
 from hippo.stores.sqlite.filters import experience_tests, filter_sql
+from hippo.stores.vectors import decode_vector, encode_vector
 from hippo.types import Experience
 
 __all__ = ["ExperienceMixin"]

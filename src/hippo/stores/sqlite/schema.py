@@ -318,7 +318,7 @@ CREATE INDEX idx_chunks_summary ON chunks(agent_id, created_at, last_accessed_at
                                           superseded_by, kind, feedback, id);
 """
 
-# An 8-bit copy of each archived memory's vector (index/int8.py: a scale, then the codes; a quarter
+# An 8-bit copy of each archived memory's vector (stores/vectors.py: a scale, then the codes; a quarter
 # of the float32 size), so a forget reaches the archive by meaning as it reaches live memories.
 # Memories archived before it have none: a forget embeds them once (core/archive.py).
 _ARCHIVE_VECTORS = """

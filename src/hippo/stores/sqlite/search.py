@@ -20,16 +20,17 @@ from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterable, Named
 
 import numpy as np
 
-from hippo.index.exact import decode_vector, top_positions
 from hippo.stores.base import Candidates, ChunkFilter, SearchQuery, Standing
 from hippo.stores.sqlite.driving import AFTERWARDS, FilteredSearch, next_batch
 from hippo.stores.sqlite.filters import experience_rowids_sql, filter_sql
-from hippo.stores.sqlite.vectors import read_rowids
+from hippo.stores.sqlite.index.cache import read_rowids
+from hippo.stores.sqlite.index.exact import top_positions
 from hippo.stores.sqlite.windows import best_windows
+from hippo.stores.vectors import decode_vector
 
 if TYPE_CHECKING:
     from hippo.stores.sqlite.bm25 import Bm25
-    from hippo.stores.sqlite.vectors import VectorCache
+    from hippo.stores.sqlite.index.cache import VectorCache
 
 __all__ = ["KEYWORD_BUDGET", "SearchMixin", "match_expression"]
 

@@ -16,7 +16,6 @@ import numpy as np
 from hippo.clock import from_iso, to_iso
 from hippo.config import DEFAULT_ANN_THRESHOLD
 from hippo.errors import EmbedderMismatch, StorageError
-from hippo.index.exact import encode_vector
 from hippo.stores.base import UNCHANGED, ChunkFilter, StoreCapabilities, StrengthUpdate
 from hippo.stores.neighbours import nearest_runs
 from hippo.stores.retrievals import DEFAULT_DELAY, RetrievalQueue
@@ -27,6 +26,7 @@ from hippo.stores.sqlite.curation import CurationMixin
 from hippo.stores.sqlite.experiences import ExperienceMixin
 from hippo.stores.sqlite.filters import filter_sql
 from hippo.stores.sqlite.fts import drop_deleted_terms, rebuild_grown
+from hippo.stores.sqlite.index.cache import VectorCache
 from hippo.stores.sqlite.keys import KeyMixin
 from hippo.stores.sqlite.merges import MergeMixin
 from hippo.stores.sqlite.schema import migrate
@@ -34,8 +34,8 @@ from hippo.stores.sqlite.scrub import Scrubber
 from hippo.stores.sqlite.search import SearchMixin, match_expression
 from hippo.stores.sqlite.summary import SummaryMixin, count_retrievals, register_math
 from hippo.stores.sqlite.supersets import Supersets
-from hippo.stores.sqlite.vectors import VectorCache
 from hippo.stores.sqlite.windows import split, write_windows
+from hippo.stores.vectors import encode_vector
 from hippo.types import Block, Chunk, ConversationHit
 
 __all__ = ["SQLiteStore"]

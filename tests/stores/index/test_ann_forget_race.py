@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import hippo
-from hippo.index.int8 import quantize
 from hippo.providers.fake import FakeEmbedder
+from hippo.stores.vectors import quantize
 
 pytest.importorskip("hnswlib")
 
@@ -25,7 +25,7 @@ SECRET = "The safe deposit box number is Quillwhistle-7741"
 BUILDER = """
 import pathlib, sys, time
 import hippo
-from hippo.stores.sqlite.annfiles import AnnFiles
+from hippo.stores.sqlite.index.annfiles import AnnFiles
 
 db, ready, go = sys.argv[1:4]
 save = AnnFiles.save
