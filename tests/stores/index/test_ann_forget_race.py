@@ -101,7 +101,7 @@ def test_a_forget_during_another_process_build_leaves_no_trace(tmp_path, reuse):
 
 
 def rowid(mem: hippo.Memory, chunk_id: str) -> int:
-    return mem.store._conn.execute("SELECT rowid FROM chunks WHERE id = ?", (chunk_id,)).fetchone()[0]
+    return mem.store.db.conn.execute("SELECT rowid FROM chunks WHERE id = ?", (chunk_id,)).fetchone()[0]
 
 
 def _all():

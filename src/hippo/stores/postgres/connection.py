@@ -1,5 +1,6 @@
 """Connections of the PostgreSQL store: a psycopg pool, one write transaction per thread, and
-per-agent write locks that give PostgreSQL the guarantees SQLite's single writer gives.
+per-agent write locks that give PostgreSQL the guarantees SQLite's single writer gives. The store's
+parts read and write through it (it is their ``SqlDatabase`` handle: ``stores/sql/database.py``).
 
 A write transaction (``Store.transaction``) pins one pooled connection to the calling thread;
 every store call of that thread joins it, nested calls included. The first time a transaction
@@ -14,9 +15,12 @@ from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 from hippo.errors import StorageError
+from hippo.stores.base import ChunkFilter
+from hippo.stores.postgres.filters import filter_sql
+from hippo.stores.sql.dialect import POSTGRES
 
 SPARE_WAIT = 0.002  # seconds a read waits for a second connection before it goes on with one
 EF_SEARCH = 256  # rows an HNSW walk keeps before filters (hnsw.ef_search), on every pooled connection
@@ -39,6 +43,8 @@ def storage_errors(what: str) -> Iterator[None]:
 class Connections:
     """The pool of one store and the write transaction of each thread."""
 
+    dialect = POSTGRES
+
     def __init__(self, url: str, *, max_size: int = 10) -> None:
         from pgvector.psycopg import register_vector
         from psycopg_pool import ConnectionPool
@@ -56,6 +62,10 @@ class Connections:
         with storage_errors("cannot open the PostgreSQL pool"):
             self._pool.open(wait=True, timeout=30)
         self._local = threading.local()
+        # Set by the store: the recalls' queued bookkeeping a read must see first
+        # (``RetrievalQueue.before_read``), and what a delete changes in what it keeps in memory.
+        self.before_read: Callable[[str | None], None] = lambda agent_id: None
+        self.on_deleted: Callable[[str, int], None] = lambda agent_id, count: None
 
     def close(self) -> None:
         self._pool.close()
@@ -139,3 +149,32 @@ class Connections:
         """A write: inside the thread's transaction (one is opened when none is), the agent locked."""
         with self.transaction(), self.connection(agent_id) as conn:
             yield conn
+
+    def reading(self, agent_id: str | None = None, *, bookkeeping: bool = True) -> Any:
+        """A read's connection (:meth:`connection`), once the recalls' queued bookkeeping it must see
+        is written (``RetrievalQueue.before_read``: ``agent_id``'s, or every agent's when the read
+        names none). A read of rows that bookkeeping never writes (API keys, the model's record, the
+        short-term buffer: ``bookkeeping=False``) waits for none: a server reads its keys at every
+        request, and those reads waited for every agent's queue (issue 34)."""
+        if bookkeeping:
+            self.before_read(agent_id)
+        return self.connection(agent_id)
+
+    def filter_sql(self, where: ChunkFilter) -> tuple[str, list[Any]]:
+        return filter_sql(where)
+
+    def text_deleted(self, agent_id: str, count: int, *, table: str = "") -> None:
+        """PostgreSQL keeps a deleted row's bytes in its files until ``hippo scrub``: the store
+        says so (``pending_scrub``) and forgets what it counted of the agent."""
+        self.on_deleted(agent_id, count)
+
+    def drop_chunks(self, conn: Any, agent_id: str, ids: Sequence[str] | None) -> list[str]:
+        """Inside the write: the agent's chunk rows go (their counters, windows, links and surfacing
+        records with them, by foreign keys); their kinds."""
+        if ids is None:
+            rows = conn.execute("DELETE FROM chunk_rows WHERE agent_id = %s RETURNING kind", (agent_id,)).fetchall()
+        else:
+            rows = conn.execute("DELETE FROM chunk_rows WHERE agent_id = %s AND id = ANY(%s) RETURNING kind",
+                                (agent_id, list(ids))).fetchall()
+        self.text_deleted(agent_id, len(rows))
+        return [r[0] for r in rows]

@@ -25,11 +25,22 @@ from typing import Any
 
 from hippo.errors import StorageError
 from hippo.stores.postgres import merges, strength, windows
-from hippo.stores.postgres.keys import SESSIONS_MIGRATION
 
-__all__ = ["MIGRATIONS", "MIGRATION_LOCK", "migrate", "vector_index"]
+__all__ = ["MIGRATIONS", "MIGRATION_LOCK", "SESSIONS_MIGRATION", "migrate", "vector_index"]
 
 MIGRATION_LOCK = 0x6869_7070_6F00  # "hippo\0": one advisory lock id for schema changes
+
+# Issue 32: logout ends the session on every server. Sessions made before had no record, so
+# their cookies are refused from now on and their holders log in once more.
+SESSIONS_MIGRATION = """
+CREATE TABLE dashboard_sessions (
+    id          text PRIMARY KEY,   -- SHA-256 of the session's secret id, hex
+    key_id      text NOT NULL,      -- api_keys.id; deleted with the key
+    created_at  timestamptz NOT NULL,
+    expires_at  timestamptz NOT NULL
+);
+CREATE INDEX dashboard_sessions_key ON dashboard_sessions (key_id);
+"""
 
 _BASE = """
 CREATE EXTENSION IF NOT EXISTS vector;
@@ -363,7 +374,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0007_archive_order", _ARCHIVE_ORDER),
     ("0008_daily", _DAILY),
     ("0009_tag_index", _TAG_INDEX),
-    ("0010_dashboard_sessions", SESSIONS_MIGRATION),  # logout ends a session on every server (keys.py)
+    ("0010_dashboard_sessions", SESSIONS_MIGRATION),  # logout ends a session on every server (stores/sql/keys.py)
     ("0011_archive_vectors", _ARCHIVE_VECTORS),
     ("0012_observed_by_id", _OBSERVED_BY_ID),
     ("0014_fact_merges", merges.MIGRATION),  # the wordings merged into facts (merges.py)

@@ -11,10 +11,22 @@ import sqlite3
 from datetime import datetime, timezone
 
 from hippo.errors import StorageError
-from hippo.stores.sqlite import changes, driving, merges, windows
-from hippo.stores.sqlite.keys import SESSIONS_MIGRATION
+from hippo.stores.sqlite import merges, windows
+from hippo.stores.sqlite.narrowing import changes, driving
 
-__all__ = ["MIGRATIONS", "migrate"]
+__all__ = ["MIGRATIONS", "SESSIONS_MIGRATION", "migrate"]
+
+# Issue 32: logout ends the session on every server. Existing sessions had no record, so after
+# this migration their cookies are refused and their holders log in once more.
+SESSIONS_MIGRATION = """
+CREATE TABLE dashboard_sessions (
+    id          TEXT PRIMARY KEY,   -- SHA-256 of the session's secret id, hex
+    key_id      TEXT NOT NULL,      -- api_keys.id; deleted with the key
+    created_at  TEXT NOT NULL,
+    expires_at  TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX idx_dashboard_sessions_key ON dashboard_sessions(key_id);
+"""
 
 _CHUNKS = """
 CREATE TABLE chunks (
@@ -333,7 +345,7 @@ CREATE INDEX idx_observed_message ON observed_messages(agent_id, message_id);
 
 # Recall's conversational context reads the memories of a hit's own session stored just before and
 # after it (core/context.py): the session index, with kind and id after the session, seeks them;
-# its first two columns still serve the session filter (driving.py names it).
+# its first two columns still serve the session filter (narrowing/driving.py names it).
 _SESSION_ORDER = """
 DROP INDEX idx_chunks_session;
 CREATE INDEX idx_chunks_session ON chunks(agent_id, session_id, kind, id) WHERE session_id IS NOT NULL;
@@ -352,10 +364,10 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0010_capture", _CAPTURE),
     ("0011_archive_order", _ARCHIVE_ORDER),
     ("0012_daily", _DAILY),
-    ("0013_filter_indexes", driving.MIGRATION),  # chunk_tags, experiences' chunk rowids (driving.py)
+    ("0013_filter_indexes", driving.MIGRATION),  # chunk_tags, experiences' chunk rowids (narrowing/driving.py)
     ("0014_browse_order", _BROWSE_ORDER),
     ("0015_chunk_changes", changes.MIGRATION),  # rowids written, for what stores keep in memory (changes.py)
-    ("0016_dashboard_sessions", SESSIONS_MIGRATION),  # logout ends a session on every server (keys.py)
+    ("0016_dashboard_sessions", SESSIONS_MIGRATION),  # logout ends a session on every server (stores/sql/keys.py)
     ("0017_archive_vectors", _ARCHIVE_VECTORS),
     ("0018_observed_by_id", _OBSERVED_BY_ID),
     ("0020_fact_merges", merges.MIGRATION),  # the wordings merged into facts (merges.py)
@@ -364,7 +376,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0023_merge_provenance", merges.PROVENANCE),  # a merged wording's metadata, source, session (merges.py)
     ("0024_merges_rewritten", merges.REWRITTEN),  # a fact's new text takes its merged wordings (merges.py)
     ("0025_weak_links", _WEAK_LINKS),
-    ("0026_filter_keys", driving.KEYS_MIGRATION),  # metadata values' and sources' keys (driving.py)
+    ("0026_filter_keys", driving.KEYS_MIGRATION),  # metadata values' and sources' keys (narrowing/driving.py)
 ]
 
 

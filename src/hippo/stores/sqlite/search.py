@@ -15,21 +15,21 @@ import json
 import math
 import re
 import sqlite3
-import threading
-from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
 from hippo.stores.base import Candidates, ChunkFilter, SearchQuery, Standing
-from hippo.stores.sqlite.driving import AFTERWARDS, FilteredSearch, next_batch
 from hippo.stores.sqlite.filters import experience_rowids_sql, filter_sql
 from hippo.stores.sqlite.index.cache import read_rowids
 from hippo.stores.sqlite.index.exact import top_positions
+from hippo.stores.sqlite.narrowing.driving import AFTERWARDS, FilteredSearch, next_batch
 from hippo.stores.sqlite.windows import best_windows
 from hippo.stores.vectors import decode_vector
 
 if TYPE_CHECKING:
     from hippo.stores.sqlite.bm25 import Bm25
+    from hippo.stores.sqlite.database import SQLiteDatabase
     from hippo.stores.sqlite.index.cache import VectorCache
 
 __all__ = ["KEYWORD_BUDGET", "SearchMixin", "match_expression"]
@@ -106,14 +106,12 @@ def _affordable(conn: sqlite3.Connection, match: str, *, bm25: "Bm25 | None" = N
 class SearchMixin(FilteredSearch):
     """The search half of :class:`~hippo.stores.sqlite.store.SQLiteStore` (see the module's docstring)."""
 
-    _conn: sqlite3.Connection
-    _lock: threading.RLock
+    db: "SQLiteDatabase"
     _vectors: "VectorCache"
     _kept: dict[tuple[Any, ...], Any]
-    _kept_state: tuple[int, int] | None
+    _kept_state: tuple[int, int, int] | None
     _bm25: "Bm25"
-    _reading: Callable[..., ContextManager[sqlite3.Connection]]
-    _rows_by_id: Callable[..., list]
+    get_vectors: Callable[[str, Sequence[str]], dict[str, np.ndarray]]
 
     def search(self, agent_id: str, query: SearchQuery) -> Candidates:
         if not self._holds_chunks(agent_id):  # a new agent, or one whose memories are all short-term yet
@@ -149,7 +147,7 @@ class SearchMixin(FilteredSearch):
             for chunk_id, stored in self.get_vectors(agent_id, scored).items():
                 if len(stored) == len(vector):
                     cosines[chunk_id] = float(np.dot(stored, vector))
-            with self._reading(agent_id) as conn:
+            with self.db.reading(agent_id) as conn:
                 windows = best_windows(conn, agent_id, scored, vector)
             for chunk_id, best in windows.items():
                 if chunk_id in cosines:
@@ -157,22 +155,18 @@ class SearchMixin(FilteredSearch):
         return chunks, cosines
 
     def standings(self, agent_id: str, ids: Sequence[str]) -> list[Standing]:
-        return self._rows_by_id(agent_id, ids, _STANDING_COLUMNS, _standing_of)
-
-    def get_vectors(self, agent_id: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """What ranking reads of the agent's chunks among ``ids``, in the order of ``ids``."""
         if not ids:
-            return {}
-        with self._reading(agent_id) as conn:
-            rows = conn.execute(
-                f"SELECT id, embedding FROM chunks WHERE +agent_id = ? AND embedding IS NOT NULL "
-                f"AND id IN ({_marks(len(ids))})",
-                (agent_id, *ids),
-            ).fetchall()
-        return {row[0]: decode_vector(row[1]) for row in rows}
+            return []
+        with self.db.reading(agent_id) as conn:
+            rows = conn.execute(f"SELECT {_STANDING_COLUMNS} FROM chunks WHERE +agent_id = ? "
+                                f"AND id IN ({_marks(len(ids))})", (agent_id, *ids)).fetchall()
+        by_id = {row[0]: _standing_of(row) for row in rows}
+        return [by_id[i] for i in ids if i in by_id]
 
     def vector_search(self, agent_id: str, query: np.ndarray, limit: int,
                       where: ChunkFilter, *, quick: bool = False) -> list[tuple[str, float]]:
-        with self._reading(agent_id) as conn:
+        with self.db.reading(agent_id) as conn:
             allowed = None
             clause, params = filter_sql(where)
             if not where.is_empty and not where.include_superseded:
@@ -188,7 +182,7 @@ class SearchMixin(FilteredSearch):
 
     def _holds_chunks(self, agent_id: str) -> bool:
         """Whether the agent has a chunk at all (archived ones are not chunks), known until the file changes."""
-        with self._reading(agent_id) as conn:
+        with self.db.reading(agent_id) as conn:
             kept, key = self._kept_now(conn), ("holds", agent_id)
             if key not in kept:
                 found = conn.execute("SELECT 1 FROM chunks WHERE agent_id = ? LIMIT 1", (agent_id,)).fetchone()
@@ -198,8 +192,9 @@ class SearchMixin(FilteredSearch):
     def _kept_now(self, conn: sqlite3.Connection) -> dict[tuple[Any, ...], Any]:
         """What is worth keeping between the searches of one recall (a period's rowid list, a
         keyword query's scores), valid until the file changes: this connection's writes move
-        ``total_changes``, other connections' commits ``PRAGMA data_version``."""
-        state = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
+        ``total_changes``, other connections' commits ``PRAGMA data_version``; a rollback moves neither,
+        so the rollbacks are counted too."""
+        state = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes, self.db.rollbacks)
         if state != self._kept_state or len(self._kept) >= _KEPT_MAX:
             self._kept, self._kept_state = {}, state
         return self._kept
@@ -264,7 +259,7 @@ class SearchMixin(FilteredSearch):
     def _ids_for_rowids(self, found: list[tuple[int, float]]) -> list[tuple[str, float]]:
         if not found:
             return []
-        rows = self._conn.execute(
+        rows = self.db.conn.execute(
             f"SELECT rowid, id FROM chunks WHERE rowid IN ({_marks(len(found))})", [r for r, _ in found]
         ).fetchall()
         ids = dict(rows)
@@ -277,7 +272,7 @@ class SearchMixin(FilteredSearch):
         then get their full score, left-out terms included (see :class:`Affordable`): what is
         lost is only the rows that match none of the kept terms."""
         clause, params = filter_sql(where)
-        with self._reading(agent_id) as conn:
+        with self.db.reading(agent_id) as conn:
             kept = self._kept_now(conn)
             if ("affordable", match, KEYWORD_BUDGET) not in kept:
                 kept["affordable", match, KEYWORD_BUDGET] = _affordable(conn, match, bm25=self._bm25)
