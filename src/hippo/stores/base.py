@@ -145,6 +145,16 @@ class Candidates:
     unseen_similarity: float = 0.0
     unseen_bm25: float = 0.0
 
+    @classmethod
+    def found(cls, chunks: list[Standing], similarity: dict[str, float], bm25: dict[str, float],
+              cosines: dict[str, float], depth: int) -> "Candidates":
+        """The candidates of a search that asked each side for ``depth``: ``cosines`` (of those found
+        by words only) join the similarities, and a side that returned fewer than ``depth`` had no more."""
+        return cls(chunks, {**cosines, **similarity}, bm25,
+                   exhausted=len(similarity) < depth and len(bm25) < depth,
+                   unseen_similarity=min(similarity.values()) if len(similarity) >= depth else 0.0,
+                   unseen_bm25=min(bm25.values()) if len(bm25) >= depth else 0.0)
+
     def merged(self, other: "Candidates") -> "Candidates":
         """Both sets of candidates (scores of one query against one index, so comparable)."""
         known = {c.id for c in self.chunks}

@@ -18,8 +18,8 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Sequence
 
 from hippo.errors import StorageError
-from hippo.stores.base import ChunkFilter
 from hippo.stores.postgres.filters import filter_sql
+from hippo.stores.sql.database import Handle
 from hippo.stores.sql.dialect import POSTGRES
 
 SPARE_WAIT = 0.002  # seconds a read waits for a second connection before it goes on with one
@@ -40,7 +40,7 @@ def storage_errors(what: str) -> Iterator[None]:
             from exc
 
 
-class Connections:
+class Connections(Handle):
     """The pool of one store and the write transaction of each thread."""
 
     dialect = POSTGRES
@@ -62,9 +62,8 @@ class Connections:
         with storage_errors("cannot open the PostgreSQL pool"):
             self._pool.open(wait=True, timeout=30)
         self._local = threading.local()
-        # Set by the store: the recalls' queued bookkeeping a read must see first
-        # (``RetrievalQueue.before_read``), and what a delete changes in what it keeps in memory.
-        self.before_read: Callable[[str | None], None] = lambda agent_id: None
+        super().__init__(filter_sql)
+        # Set by the store: what a delete changes in what it keeps in memory.
         self.on_deleted: Callable[[str, int], None] = lambda agent_id, count: None
 
     def close(self) -> None:
@@ -149,19 +148,6 @@ class Connections:
         """A write: inside the thread's transaction (one is opened when none is), the agent locked."""
         with self.transaction(), self.connection(agent_id) as conn:
             yield conn
-
-    def reading(self, agent_id: str | None = None, *, bookkeeping: bool = True) -> Any:
-        """A read's connection (:meth:`connection`), once the recalls' queued bookkeeping it must see
-        is written (``RetrievalQueue.before_read``: ``agent_id``'s, or every agent's when the read
-        names none). A read of rows that bookkeeping never writes (API keys, the model's record, the
-        short-term buffer: ``bookkeeping=False``) waits for none: a server reads its keys at every
-        request, and those reads waited for every agent's queue (issue 34)."""
-        if bookkeeping:
-            self.before_read(agent_id)
-        return self.connection(agent_id)
-
-    def filter_sql(self, where: ChunkFilter) -> tuple[str, list[Any]]:
-        return filter_sql(where)
 
     def text_deleted(self, agent_id: str, count: int, *, table: str = "") -> None:
         """PostgreSQL keeps a deleted row's bytes in its files until ``hippo scrub``: the store

@@ -45,6 +45,7 @@ from hippo.stores.postgres.filters import filter_sql, words_filter_sql
 from hippo.stores.postgres.schema import vector_index
 from hippo.stores.postgres.strength import CHUNKS
 from hippo.stores.postgres.windows import best_cosine, vector_side, vector_values
+from hippo.stores.sql.rows import standing_of
 
 __all__ = ["SearchMixin", "tsquery"]
 
@@ -64,10 +65,6 @@ _WORDS_KEPT = 50_000  # words whose counts are kept at most (all dropped past it
 _SHARE_TTL = 300.0  # seconds the share of a walk's rows that passed a filter is trusted
 KEYWORD_BUDGET = 10_000  # rows the keyword side may score per search (as the SQLite store)
 EF_MAX = 1000  # pgvector's largest hnsw.ef_search
-
-
-def _standing(row: Sequence[Any]) -> Standing:
-    return Standing(row[0], row[1], row[2], row[3], row[4], row[5], bool(row[6]), row[7])
 
 
 def tsquery(terms: Sequence[str], every: bool = False) -> str | None:
@@ -216,13 +213,7 @@ class SearchMixin:
         similarity = {r[0]: r[8] for r in rows if r[8] is not None}
         bm25 = {r[0]: r[9] for r in rows if r[9] is not None}
         cosines = {r[0]: r[10] for r in rows if r[10] is not None}
-        depth = query.depth
-        return Candidates(
-            [_standing(r) for r in rows], {**cosines, **similarity}, bm25,
-            exhausted=len(similarity) < depth and len(bm25) < depth,
-            unseen_similarity=min(similarity.values()) if len(similarity) >= depth else 0.0,
-            unseen_bm25=min(bm25.values()) if len(bm25) >= depth else 0.0,
-        )
+        return Candidates.found([standing_of(r) for r in rows], similarity, bm25, cosines, query.depth)
 
     def _both_sides(self, conn: Any, other: Any, agent_id: str, vector: np.ndarray, words: list[str], clause: str,
                     params: list[Any], query: SearchQuery, walk: int | None) -> list[tuple]:
@@ -408,7 +399,7 @@ class SearchMixin:
                                 [*values, agent_id, list(ids)]).fetchall()
         by_id = {r[0]: r for r in rows}
         ordered = [by_id[i] for i in ids if i in by_id]
-        return [_standing(r) for r in ordered], {r[0]: r[8] for r in ordered if r[8] is not None}
+        return [standing_of(r) for r in ordered], {r[0]: r[8] for r in ordered if r[8] is not None}
 
     def neighbours(self, agent_id: str, ids: Sequence[str], reach: int,
                    where: ChunkFilter) -> dict[str, list[tuple[str, int]]]:

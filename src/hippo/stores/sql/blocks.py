@@ -12,7 +12,7 @@ from typing import Any
 
 from hippo.clock import to_utc
 from hippo.stores.base import UNCHANGED
-from hippo.stores.sql.database import SqlDatabase
+from hippo.stores.sql.database import SqlDatabase, fetch
 from hippo.stores.sql.rows import time_of
 from hippo.types import Block
 
@@ -28,10 +28,9 @@ class SqlBlocks:
 
     def get_block(self, agent_id: str, key: str) -> Block | None:
         d = self.db.dialect
-        with self.db.reading(agent_id) as conn:
-            row = d.run(conn, f"SELECT {_BLOCK_COLUMNS} FROM memory_blocks WHERE agent_id = ? AND key = ?",
-                        (agent_id, key)).fetchone()
-        return Block(row[0], row[1], time_of(d, row[2]), row[3]) if row else None
+        rows = fetch(self.db, agent_id, f"SELECT {_BLOCK_COLUMNS} FROM memory_blocks WHERE agent_id = ? AND key = ?",
+                     (agent_id, key))
+        return Block(rows[0][0], rows[0][1], time_of(d, rows[0][2]), rows[0][3]) if rows else None
 
     def put_block(self, agent_id: str, key: str, value: str, now: datetime, *, char_limit: Any = UNCHANGED) -> Block:
         d = self.db.dialect
@@ -48,9 +47,8 @@ class SqlBlocks:
 
     def list_blocks(self, agent_id: str) -> list[Block]:
         d = self.db.dialect
-        with self.db.reading(agent_id) as conn:
-            rows = d.run(conn, f"SELECT {_BLOCK_COLUMNS} FROM memory_blocks WHERE agent_id = ? "
-                         f"ORDER BY key{d.bytewise}", (agent_id,)).fetchall()
+        rows = fetch(self.db, agent_id, f"SELECT {_BLOCK_COLUMNS} FROM memory_blocks WHERE agent_id = ? "
+                     f"ORDER BY key{d.bytewise}", (agent_id,))
         return [Block(r[0], r[1], time_of(d, r[2]), r[3]) for r in rows]
 
 
@@ -67,9 +65,8 @@ class SqlDaily:
 
     def read_daily(self, agent_id: str, since: date) -> dict[str, dict[str, int]]:
         d = self.db.dialect
-        with self.db.reading(agent_id) as conn:
-            rows = d.run(conn, "SELECT day, name, value FROM agent_daily WHERE agent_id = ? AND day >= ? "
-                         "ORDER BY day, name", (agent_id, d.day(since))).fetchall()
+        rows = fetch(self.db, agent_id, "SELECT day, name, value FROM agent_daily WHERE agent_id = ? AND day >= ? "
+                     "ORDER BY day, name", (agent_id, d.day(since)))
         out: dict[str, dict[str, int]] = {}
         for day, name, value in rows:
             out.setdefault(day if isinstance(day, str) else day.isoformat(), {})[name] = int(value)

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from typing import Any, Sequence
 
 from hippo.stores.base import Observed
-from hippo.stores.sql.database import SqlDatabase
+from hippo.stores.sql.database import SqlDatabase, blank, fetch
 from hippo.stores.sql.rows import OBSERVED_COLUMNS, observed_of
 
 __all__ = ["SqlCapture", "erase_capture", "release_sources"]
@@ -41,19 +41,16 @@ class SqlCapture:
 
     def pending_sessions(self, agent_id: str | None) -> list[tuple[str, str]]:
         mine, params = ("AND m.agent_id = ?", (agent_id,)) if agent_id is not None else ("", ())
-        with self.db.reading() as conn:
-            rows = self.db.dialect.run(
-                conn, "SELECT m.agent_id, m.session_id FROM observed_messages m LEFT JOIN capture_cursors c "
-                "ON c.agent_id = m.agent_id AND c.session_id = m.session_id "
-                f"WHERE m.seq > COALESCE(c.processed_seq, 0) {mine} GROUP BY m.agent_id, m.session_id "
-                "ORDER BY min(m.seq)", params).fetchall()
+        rows = fetch(self.db, None, "SELECT m.agent_id, m.session_id FROM observed_messages m "
+                     "LEFT JOIN capture_cursors c ON c.agent_id = m.agent_id AND c.session_id = m.session_id "
+                     f"WHERE m.seq > COALESCE(c.processed_seq, 0) {mine} GROUP BY m.agent_id, m.session_id "
+                     "ORDER BY min(m.seq)", params)
         return [(r[0], r[1]) for r in rows]
 
     def capture_cursor(self, agent_id: str, session_id: str) -> int:
-        with self.db.reading(agent_id) as conn:
-            row = self.db.dialect.run(conn, "SELECT processed_seq FROM capture_cursors WHERE agent_id = ? "
-                                      "AND session_id = ?", (agent_id, session_id)).fetchone()
-        return int(row[0]) if row else 0
+        rows = fetch(self.db, agent_id, "SELECT processed_seq FROM capture_cursors WHERE agent_id = ? "
+                     "AND session_id = ?", (agent_id, session_id))
+        return int(rows[0][0]) if rows else 0
 
     def observed(self, agent_id: str, session_id: str, *, after: int, limit: int) -> list[Observed]:
         return self._messages(agent_id, "session_id = ? AND seq > ? ORDER BY seq LIMIT ?", (session_id, after, limit))
@@ -72,9 +69,8 @@ class SqlCapture:
 
     def _messages(self, agent_id: str, rest: str, params: Sequence[Any]) -> list[Observed]:
         """The agent's messages that pass ``rest`` (the tests after the agent's, and the order)."""
-        with self.db.reading(agent_id) as conn:
-            rows = self.db.dialect.run(conn, f"SELECT {OBSERVED_COLUMNS} FROM observed_messages WHERE agent_id = ? "
-                                       f"AND {rest}", (agent_id, *params)).fetchall()
+        rows = fetch(self.db, agent_id, f"SELECT {OBSERVED_COLUMNS} FROM observed_messages WHERE agent_id = ? "
+                     f"AND {rest}", (agent_id, *params))
         return [observed_of(r) for r in rows]
 
     def advance_cursor(self, agent_id: str, session_id: str, expected: int, new: int, keep_from: int) -> bool:
@@ -98,18 +94,13 @@ class SqlCapture:
     def clear_observed(self, agent_id: str, seqs: Sequence[int]) -> int:
         if not seqs:
             return 0
-        d = self.db.dialect
-        among, values = d.among("seq", seqs)
-        with self.db.writing(agent_id) as conn:
-            count = int(d.run(conn, f"UPDATE observed_messages SET content = '' WHERE agent_id = ? AND {among}",
-                              (agent_id, *values)).rowcount)
-            self.db.text_deleted(agent_id, count)
-        return count
+        among, values = self.db.dialect.among("seq", seqs)
+        return blank(self.db, agent_id, f"UPDATE observed_messages SET content = '' WHERE agent_id = ? AND {among}",
+                     (agent_id, *values))
 
     def surfaced_ids(self, agent_id: str, session_id: str) -> set[str]:
-        with self.db.reading(agent_id) as conn:
-            rows = self.db.dialect.run(conn, "SELECT chunk_id FROM surfaced WHERE agent_id = ? AND session_id = ?",
-                                       (agent_id, session_id)).fetchall()
+        rows = fetch(self.db, agent_id, "SELECT chunk_id FROM surfaced WHERE agent_id = ? AND session_id = ?",
+                     (agent_id, session_id))
         return {r[0] for r in rows}
 
     def mark_surfaced(self, agent_id: str, session_id: str, ids: Sequence[str], now: datetime) -> None:

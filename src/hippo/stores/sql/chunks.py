@@ -21,7 +21,7 @@ from hippo.stores.base import StrengthUpdate
 from hippo.stores.sql.blocks import count_retrievals, erase_daily
 from hippo.stores.sql.capture import erase_capture, release_sources
 from hippo.stores.sql.curation import MOVED, delete_archived_rows
-from hippo.stores.sql.database import SqlDatabase
+from hippo.stores.sql.database import SqlDatabase, fetch
 from hippo.stores.sql.experiences import erase_experiences
 from hippo.stores.sql.rows import chunk_columns, chunk_of
 from hippo.stores.vectors import encode_int8
@@ -57,21 +57,19 @@ class SqlChunks:
     db: SqlDatabase
 
     def embedder_record(self) -> tuple[str, int | None] | None:
-        with self.db.reading(bookkeeping=False) as conn:
-            row = conn.execute("SELECT model_id, dimension FROM embedding_model WHERE id = 1").fetchone()
-        return (row[0], row[1]) if row else None
+        rows = fetch(self.db, None, "SELECT model_id, dimension FROM embedding_model WHERE id = 1", bookkeeping=False)
+        return (rows[0][0], rows[0][1]) if rows else None
 
     def memories_by_hash(self, agent_id: str, hashes: Sequence[str]) -> dict[str, Chunk]:
         if not hashes:
             return {}
         d = self.db.dialect
         among, values = d.among("c.content_hash", hashes)
-        with self.db.reading(agent_id) as conn:
-            rows = d.run(conn,
-                         # Named in SQLite: its planner otherwise picks (agent_id, kind) and walks every memory
-                         # of the agent (590 ms for 1,000 hashes at 100k rows; 14 ms through this index).
-                         f"SELECT {chunk_columns(d)} FROM {d.chunks}{d.indexed_by('idx_chunks_memory_dedup')} "
-                         f"WHERE c.agent_id = ? AND c.kind = 'memory' AND {among}", (agent_id, *values)).fetchall()
+        rows = fetch(self.db, agent_id,
+                     # Named in SQLite: its planner otherwise picks (agent_id, kind) and walks every memory
+                     # of the agent (590 ms for 1,000 hashes at 100k rows; 14 ms through this index).
+                     f"SELECT {chunk_columns(d)} FROM {d.chunks}{d.indexed_by('idx_chunks_memory_dedup')} "
+                     f"WHERE c.agent_id = ? AND c.kind = 'memory' AND {among}", (agent_id, *values))
         return {chunk.content_hash: chunk for chunk in (chunk_of(d, r) for r in rows)}  # type: ignore[misc]
 
     def get_chunks(self, agent_id: str, ids: Sequence[str]) -> list[Chunk]:
@@ -79,17 +77,15 @@ class SqlChunks:
             return []
         d = self.db.dialect
         among, values = d.among("c.id", ids)
-        with self.db.reading(agent_id) as conn:
-            rows = d.run(conn, f"SELECT {chunk_columns(d)} FROM {d.chunks} WHERE {d.unindexed('c.agent_id')} = ? "
-                         f"AND {among}", (agent_id, *values)).fetchall()
+        rows = fetch(self.db, agent_id, f"SELECT {chunk_columns(d)} FROM {d.chunks} "
+                     f"WHERE {d.unindexed('c.agent_id')} = ? AND {among}", (agent_id, *values))
         by_id = {row[0]: chunk_of(d, row) for row in rows}
         return [by_id[i] for i in ids if i in by_id]
 
     def superseded_by(self, agent_id: str, chunk_id: str) -> list[Chunk]:
         d = self.db.dialect
-        with self.db.reading(agent_id) as conn:
-            rows = d.run(conn, f"SELECT {chunk_columns(d)} FROM {d.chunks} WHERE c.agent_id = ? "
-                         "AND c.superseded_by = ? ORDER BY c.created_at", (agent_id, chunk_id)).fetchall()
+        rows = fetch(self.db, agent_id, f"SELECT {chunk_columns(d)} FROM {d.chunks} WHERE c.agent_id = ? "
+                     "AND c.superseded_by = ? ORDER BY c.created_at", (agent_id, chunk_id))
         return [chunk_of(d, r) for r in rows]
 
     def lengths(self, agent_id: str, ids: Sequence[str]) -> dict[str, int]:
@@ -97,9 +93,9 @@ class SqlChunks:
             return {}
         d = self.db.dialect
         among, values = d.among("id", ids)
-        with self.db.reading(agent_id) as conn:  # characters, in both (PostgreSQL's length of text too)
-            return dict(d.run(conn, f"SELECT id, length(content) FROM {d.rows} WHERE {d.unindexed('agent_id')} = ? "
-                              f"AND {among}", (agent_id, *values)).fetchall())
+        # Characters, in both (PostgreSQL's length of a text too).
+        return dict(fetch(self.db, agent_id, f"SELECT id, length(content) FROM {d.rows} "
+                          f"WHERE {d.unindexed('agent_id')} = ? AND {among}", (agent_id, *values)))
 
     def get_vectors(self, agent_id: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         if not ids:
@@ -112,15 +108,13 @@ class SqlChunks:
             return {}
         d = self.db.dialect
         among, values = d.among("id", ids)
-        with self.db.reading(agent_id) as conn:
-            rows = d.run(conn, f"SELECT id, agent_id = ? FROM {d.rows} WHERE {among}", (agent_id, *values)).fetchall()
+        rows = fetch(self.db, agent_id, f"SELECT id, agent_id = ? FROM {d.rows} WHERE {among}", (agent_id, *values))
         return {row[0]: bool(row[1]) for row in rows}
 
     def holds_nothing(self) -> bool:
         """No chunk, block or API key of any agent."""
-        with self.db.reading() as conn:
-            return not conn.execute(f"SELECT EXISTS (SELECT 1 FROM {self.db.dialect.rows}) OR EXISTS (SELECT 1 "
-                                    "FROM memory_blocks) OR EXISTS (SELECT 1 FROM api_keys)").fetchone()[0]
+        return not fetch(self.db, None, f"SELECT EXISTS (SELECT 1 FROM {self.db.dialect.rows}) OR EXISTS (SELECT 1 "
+                         "FROM memory_blocks) OR EXISTS (SELECT 1 FROM api_keys)")[0][0]
 
     def update_strength(self, agent_id: str, updates: Sequence[StrengthUpdate]) -> None:
         if not updates:
@@ -163,16 +157,14 @@ class SqlChunks:
         sql, params = f"SELECT agent_id, id, content FROM {d.rows} WHERE embedding IS NULL", []
         if agent_id is not None:
             sql, params = sql + " AND agent_id = ?", [agent_id]
-        with self.db.reading() as conn:
-            return [tuple(r) for r in d.run(conn, sql + f" ORDER BY {d.stored_order} LIMIT ?", (*params, limit))]
+        return [tuple(r) for r in fetch(self.db, None, sql + f" ORDER BY {d.stored_order} LIMIT ?", (*params, limit))]
 
     def count_pending(self, agent_id: str | None) -> int:
         d = self.db.dialect
         sql, params = f"SELECT count(*) FROM {d.rows} WHERE embedding IS NULL", []
         if agent_id is not None:
             sql, params = sql + " AND agent_id = ?", [agent_id]
-        with self.db.reading() as conn:
-            return int(d.run(conn, sql, params).fetchone()[0])
+        return int(fetch(self.db, None, sql, params)[0][0])
 
     # -- hard deletes and the archive's move --------------------------------------------------
 

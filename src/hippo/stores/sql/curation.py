@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 from hippo.stores.retrievals import STRONG_LINK
 from hippo.stores.sql.capture import release_sources
-from hippo.stores.sql.database import SqlDatabase
+from hippo.stores.sql.database import SqlDatabase, fetch
 from hippo.stores.sql.rows import chunk_columns, chunk_of, time_of
 from hippo.types import ArchivedMemory, Chunk
 
@@ -51,9 +51,8 @@ class SqlArchive:
             return []
         d = self.db.dialect
         among, values = d.among("c.id", ids)
-        with self.db.reading(agent_id) as conn:
-            rows = d.run(conn, f"SELECT {archived_columns(self.db)} FROM chunks_archive c WHERE c.agent_id = ? "
-                         f"AND {among} ORDER BY c.id", (agent_id, *values)).fetchall()
+        rows = fetch(self.db, agent_id, f"SELECT {archived_columns(self.db)} FROM chunks_archive c "
+                     f"WHERE c.agent_id = ? AND {among} ORDER BY c.id", (agent_id, *values))
         return [chunk_of(d, r) for r in rows]
 
     def list_archived(self, agent_id: str, *, limit: int, before: tuple[datetime, str] | None = None,
@@ -68,14 +67,12 @@ class SqlArchive:
         if ids is not None:
             among, values = d.among("c.id", ids)
             sql, params = sql + f" AND {among}", [*params, *values]
-        with self.db.reading(agent_id) as conn:
-            rows = d.run(conn, sql + " ORDER BY c.archived_at DESC, c.id DESC LIMIT ?", (*params, limit)).fetchall()
+        rows = fetch(self.db, agent_id, sql + " ORDER BY c.archived_at DESC, c.id DESC LIMIT ?", (*params, limit))
         return [ArchivedMemory(chunk_of(d, r[:-1]), time_of(d, r[-1])) for r in rows]
 
     def archived_vectors(self, agent_id: str) -> dict[str, bytes | None]:
-        with self.db.reading(agent_id) as conn:
-            rows = self.db.dialect.run(conn, "SELECT id, embedding_int8 FROM chunks_archive WHERE agent_id = ?",
-                                       (agent_id,)).fetchall()
+        rows = fetch(self.db, agent_id, "SELECT id, embedding_int8 FROM chunks_archive WHERE agent_id = ?",
+                     (agent_id,))
         return {r[0]: None if r[1] is None else bytes(r[1]) for r in rows}
 
     def set_archived_vectors(self, agent_id: str, codes: dict[str, bytes]) -> None:
@@ -97,9 +94,8 @@ class SqlArchive:
             return delete_archived_rows(self.db, conn, agent_id, ids)
 
     def count_archived(self, agent_id: str) -> int:
-        with self.db.reading(agent_id) as conn:
-            return int(self.db.dialect.run(conn, "SELECT count(*) FROM chunks_archive WHERE agent_id = ?",
-                                           (agent_id,)).fetchone()[0])
+        rows = fetch(self.db, agent_id, "SELECT count(*) FROM chunks_archive WHERE agent_id = ?", (agent_id,))
+        return int(rows[0][0])
 
 
 class SqlLinks:
@@ -138,9 +134,9 @@ class SqlLinks:
         d = self.db.dialect
         from_a, values = d.among("l.a", ids)
         from_b, _ = d.among("l.b", ids)
-        with self.db.reading(agent_id) as conn:
-            rows = d.run(conn, f"SELECT l.a, l.b, l.kind, l.strength, true FROM chunk_links l WHERE l.agent_id = ? "
-                         f"AND {from_a} AND l.strength >= ? UNION ALL SELECT l.b, l.a, l.kind, l.strength, false "
-                         f"FROM chunk_links l WHERE l.agent_id = ? AND {from_b} AND l.strength >= ?",
-                         (agent_id, *values, min_strength, agent_id, *values, min_strength)).fetchall()
+        rows = fetch(self.db, agent_id, "SELECT l.a, l.b, l.kind, l.strength, true FROM chunk_links l "
+                     f"WHERE l.agent_id = ? AND {from_a} AND l.strength >= ? UNION ALL "
+                     "SELECT l.b, l.a, l.kind, l.strength, false FROM chunk_links l "
+                     f"WHERE l.agent_id = ? AND {from_b} AND l.strength >= ?",
+                     (agent_id, *values, min_strength, agent_id, *values, min_strength))
         return sorted(((r[0], r[1], r[2], float(r[3]), bool(r[4])) for r in rows), key=lambda r: (-r[3], r[1]))

@@ -9,12 +9,12 @@ PostgreSQL keeps the bytes until ``hippo scrub`` and says so (``pending_scrub``)
 
 from __future__ import annotations
 
-from typing import Any, ContextManager, Protocol, Sequence
+from typing import Any, Callable, ContextManager, Protocol, Sequence
 
 from hippo.stores.base import ChunkFilter
 from hippo.stores.sql.dialect import Dialect
 
-__all__ = ["SqlDatabase"]
+__all__ = ["Handle", "SqlDatabase", "blank", "fetch"]
 
 
 class SqlDatabase(Protocol):
@@ -47,3 +47,41 @@ class SqlDatabase(Protocol):
         """Inside a write that deleted or blanked the text of ``count`` rows (of ``table``, when its
         rows are in a keyword index of their own): what their text leaving the files takes."""
         ...
+
+
+class Handle:
+    """What both backends' handles do alike: a read first waits for the recalls' queued bookkeeping
+    it must see (``before_read``: ``RetrievalQueue.before_read``, set by the store once its queue
+    exists), then takes the backend's connection for it (:meth:`connection`); a filter is the
+    backend's own translation (``filter_sql``)."""
+
+    def __init__(self, filter_sql: Callable[[ChunkFilter], tuple[str, list[Any]]]) -> None:
+        self.before_read: Callable[[str | None], None] = lambda agent_id: None
+        self.filter_sql = filter_sql
+
+    def reading(self, agent_id: str | None = None, *, bookkeeping: bool = True) -> ContextManager[Any]:
+        """See :meth:`SqlDatabase.reading`: a read of rows that bookkeeping never writes (API keys,
+        the model's record, the short-term buffer: ``bookkeeping=False``) waits for none (a server
+        reads its keys at every request, and those reads waited for every agent's queue: issue 34)."""
+        if bookkeeping:
+            self.before_read(agent_id)
+        return self.connection(agent_id)
+
+    def connection(self, agent_id: str | None = None) -> ContextManager[Any]:
+        raise NotImplementedError
+
+
+def fetch(db: SqlDatabase, agent_id: str | None, sql: str, params: Sequence[Any] = (), *,
+          bookkeeping: bool = True) -> list[Any]:
+    """The rows of one shared statement reading ``agent_id``'s rows (see :meth:`SqlDatabase.reading`)."""
+    with db.reading(agent_id, bookkeeping=bookkeeping) as conn:
+        return list(db.dialect.run(conn, sql, params).fetchall())
+
+
+def blank(db: SqlDatabase, agent_id: str, sql: str, params: Sequence[Any]) -> int:
+    """Run one shared statement that deletes or blanks the text of ``agent_id``'s rows, in its own
+    write (or the thread's), the text leaving the files as a forgotten chunk's; how many rows."""
+    with db.writing(agent_id) as conn:
+        count = int(db.dialect.run(conn, sql, params).rowcount)
+        db.text_deleted(agent_id, count)
+    return count

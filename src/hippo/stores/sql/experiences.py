@@ -15,7 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from hippo.stores.base import ChunkFilter, ExperienceFilter, ExperienceRecord
-from hippo.stores.sql.database import SqlDatabase
+from hippo.stores.sql.database import SqlDatabase, fetch
 from hippo.stores.sql.filters import experience_tests
 from hippo.stores.sql.rows import RECORD_COLUMNS, SHORT_TERM_COLUMNS, entry_of, entry_values, record_of, record_values
 from hippo.types import Experience
@@ -47,9 +47,8 @@ class SqlExperiences:
             return {}
         d = self.db.dialect
         among, values = d.among("id", ids)
-        with self.db.reading(agent_id) as conn:
-            rows = d.run(conn, f"SELECT {RECORD_COLUMNS} FROM experiences WHERE {d.unindexed('agent_id')} = ? "
-                         f"AND {among}", (agent_id, *values)).fetchall()
+        rows = fetch(self.db, agent_id, f"SELECT {RECORD_COLUMNS} FROM experiences "
+                     f"WHERE {d.unindexed('agent_id')} = ? AND {among}", (agent_id, *values))
         return {row[0]: record_of(row) for row in rows}
 
     def list_experiences(self, agent_id: str, where: ChunkFilter, limit: int) -> list[str]:
@@ -69,10 +68,9 @@ class SqlExperiences:
     def related_experiences(self, agent_id: str, refs: dict[str, str], limit: int) -> list[str]:
         d = self.db.dialect
         clauses = " AND ".join(f"e.{_REFS[name]} = ?" for name in refs)
-        with self.db.reading(agent_id) as conn:
-            rows = d.run(conn, f"SELECT e.id FROM experiences e JOIN {d.held} WHERE e.agent_id = ? AND {clauses} "
-                         "AND c.superseded_by IS NULL ORDER BY e.observed_at DESC, e.id DESC LIMIT ?",
-                         (agent_id, *refs.values(), limit)).fetchall()
+        rows = fetch(self.db, agent_id, f"SELECT e.id FROM experiences e JOIN {d.held} WHERE e.agent_id = ? "
+                     f"AND {clauses} AND c.superseded_by IS NULL ORDER BY e.observed_at DESC, e.id DESC LIMIT ?",
+                     (agent_id, *refs.values(), limit))
         return [r[0] for r in rows]
 
     # -- the short-term buffer, when it lives in the database ------------------------------------
@@ -90,23 +88,21 @@ class SqlExperiences:
         return [r[0] for r in evicted]
 
     def short_term_entries(self, agent_id: str) -> list[Experience]:
-        with self.db.reading(bookkeeping=False) as conn:
-            rows = self.db.dialect.run(conn, f"SELECT {SHORT_TERM_COLUMNS} FROM short_term WHERE agent_id = ? "
-                                       "ORDER BY seq", (agent_id,)).fetchall()
+        rows = fetch(self.db, None, f"SELECT {SHORT_TERM_COLUMNS} FROM short_term WHERE agent_id = ? ORDER BY seq",
+                     (agent_id,), bookkeeping=False)
         return [entry_of(row) for row in rows]
 
     def short_term_agents(self) -> list[str]:
-        with self.db.reading(bookkeeping=False) as conn:
-            return [r[0] for r in conn.execute("SELECT DISTINCT agent_id FROM short_term ORDER BY agent_id")]
+        rows = fetch(self.db, None, "SELECT DISTINCT agent_id FROM short_term ORDER BY agent_id", bookkeeping=False)
+        return [r[0] for r in rows]
 
     def short_term_vectors(self, agent_id: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         if not ids:
             return {}
         d = self.db.dialect
         among, values = d.among("id", ids)
-        with self.db.reading(agent_id) as conn:
-            rows = d.run(conn, "SELECT id, embedding FROM short_term WHERE agent_id = ? AND embedding IS NOT NULL "
-                         f"AND {among}", (agent_id, *values)).fetchall()
+        rows = fetch(self.db, agent_id, "SELECT id, embedding FROM short_term WHERE agent_id = ? "
+                     f"AND embedding IS NOT NULL AND {among}", (agent_id, *values))
         return {row[0]: d.read_vector(row[1]) for row in rows}
 
     def set_short_term_vectors(self, agent_id: str, vectors: dict[str, np.ndarray]) -> None:
@@ -142,9 +138,7 @@ class SqlExperiences:
                    [(agent_id, name, value) for name, value in counts.items()])
 
     def read_stats(self, agent_id: str) -> dict[str, float]:
-        with self.db.reading(agent_id) as conn:
-            rows = self.db.dialect.run(conn, "SELECT name, value FROM agent_stats WHERE agent_id = ?",
-                                       (agent_id,)).fetchall()
+        rows = fetch(self.db, agent_id, "SELECT name, value FROM agent_stats WHERE agent_id = ?", (agent_id,))
         return {name: float(value) for name, value in rows}
 
 

@@ -12,7 +12,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from hippo.stores.sql.database import SqlDatabase
+from hippo.stores.sql.database import SqlDatabase, fetch
 from hippo.stores.sql.dialect import Dialect
 from hippo.stores.sql.rows import time_of
 from hippo.types import ApiKey
@@ -35,18 +35,15 @@ class SqlKeys:
                    d.time(key.created_at)))
 
     def get_api_key(self, key_id: str) -> ApiKey | None:
-        with self.db.reading(bookkeeping=False) as conn:
-            row = self.db.dialect.run(conn, f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE id = ?", (key_id,)).fetchone()
-        return _api_key(self.db.dialect, row) if row else None
+        rows = fetch(self.db, None, f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE id = ?", (key_id,), bookkeeping=False)
+        return _api_key(self.db.dialect, rows[0]) if rows else None
 
     def list_api_keys(self) -> list[ApiKey]:
-        with self.db.reading(bookkeeping=False) as conn:
-            rows = conn.execute(f"SELECT {_KEY_COLUMNS} FROM api_keys ORDER BY created_at, id").fetchall()
+        rows = fetch(self.db, None, f"SELECT {_KEY_COLUMNS} FROM api_keys ORDER BY created_at, id", bookkeeping=False)
         return [_api_key(self.db.dialect, r) for r in rows]
 
     def has_api_keys(self) -> bool:
-        with self.db.reading(bookkeeping=False) as conn:
-            return bool(conn.execute("SELECT EXISTS (SELECT 1 FROM api_keys)").fetchone()[0])
+        return bool(fetch(self.db, None, "SELECT EXISTS (SELECT 1 FROM api_keys)", bookkeeping=False)[0][0])
 
     def delete_api_key(self, key_id: str) -> bool:
         d = self.db.dialect
@@ -66,10 +63,9 @@ class SqlKeys:
     def session_key(self, session_hash: str, now: datetime) -> ApiKey | None:
         d = self.db.dialect
         columns = ", ".join(f"k.{c}" for c in _KEY_COLUMNS.split(", "))
-        with self.db.reading(bookkeeping=False) as conn:
-            row = d.run(conn, f"SELECT {columns} FROM dashboard_sessions s JOIN api_keys k ON k.id = s.key_id "
-                        "WHERE s.id = ? AND s.expires_at > ?", (session_hash, d.time(now))).fetchone()
-        return _api_key(d, row) if row else None
+        rows = fetch(self.db, None, f"SELECT {columns} FROM dashboard_sessions s JOIN api_keys k ON k.id = s.key_id "
+                     "WHERE s.id = ? AND s.expires_at > ?", (session_hash, d.time(now)), bookkeeping=False)
+        return _api_key(d, rows[0]) if rows else None
 
     def delete_session(self, session_hash: str) -> bool:
         with self.db.writing() as conn:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Sequence
 
-from hippo.stores.sql.database import SqlDatabase
+from hippo.stores.sql.database import SqlDatabase, blank, fetch
 from hippo.stores.sql.rows import time_of
 from hippo.types import MergedWording
 
@@ -40,29 +40,20 @@ class SqlMerges:
             return []
         d = self.db.dialect
         among, values = d.among("fact_id", fact_ids)
-        with self.db.reading(agent_id) as conn:
-            rows = d.run(conn, f"SELECT {_COLUMNS} FROM fact_merges WHERE agent_id = ? AND {among} "
-                         "ORDER BY merged_at, id", (agent_id, *values)).fetchall()
+        rows = fetch(self.db, agent_id, f"SELECT {_COLUMNS} FROM fact_merges WHERE agent_id = ? AND {among} "
+                     "ORDER BY merged_at, id", (agent_id, *values))
         return [MergedWording(r[0], r[1], r[2], time_of(d, r[3]), r[4], r[5], d.read_json(r[6]) or {}, r[7], r[8],
                               d.read_time(r[9])) for r in rows]
 
     def remove_merged(self, agent_id: str, ids: Sequence[str]) -> int:
         if not ids:
             return 0
-        d = self.db.dialect
-        among, values = d.among("id", ids)
-        with self.db.writing(agent_id) as conn:
-            count = int(d.run(conn, f"DELETE FROM fact_merges WHERE agent_id = ? AND {among}",
-                              (agent_id, *values)).rowcount)
-            self.db.text_deleted(agent_id, count)
-        return count
+        among, values = self.db.dialect.among("id", ids)
+        return blank(self.db, agent_id, f"DELETE FROM fact_merges WHERE agent_id = ? AND {among}", (agent_id, *values))
 
     def known_merge_ids(self, agent_id: str, ids: Sequence[str]) -> dict[str, bool]:
         if not ids:
             return {}
-        d = self.db.dialect
-        among, values = d.among("id", ids)
-        with self.db.reading(agent_id) as conn:
-            rows = d.run(conn, f"SELECT id, agent_id = ? FROM fact_merges WHERE {among}",
-                         (agent_id, *values)).fetchall()
+        among, values = self.db.dialect.among("id", ids)
+        rows = fetch(self.db, agent_id, f"SELECT id, agent_id = ? FROM fact_merges WHERE {among}", (agent_id, *values))
         return {row[0]: bool(row[1]) for row in rows}

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any
+from typing import Any, Sequence
 
 from hippo.clock import from_iso, to_iso, to_utc
-from hippo.stores.base import ExperienceRecord, Observed
+from hippo.stores.base import ExperienceRecord, Observed, Standing
 from hippo.stores.sql.dialect import Dialect
 from hippo.types import Chunk, Experience
 
 __all__ = ["OBSERVED_COLUMNS", "RECORD_COLUMNS", "SHORT_TERM_COLUMNS", "chunk_columns", "chunk_of", "entry_of",
-           "entry_values", "observed_of", "record_of", "record_values", "time_of", "when"]
+           "entry_values", "observed_of", "record_of", "record_values", "standing_of", "time_of", "when"]
 
 SHORT_TERM_COLUMNS = ("id, agent_id, type, content, importance, context, tags, source, session_id, observed_at, "
                       "created_at")
@@ -45,6 +45,12 @@ def chunk_of(d: Dialect, row: tuple[Any, ...]) -> Chunk:
                  created_at=time_of(d, row[11]), observed_at=d.read_time(row[12]),
                  has_vector=bool(row[13]), feedback=row[14], reinforced_at=d.read_time(row[15]), source=row[16],
                  session_id=row[17])
+
+
+def standing_of(row: Sequence[Any]) -> Standing:
+    """A candidate's standing as both stores' searches read it: id, intensity, accesses, last access
+    and creation (seconds since the epoch), what superseded it, whether it has a vector, feedback."""
+    return Standing(row[0], row[1], row[2], row[3], row[4], row[5], bool(row[6]), row[7])
 
 
 def time_of(d: Dialect, value: Any) -> datetime:

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Sequence
 
 from hippo.errors import StorageError
-from hippo.stores.base import ChunkFilter
+from hippo.stores.sql.database import Handle
 from hippo.stores.sql.dialect import SQLITE
 from hippo.stores.sqlite.filters import filter_sql
 from hippo.stores.sqlite.fts import drop_deleted_terms, rebuild_grown
@@ -40,7 +40,7 @@ _PRAGMAS = ("journal_mode=WAL", "busy_timeout=5000", "secure_delete=ON", "synchr
             f"mmap_size={_MMAP_SIZE}")
 
 
-class SQLiteDatabase:
+class SQLiteDatabase(Handle):
     """One SQLite file: its connection (``conn``, under ``lock``), its write transaction, the vector
     indexes kept in step with it (``vectors``) and the scrub of its write-ahead log (``scrub``)."""
 
@@ -68,9 +68,7 @@ class SQLiteDatabase:
         self.scrub = Scrubber(self.file)
         self.scrub.at_open()
         self._identity = _identity(self.file)
-        # The recalls' queued bookkeeping a read must see first (``RetrievalQueue.before_read``, set
-        # by the store once its queue exists).
-        self.before_read: Callable[[str | None], None] = lambda agent_id: None
+        super().__init__(filter_sql)
 
     def close(self) -> None:
         self.scrub.close()
@@ -83,12 +81,8 @@ class SQLiteDatabase:
         return self._depth > 0
 
     @contextmanager
-    def reading(self, agent_id: str | None = None, *, bookkeeping: bool = True) -> Iterator[sqlite3.Connection]:
-        """The connection for a read, once the recalls' queued bookkeeping it must see is written:
-        ``agent_id``'s, or every agent's for a read of no one agent (none for a read of rows the
-        bookkeeping never writes, ``bookkeeping=False``; see PostgresStore.reading)."""
-        if bookkeeping:
-            self.before_read(agent_id)
+    def connection(self, agent_id: str | None = None) -> Iterator[sqlite3.Connection]:
+        """The one connection, under the store's lock (a read of any agent, or none)."""
         with self.lock:
             try:
                 yield self.conn
@@ -161,9 +155,6 @@ class SQLiteDatabase:
             self.conn.execute("ROLLBACK")
         except sqlite3.Error:
             pass  # SQLite already rolled back (e.g. after SQLITE_FULL)
-
-    def filter_sql(self, where: ChunkFilter) -> tuple[str, list[Any]]:
-        return filter_sql(where)
 
     def text_deleted(self, agent_id: str, count: int, *, table: str = "") -> None:
         """Inside the write: FTS5 rewrites the archive's index without the deleted rows' words (it

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple, Sequence
 import numpy as np
 
 from hippo.stores.base import Candidates, ChunkFilter, SearchQuery, Standing
+from hippo.stores.sql.rows import standing_of
 from hippo.stores.sqlite.filters import experience_rowids_sql, filter_sql
 from hippo.stores.sqlite.index.cache import read_rowids
 from hippo.stores.sqlite.index.exact import top_positions
@@ -48,10 +49,6 @@ def match_expression(terms: Iterable[str], *, every: bool = False) -> str | None
     each quoted, so no word is read as an operator; joined by OR, or by AND with ``every``."""
     quoted = [f'"{term}"' for term in terms if term and '"' not in term]
     return (" AND " if every else " OR ").join(quoted) or None
-
-
-def _standing_of(row: tuple) -> Standing:
-    return Standing(row[0], row[1], row[2], row[3], row[4], row[5], bool(row[6]), row[7])
 
 
 def _marks(n: int) -> str:
@@ -128,12 +125,7 @@ class SearchMixin(FilteredSearch):
         ids = list(dict.fromkeys([*similarity, *bm25]))
         unscored = [i for i in ids if i not in similarity] if query.score_all else []
         chunks, cosines = self.score(agent_id, ids, query.vector, among=unscored)
-        return Candidates(
-            chunks, {**cosines, **similarity}, bm25,
-            exhausted=len(similarity) < depth and len(bm25) < depth,
-            unseen_similarity=min(similarity.values()) if len(similarity) >= depth else 0.0,
-            unseen_bm25=min(bm25.values()) if len(bm25) >= depth else 0.0,
-        )
+        return Candidates.found(chunks, similarity, bm25, cosines, depth)
 
     def score(self, agent_id: str, ids: Sequence[str], vector: np.ndarray | None, *,
               among: Sequence[str] | None = None) -> tuple[list[Standing], dict[str, float]]:
@@ -161,7 +153,7 @@ class SearchMixin(FilteredSearch):
         with self.db.reading(agent_id) as conn:
             rows = conn.execute(f"SELECT {_STANDING_COLUMNS} FROM chunks WHERE +agent_id = ? "
                                 f"AND id IN ({_marks(len(ids))})", (agent_id, *ids)).fetchall()
-        by_id = {row[0]: _standing_of(row) for row in rows}
+        by_id = {row[0]: standing_of(row) for row in rows}
         return [by_id[i] for i in ids if i in by_id]
 
     def vector_search(self, agent_id: str, query: np.ndarray, limit: int,
