@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import time
 from datetime import datetime
-from typing import Any, ContextManager, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -33,15 +33,11 @@ from hippo.stores.postgres.strength import CHUNKS, insert_counters
 from hippo.stores.postgres.summary import Summary
 from hippo.stores.postgres.windows import split, write_windows
 from hippo.stores.retrievals import DEFAULT_DELAY, RetrievalQueue
-from hippo.stores.sql.blocks import SqlBlocks, SqlDaily
-from hippo.stores.sql.capture import SqlCapture, release_sources
-from hippo.stores.sql.chunks import SqlChunks, check_dimension
-from hippo.stores.sql.curation import SqlArchive, SqlLinks
+from hippo.stores.sql.capture import release_sources
+from hippo.stores.sql.chunks import check_dimension
 from hippo.stores.sql.dialect import POSTGRES
-from hippo.stores.sql.experiences import SqlExperiences
-from hippo.stores.sql.keys import SqlKeys
-from hippo.stores.sql.merges import SqlMerges
 from hippo.stores.sql.rows import chunk_columns, chunk_of
+from hippo.stores.sql.store import SqlStore
 from hippo.types import Chunk, ConversationHit
 
 __all__ = ["PostgresStore"]
@@ -52,8 +48,7 @@ SCRUB_WAIT = 30.0  # seconds scrub waits for older transactions before it report
 _CHUNK_COLUMNS = chunk_columns(POSTGRES)
 
 
-class PostgresStore(SqlChunks, SqlCapture, SqlExperiences, SqlArchive, SqlLinks, SqlMerges, SqlKeys, SqlBlocks,
-                    SqlDaily, SearchMixin, Curation, Summary):
+class PostgresStore(SqlStore, SearchMixin, Curation, Summary):
     """A :class:`hippo.stores.base.Store` over a PostgreSQL database with the pgvector extension."""
 
     capabilities = StoreCapabilities(supports_ann=True, secure_delete=False, conversation=True, shared=True)
@@ -78,9 +73,8 @@ class PostgresStore(SqlChunks, SqlCapture, SqlExperiences, SqlArchive, SqlLinks,
         self._indexed = False  # whether this process has seen the HNSW index built (search.py)
         self._search_threads = None  # a search's keyword side runs beside its vector side (search.py)
         self._shares: dict[tuple[str, str, str], tuple[float, int]] = {}  # what walks found per filter (search.py)
-        self.retrievals = RetrievalQueue(self, delay=retrieval_delay, in_write=lambda: self.db.in_transaction,
-                                         transaction=lambda: self.db.transaction(durable=False))
-        self.db.before_read = self.retrievals.before_read
+        self._queue_retrievals(RetrievalQueue(self, delay=retrieval_delay, in_write=lambda: self.db.in_transaction,
+                                              transaction=lambda: self.db.transaction(durable=False)))
         self.db.on_deleted = self._deleted
 
     def close(self) -> None:
@@ -88,9 +82,6 @@ class PostgresStore(SqlChunks, SqlCapture, SqlExperiences, SqlArchive, SqlLinks,
         if self._search_threads is not None:
             self._search_threads.shutdown()
         self.db.close()
-
-    def transaction(self) -> ContextManager[Any]:
-        return self.db.transaction()
 
     def set_embedder_record(self, model_id: str, dimension: int | None) -> None:
         with self.db.writing() as conn:

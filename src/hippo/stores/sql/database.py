@@ -21,11 +21,16 @@ class SqlDatabase(Protocol):
     """A relational database as the shared parts (``stores/sql``) use it."""
 
     dialect: Dialect
+    before_read: Callable[[str | None], None]
 
     def reading(self, agent_id: str | None = None, *, bookkeeping: bool = True) -> ContextManager[Any]:
         """A connection for a read of ``agent_id``'s rows (of every agent's: None), once the recalls'
         queued bookkeeping it must see is written (none with ``bookkeeping=False``: rows it never
         writes). Inside the thread's write transaction, that transaction."""
+        ...
+
+    def transaction(self) -> ContextManager[Any]:
+        """The thread's write transaction (re-entrant): every call made inside it joins it."""
         ...
 
     def writing(self, agent_id: str | None = None) -> ContextManager[Any]:

@@ -13,7 +13,7 @@ import json
 import os
 from datetime import datetime
 from pathlib import Path
-from typing import Any, ContextManager, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -21,15 +21,11 @@ from hippo.config import DEFAULT_ANN_THRESHOLD
 from hippo.stores.base import ChunkFilter, StoreCapabilities
 from hippo.stores.neighbours import nearest_runs
 from hippo.stores.retrievals import DEFAULT_DELAY, RetrievalQueue
-from hippo.stores.sql.blocks import SqlBlocks, SqlDaily
-from hippo.stores.sql.capture import SqlCapture, release_sources
-from hippo.stores.sql.chunks import SqlChunks, check_dimension
-from hippo.stores.sql.curation import SqlArchive, SqlLinks
+from hippo.stores.sql.capture import release_sources
+from hippo.stores.sql.chunks import check_dimension
 from hippo.stores.sql.dialect import SQLITE
-from hippo.stores.sql.experiences import SqlExperiences
-from hippo.stores.sql.keys import SqlKeys
-from hippo.stores.sql.merges import SqlMerges
 from hippo.stores.sql.rows import chunk_columns, chunk_of
+from hippo.stores.sql.store import SqlStore
 from hippo.stores.sqlite.bm25 import Bm25
 from hippo.stores.sqlite.conversation import has_messages_table, search_messages
 from hippo.stores.sqlite.curation import Curation
@@ -51,8 +47,7 @@ def _marks(n: int) -> str:
     return ",".join("?" * n)
 
 
-class SQLiteStore(SqlChunks, SqlCapture, SqlExperiences, SqlArchive, SqlLinks, SqlMerges, SqlKeys, SqlBlocks,
-                  SqlDaily, SearchMixin, Curation, Summary):
+class SQLiteStore(SqlStore, SearchMixin, Curation, Summary):
     """A :class:`hippo.stores.base.Store` over one SQLite file (``database.py``: one connection under a
     lock, WAL, ``secure_delete``, every write one ``BEGIN IMMEDIATE`` transaction)."""
 
@@ -69,18 +64,14 @@ class SQLiteStore(SqlChunks, SqlCapture, SqlExperiences, SqlArchive, SqlLinks, S
         self._kept: dict[tuple[Any, ...], Any] = {}  # see _kept_now
         self._supersets = Supersets()  # see FilteredSearch._narrowed
         self._kept_state: tuple[int, int, int] | None = None
-        self.retrievals = RetrievalQueue(self, delay=retrieval_delay, writer=self.db.lock,
-                                         in_write=lambda: self.db.in_write)
-        self.db.before_read = self.retrievals.before_read
+        self._queue_retrievals(RetrievalQueue(self, delay=retrieval_delay, writer=self.db.lock,
+                                              in_write=lambda: self.db.in_write))
 
     def close(self) -> None:
         self.retrievals.close()
         with self.db.lock:
             self._bm25.close()
         self.db.close()
-
-    def transaction(self) -> ContextManager[None]:
-        return self.db.transaction()
 
     def set_embedder_record(self, model_id: str, dimension: int | None) -> None:
         with self.db.writing() as conn:
