@@ -10,7 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["decode_int8", "decode_vector", "encode_int8", "encode_vector", "quantize"]
+__all__ = ["decode_int8", "decode_vector", "encode_int8", "encode_vector", "quantize", "split"]
+
+
+def split(vector: np.ndarray, *, windows: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """A chunk's vectors as its own vector (the first row) and its later windows (maybe none; at most
+    ``windows`` - 1 of them when a store keeps no more)."""
+    matrix = np.atleast_2d(np.asarray(vector, dtype=np.float32))
+    return matrix[0], matrix[1:windows]
 
 
 def encode_vector(vector: np.ndarray) -> bytes:

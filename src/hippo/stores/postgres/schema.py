@@ -106,7 +106,7 @@ CREATE TABLE api_keys (
 );
 """
 
-# Seed 003: the agent's signed feedback, the time of the last reinforcement (recency counts from
+# Curation: the agent's signed feedback, the time of the last reinforcement (recency counts from
 # it), and provenance: where a memory came from and in which session.
 _CURATION = """
 ALTER TABLE chunks ADD COLUMN feedback integer NOT NULL DEFAULT 0;
@@ -116,7 +116,7 @@ ALTER TABLE chunks ADD COLUMN session_id text;
 CREATE INDEX chunks_session ON chunks (agent_id, session_id) WHERE session_id IS NOT NULL;
 """
 
-# Seed 003: what pruning for size moves out of ``chunks``, with its own full-text index. No vector:
+# The archive: what pruning for size moves out of ``chunks``, with its own full-text index. No vector:
 # that is most of what archiving saves; a restored memory is embedded again.
 _ARCHIVE = """
 CREATE TABLE chunks_archive (
@@ -144,7 +144,7 @@ CREATE INDEX chunks_archive_agent ON chunks_archive (agent_id, id);
 CREATE INDEX chunks_archive_tsv ON chunks_archive USING gin (tsv);
 """
 
-# Seed 003's relations (seed 002's memory_links): memories recalled together link together, a
+# Links between memories: memories recalled together link together, a
 # newer fact links to the one it superseded. A link goes with either end (foreign keys), archiving
 # included: it holds only ids.
 _LINKS = """
@@ -161,7 +161,7 @@ CREATE INDEX chunk_links_a ON chunk_links (a);  -- what the cascades look up: a 
 CREATE INDEX chunk_links_b ON chunk_links (b);
 """
 
-# Seed 001's experiences, as in SQLite (stores/sqlite/schema.py): a record beside its chunk, gone
+# Experiences, as in SQLite (stores/sqlite/schema.py): a record beside its chunk, gone
 # with it and kept while the chunk is archived (a trigger, not a foreign key: the chunk moves
 # between two tables); the short-term buffer every server shares; the consolidation counters.
 _EXPERIENCES = """
@@ -221,7 +221,7 @@ CREATE TABLE agent_stats (
 );
 """
 
-# Seed 002's capture, as in SQLite (stores/sqlite/schema.py).
+# Capture, as in SQLite (stores/sqlite/schema.py).
 _CAPTURE = """
 CREATE TABLE observed_messages (
     seq         bigserial PRIMARY KEY,

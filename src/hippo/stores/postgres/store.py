@@ -31,13 +31,14 @@ from hippo.stores.postgres.schema import migrate, vector_index
 from hippo.stores.postgres.search import SearchMixin
 from hippo.stores.postgres.strength import CHUNKS, insert_counters
 from hippo.stores.postgres.summary import Summary
-from hippo.stores.postgres.windows import split, write_windows
+from hippo.stores.postgres.windows import write_windows
 from hippo.stores.retrievals import DEFAULT_DELAY, RetrievalQueue
 from hippo.stores.sql.capture import release_sources
 from hippo.stores.sql.chunks import check_dimension
 from hippo.stores.sql.dialect import POSTGRES
 from hippo.stores.sql.rows import chunk_columns, chunk_of
 from hippo.stores.sql.store import SqlStore
+from hippo.stores.vectors import split
 from hippo.types import Chunk, ConversationHit
 
 __all__ = ["PostgresStore"]

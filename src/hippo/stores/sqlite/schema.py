@@ -132,7 +132,7 @@ CREATE INDEX idx_chunks_agent_order ON chunks(agent_id, kind, id);
 DROP INDEX idx_chunks_agent_kind;
 """
 
-# Seed 003: the agent's signed feedback, the time of the last reinforcement (recency counts from
+# Curation: the agent's signed feedback, the time of the last reinforcement (recency counts from
 # it), and provenance: where a memory came from and in which session.
 _CURATION = """
 ALTER TABLE chunks ADD COLUMN feedback INTEGER NOT NULL DEFAULT 0;
@@ -142,7 +142,7 @@ ALTER TABLE chunks ADD COLUMN session_id TEXT;
 CREATE INDEX idx_chunks_session ON chunks(agent_id, session_id) WHERE session_id IS NOT NULL;
 """
 
-# Seed 003: what pruning for size moves out of ``chunks``, with its own full-text index. No vector:
+# The archive: what pruning for size moves out of ``chunks``, with its own full-text index. No vector:
 # that is most of what archiving saves; a restored memory is embedded again.
 _ARCHIVE = """
 CREATE TABLE chunks_archive (
@@ -180,7 +180,7 @@ CREATE TRIGGER chunks_archive_fts_ad AFTER DELETE ON chunks_archive BEGIN
 END;
 """
 
-# Seed 003's relations (seed 002's memory_links): memories recalled together link together, a
+# Links between memories: memories recalled together link together, a
 # newer fact links to the one it superseded. A link goes with either end (triggers), archiving
 # included: it holds only ids.
 _LINKS = """
@@ -207,7 +207,7 @@ _WEAK_LINKS = """
 CREATE INDEX idx_links_weak ON chunk_links(agent_id, updated_at) WHERE kind = 'co_recall' AND strength < 2.0;
 """
 
-# Seed 001's experiences. What long-term memory keeps of one beside its chunk (same id): gone with
+# Experiences. What long-term memory keeps of one beside its chunk (same id): gone with
 # the chunk, kept while the chunk is archived (archiving inserts into the archive before it deletes,
 # restoring the other way round). The context's user, room and task ids are indexed for
 # recall_related. The short-term buffer lives here only when it must be durable or shared.
@@ -262,7 +262,7 @@ CREATE TABLE agent_stats (
 ) WITHOUT ROWID;
 """
 
-# Seed 002's capture: the inbox of observed messages (a processed message keeps its id, so a
+# Capture: the inbox of observed messages (a processed message keeps its id, so a
 # message sent again is not processed twice, and loses its text once no window needs it), each
 # session's cursor, and what surfacing showed each session (gone with the memory).
 _CAPTURE = """

@@ -275,55 +275,69 @@ class SearchMixin(FilteredSearch):
                     return self._keyword_among(conn, match, allowed, limit, completion)
                 return self._among_the_best(conn, match, limit, agent_id, clause, params, completion=completion,
                                             within=None if where.is_empty else self._narrowed(conn, agent_id, where))
-            # Within the budget every match is scored by FTS5 alone, once per recall (see _scored).
-            scorable = matches is not None and matches <= KEYWORD_BUDGET
-            # Two plans. Fast: rank in FTS5 alone (no row lookups while scoring), then keep the
-            # agent's rows among the best 8·limit. Exact: join every match to its row and compute
-            # BM25 only for the rows that pass. The fast plan pays off only when the agent's own
-            # matches are many (a large agent, or one alone in its file); for an agent with a small
-            # share of the file, or under a filter, it comes up short and the exact plan runs anyway.
-            own = self._vectors.loaded_count(agent_id)
-            if where.is_empty and self._expected_own_matches(conn, own, matches) >= limit * 8:
-                if scorable:
-                    rows = self._among_the_best(conn, match, limit, agent_id, clause, params, reach=limit * 8)
-                else:
-                    rows = conn.execute(
-                        "SELECT c.id, -r.rank FROM (SELECT rowid, bm25(chunks_fts) AS rank FROM chunks_fts "
-                        "WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?) AS r JOIN chunks c ON c.rowid = r.rowid "
-                        f"WHERE +c.agent_id = ? AND {clause} ORDER BY r.rank LIMIT ?",
-                        (match, limit * 8, agent_id, *params, limit),
-                    ).fetchall()
+            return self._within_budget(conn, agent_id, match, matches, limit, where, clause, params, kept)
+
+    def _within_budget(self, conn: sqlite3.Connection, agent_id: str, match: str, matches: int | None, limit: int,
+                       where: ChunkFilter, clause: str, params: list[Any],
+                       kept: dict[tuple[Any, ...], Any]) -> list[tuple[str, float]]:
+        """:meth:`keyword_search` of a MATCH that left no term out: the cheapest plan that gives the
+        exact answer, tried in order (``kept``: what the search found kept when it began)."""
+        # Within the budget every match is scored by FTS5 alone, once per recall (see _scored).
+        scorable = matches is not None and matches <= KEYWORD_BUDGET
+        # Two plans. Fast: rank in FTS5 alone (no row lookups while scoring), then keep the
+        # agent's rows among the best 8·limit. Exact: join every match to its row and compute
+        # BM25 only for the rows that pass. The fast plan pays off only when the agent's own
+        # matches are many (a large agent, or one alone in its file); for an agent with a small
+        # share of the file, or under a filter, it comes up short and the exact plan runs anyway.
+        own = self._vectors.loaded_count(agent_id)
+        if where.is_empty and self._expected_own_matches(conn, own, matches) >= limit * 8:
+            if scorable:
+                rows = self._among_the_best(conn, match, limit, agent_id, clause, params, reach=limit * 8)
+            else:
+                rows = conn.execute(
+                    "SELECT c.id, -r.rank FROM (SELECT rowid, bm25(chunks_fts) AS rank FROM chunks_fts "
+                    "WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?) AS r JOIN chunks c ON c.rowid = r.rowid "
+                    f"WHERE +c.agent_id = ? AND {clause} ORDER BY r.rank LIMIT ?",
+                    (match, limit * 8, agent_id, *params, limit),
+                ).fetchall()
+            if len(rows) >= limit:
+                return rows
+        return self._exactly(conn, agent_id, match, matches, limit, where, clause, params, kept, own=own,
+                             scorable=scorable)
+
+    def _exactly(self, conn: sqlite3.Connection, agent_id: str, match: str, matches: int | None, limit: int,
+                 where: ChunkFilter, clause: str, params: list[Any], kept: dict[tuple[Any, ...], Any], *,
+                 own: int | None, scorable: bool) -> list[tuple[str, float]]:
+        """The exact plans of :meth:`_within_budget`, the cheapest that applies first."""
+        # The exact answer without a join, when the rows that pass were listed (by the vector
+        # search of the same filter) and the matches are scored already, or would be joined
+        # one by one otherwise.
+        allowed = None
+        if scorable and not where.is_empty:
+            allowed = self._allowed_rowids(conn, agent_id, clause, params, read=False)
+        if allowed is not None and ("scored", match, None) in kept:
+            return self._keyword_among(conn, match, allowed, limit)
+        # Among the rows the filter's indexes list, when a listing is kept (the vector side
+        # lists it: supersets.py); else the best that pass, read in rank order among the best
+        # matches (exact: a row further down ranks lower), before a join over every match.
+        if scorable and not where.is_empty:
+            narrow = self._narrowed(conn, agent_id, where, compute=False)
+            if narrow is None:
+                rows = self._among_the_best(conn, match, limit, agent_id, clause, params,
+                                            reach=limit * AFTERWARDS[-1])
                 if len(rows) >= limit:
                     return rows
-            # The exact answer without a join, when the rows that pass were listed (by the vector
-            # search of the same filter) and the matches are scored already, or would be joined
-            # one by one otherwise.
-            allowed = None
-            if scorable and not where.is_empty:
-                allowed = self._allowed_rowids(conn, agent_id, clause, params, read=False)
-            if allowed is not None and ("scored", match, None) in kept:
-                return self._keyword_among(conn, match, allowed, limit)
-            # Among the rows the filter's indexes list, when a listing is kept (the vector side
-            # lists it: supersets.py); else the best that pass, read in rank order among the best
-            # matches (exact: a row further down ranks lower), before a join over every match.
-            if scorable and not where.is_empty:
-                narrow = self._narrowed(conn, agent_id, where, compute=False)
-                if narrow is None:
-                    rows = self._among_the_best(conn, match, limit, agent_id, clause, params,
-                                                reach=limit * AFTERWARDS[-1])
-                    if len(rows) >= limit:
-                        return rows
-                    narrow = self._narrowed(conn, agent_id, where)
-                if narrow is not None:
-                    return self._among_the_best(conn, match, limit, agent_id, clause, params, within=narrow)
-            within, within_params = self._fewer_rows_than(conn, agent_id, where, clause, params, own, matches)
-            if allowed is not None and not within:
-                return self._keyword_among(conn, match, allowed, limit)
-            rows = conn.execute(
-                "SELECT c.id, bm25(chunks_fts) AS rank FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
-                f"WHERE chunks_fts MATCH ? {within}AND +c.agent_id = ? AND {clause} ORDER BY rank LIMIT ?",
-                (match, *within_params, agent_id, *params, limit),
-            ).fetchall()
+                narrow = self._narrowed(conn, agent_id, where)
+            if narrow is not None:
+                return self._among_the_best(conn, match, limit, agent_id, clause, params, within=narrow)
+        within, within_params = self._fewer_rows_than(conn, agent_id, where, clause, params, own, matches)
+        if allowed is not None and not within:
+            return self._keyword_among(conn, match, allowed, limit)
+        rows = conn.execute(
+            "SELECT c.id, bm25(chunks_fts) AS rank FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
+            f"WHERE chunks_fts MATCH ? {within}AND +c.agent_id = ? AND {clause} ORDER BY rank LIMIT ?",
+            (match, *within_params, agent_id, *params, limit),
+        ).fetchall()
         return [(row[0], -row[1]) for row in rows]
 
     def _among_the_best(self, conn: sqlite3.Connection, match: str, limit: int, agent_id: str, clause: str,

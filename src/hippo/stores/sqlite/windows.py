@@ -16,6 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
+from hippo.stores import vectors
 from hippo.stores.sqlite.index.windowed import WINDOW_BASE, WINDOW_SLOTS, window_key
 from hippo.stores.vectors import encode_vector
 
@@ -46,9 +47,8 @@ END;
 
 
 def split(vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A chunk's vectors as its own vector (the first row) and its later windows (maybe none)."""
-    matrix = np.atleast_2d(np.asarray(vector, dtype=np.float32))
-    return matrix[0], matrix[1:WINDOW_SLOTS]
+    """A chunk's own vector and its later windows, as many as the window keys can name."""
+    return vectors.split(vector, windows=WINDOW_SLOTS)
 
 
 def write_windows(conn: sqlite3.Connection, rowid: int, vector: np.ndarray) -> None:
