@@ -1,4 +1,4 @@
-"""Filtered search through the filters' own indexes (stores/sqlite/driving.py): the same answer as
+"""Filtered search through the filters' own indexes (stores/sqlite/narrowing/driving.py): the same answer as
 testing the filter on every row, the narrow path really taken, and the indexes kept in step with
 every write (tags changed, memories deleted, experiences archived and restored)."""
 

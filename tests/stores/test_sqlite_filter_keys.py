@@ -1,5 +1,5 @@
 """Recall filtered by a metadata value (equality, ``$in``) or by source lists its rows from
-``chunk_keys`` (stores/sqlite/driving.py, migration 0026): the keys cover every row the filter
+``chunk_keys`` (stores/sqlite/narrowing/driving.py, migration 0026): the keys cover every row the filter
 passes (JSON types apart, 1 and 1.0 alike), follow every write, hold no text, and the recall reads
 no statement over the agent's whole index or table."""
 
