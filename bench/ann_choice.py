@@ -388,8 +388,8 @@ def sqlite_source(matrix: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
 
 def sweep(base: np.ndarray, queries: np.ndarray, sizes: list[int]) -> None:
     """Where hippo's own index wrapper starts to pay: exact vs HnswIndex (default settings) by size."""
-    from hippo.index.exact import ExactIndex
-    from hippo.index.hnsw import HnswIndex
+    from hippo.stores.sqlite.index.exact import ExactIndex
+    from hippo.stores.sqlite.index.hnsw import HnswIndex
 
     print("\nhippo's indexes by size (limit 10; ANN recall@10 against exact)\n")
     print("| vectors | exact p50 ms | exact p95 ms | HnswIndex build s | HnswIndex p50 ms | p95 ms | recall@10 |")

@@ -147,7 +147,7 @@ def exact_top10(vectors: np.ndarray, qvectors: np.ndarray) -> np.ndarray:
 def ann_recall(mem: "hippo.Memory", qvectors: np.ndarray) -> float | None:
     """recall@10 of the agent's vector index against exact search over the same vectors (a long
     memory's windows included; None: exact index)."""
-    from hippo.index.hnsw import HnswIndex
+    from hippo.stores.sqlite.index.hnsw import HnswIndex
 
     index = mem.store._vectors.index_of(mem.agent_id)
     if not isinstance(index, HnswIndex):

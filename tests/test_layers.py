@@ -1,10 +1,11 @@
-"""The layers, checked on the source: which package may import which (DESIGN.md's layering rules).
+"""The architecture, checked on the source (docs/architecture.md explains each rule).
 
-- No module outside ``hippo.stores`` imports a backend (``hippo.stores.sqlite``/``.postgres``);
-  the registry (``hippo.stores.registry``) is the one door to them.
-- ``hippo.core`` imports no surface, integration.
-- Surfaces and integrations never reach past the core into a store (``hippo.stores`` at all).
-- A backend imports no other backend.
+- One allowed-import matrix over every top-level part of ``hippo``: a module may import its own
+  part and what its part's row allows, nothing else. Every import counts, inside functions and
+  under ``TYPE_CHECKING`` too.
+- No import cycle among the modules, lazy imports inside functions included.
+- No module reads another class's private attribute.
+- No folder holds more than 15 modules; ``Memory``'s own module stays under 300 lines.
 """
 
 from __future__ import annotations
@@ -13,49 +14,118 @@ import ast
 from pathlib import Path
 
 import pytest
+from imports_graph import cycles, module_of, read_imports, runtime_graph
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "hippo"
-BACKENDS = ("hippo.stores.sqlite", "hippo.stores.postgres")
+IMPORTS = read_imports(SRC)
+
+FOUNDATION = {"errors", "limits", "clock", "types", "config"}
+# Each part and what it may import besides itself. A dotted name allows that module (and below)
+# only: outside the stores, only their protocol (``stores.base``, ``stores.retrievals``) and
+# their registry are named, so no backend is imported from outside ``stores``.
+ALLOWED: dict[str, set[str]] = {
+    "limits": set(),
+    "clock": set(),
+    "errors": {"limits"},
+    "types": {"errors", "limits", "clock"},
+    "config": {"errors", "limits"},
+    "providers": FOUNDATION,
+    "stores": FOUNDATION,
+    # the core sees the ports' interfaces, and the tokenizer the local model ships (token budgets)
+    "core": FOUNDATION | {"stores.base", "stores.retrievals", "stores.scoped", "stores.vectors", "providers.base", "providers.local"},
+    "aio": FOUNDATION | {"core"},
+    "wiring": FOUNDATION | {"core", "aio", "stores.base", "stores.registry", "providers.base",
+                            "providers.registry", "surfaces.tools"},
+    "hippo": FOUNDATION | {"wiring", "aio", "core", "surfaces.tools"},  # the package: what it re-exports
+    "integrations": FOUNDATION | {"wiring", "aio", "core"},
+    # the CLI is the outermost surface: it also runs the integrations' commands (hooks, transcripts)
+    "surfaces": FOUNDATION | {"wiring", "aio", "core", "integrations"},
+    "__main__": {"surfaces"},
+}
 
 
-def imports(path: Path) -> set[str]:
-    """Every module a file imports, at any depth (lazy imports inside functions included)."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module)
-            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+def part(module: str) -> str:
+    bits = module.split(".")
+    return "hippo" if len(bits) == 1 else bits[1]
+
+
+def allowed(module: str, target: str) -> bool:
+    if part(module) == part(target):
+        return True
+    name = target.removeprefix("hippo.")
+    return any(name == rule or name.startswith(rule + ".") for rule in ALLOWED[part(module)])
+
+
+def test_the_matrix_covers_every_top_level_part():
+    parts = {part(m) for m in IMPORTS}
+    assert parts == set(ALLOWED), f"parts without a row: {parts - set(ALLOWED)}; rows without a part: " \
+                                  f"{set(ALLOWED) - parts}"
+
+
+@pytest.mark.parametrize("module", sorted(IMPORTS))
+def test_a_module_imports_only_what_its_layer_allows(module):
+    wrong = sorted({f"{i.target} (line {i.line})" for i in IMPORTS[module] if not allowed(module, i.target)})
+    assert not wrong, f"{module} ({part(module)}) may not import: {', '.join(wrong)}"
+
+
+def test_a_backend_imports_no_other_backend():
+    backends = ("hippo.stores.sqlite", "hippo.stores.postgres")
+    for module, found in IMPORTS.items():
+        for backend in backends:
+            if module.startswith(backend):
+                assert not [i for i in found if i.target.startswith(backends) and not i.target.startswith(backend)]
+
+
+def test_there_is_no_import_cycle():
+    assert cycles(runtime_graph(IMPORTS)) == []
+
+
+def test_the_cycle_check_finds_a_cycle_through_an_import_inside_a_function(tmp_path):
+    package = tmp_path / "planted"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from planted import b\n")
+    (package / "b.py").write_text("def later():\n    from planted.c import thing\n    return thing\n")
+    (package / "c.py").write_text("import planted.a\nthing = 1\n")
+    (package / "d.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import planted.a\n")
+    found = cycles(runtime_graph(read_imports(package)))
+    assert found == [["planted.a", "planted.b", "planted.c"]]  # d's import never runs: no cycle
+
+
+# A named tuple's own methods and fields start with an underscore and are public.
+NAMED_TUPLE = {"_replace", "_asdict", "_fields", "_make"}
+
+
+def _private_reads(tree: ast.AST) -> list[tuple[int, str]]:
+    """``x._name`` where ``x`` is not ``self`` or ``cls`` and this module never defines ``_name``."""
+    own = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)}
+    own |= {node.name for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    own |= {t.id for node in ast.walk(tree) if isinstance(node, (ast.Assign, ast.AnnAssign))
+            for t in (node.targets if isinstance(node, ast.Assign) else [node.target]) if isinstance(t, ast.Name)}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+            owner = node.value.id if isinstance(node.value, ast.Name) else None
+            if owner not in ("self", "cls") and node.attr not in own | NAMED_TUPLE:
+                found.append((node.lineno, f"{ast.unparse(node.value)}.{node.attr}"))
     return found
 
 
-def module_of(path: Path) -> str:
-    return ".".join(("hippo", *path.relative_to(SRC).with_suffix("").parts)).removesuffix(".__init__")
+@pytest.mark.parametrize("path", sorted(SRC.rglob("*.py")), ids=lambda p: module_of(p, SRC))
+def test_no_module_reads_another_class_private_attributes(path):
+    assert _private_reads(ast.parse(path.read_text(encoding="utf-8"))) == []
 
 
-MODULES = {module_of(p): imports(p) for p in SRC.rglob("*.py")}
+def test_the_private_check_sees_a_read():
+    tree = ast.parse("class A:\n    def f(self, other):\n        return self._a + other._b\n")
+    assert _private_reads(tree) == [(3, "other._b")]
 
 
-def under(name: str, *packages: str) -> bool:
-    return any(name == p or name.startswith(p + ".") for p in packages)
+def test_no_folder_holds_more_than_fifteen_modules():
+    folders = {p.parent for p in SRC.rglob("*.py")}
+    crowded = {str(f.relative_to(SRC)): n for f in folders if (n := len(list(f.glob("*.py")))) > 15}
+    assert not crowded
 
 
-@pytest.mark.parametrize("module", sorted(MODULES))
-def test_layering(module):
-    used = MODULES[module]
-    if not under(module, "hippo.stores"):
-        assert not [m for m in used if under(m, *BACKENDS)], "a backend imported outside hippo.stores"
-    if under(module, "hippo.core"):
-        assert not [m for m in used if under(m, "hippo.surfaces", "hippo.integrations")]
-    if under(module, "hippo.surfaces", "hippo.integrations"):
-        assert not [m for m in used if under(m, "hippo.stores")], "a surface reached past the core into a store"
-    for backend in BACKENDS:
-        if under(module, backend):
-            assert not [m for m in used if under(m, *BACKENDS) and not under(m, backend)]
-
-
-def test_the_checks_see_the_modules():
-    assert {"hippo.core.memory", "hippo.stores.registry", "hippo.stores.postgres.store", "hippo.surfaces.tools"} \
-        <= set(MODULES)
-    assert "hippo.stores.sqlite" in MODULES["hippo.stores.registry"]
+def test_memory_stays_a_thin_facade():
+    assert len((SRC / "core" / "memory.py").read_text(encoding="utf-8").splitlines()) < 300

@@ -72,13 +72,13 @@ def test_a_filter_the_first_walk_cannot_fill_is_asked_again_with_a_wider_walk(da
         mem.store_memories([hippo.MemoryInput(t, m) for t, m in zip(texts, tags)])
         store = mem.store
         store.search("big", query)  # builds the graph
-        with store._read("big") as conn:
+        with store.db.reading("big") as conn:
             first = store._candidates(conn, "big", query.vector, ["harbour", "boats"], clause, params, query)
             exacts.clear()
             # As if the first walk of EF_SEARCH rows had found 5 that pass: a walk of 768 answers.
             again = store._vector_side(conn, "big", query.vector, clause, params, query, found=5, tried=EF_SEARCH)
             assert conn.execute("SHOW hnsw.ef_search").fetchone()[0] == str(EF_SEARCH)  # set for that walk only
-        with store.transaction(), store._read("big") as conn:  # in a write transaction too
+        with store.transaction(), store.db.reading("big") as conn:  # in a write transaction too
             store._vector_side(conn, "big", query.vector, clause, params, query, found=5, tried=EF_SEARCH)
             assert conn.execute("SHOW hnsw.ef_search").fetchone()[0] == str(EF_SEARCH)
     assert exacts == [False, False]

@@ -13,7 +13,7 @@ from hippo.stores.retrievals import RetrievalEvent
 
 
 def _setting(store) -> str:
-    with store._db.connection() as conn:
+    with store.db.connection() as conn:
         return str(conn.execute("SHOW synchronous_commit").fetchone()[0])
 
 
@@ -42,7 +42,7 @@ def test_only_the_retrieval_write_commits_asynchronously(database, monkeypatch):
 
 def test_joining_an_open_transaction_leaves_its_durability_alone(database):
     with hippo.open(database, agent_id="alice", embedder=FakeEmbedder()) as mem:
-        db = mem.store._db
+        db = mem.store.db
         with db.transaction(), db.transaction(durable=False):
             assert _setting(mem.store) == "on"
         with db.transaction(durable=False), db.transaction():

@@ -48,15 +48,15 @@ def test_two_connections_at_once_answer_as_one_statement(database, score_all):
     with hippo.open(database, agent_id="big", embedder=embedder, ann_threshold=100) as mem:
         mem.store_memories([hippo.MemoryInput(t, {"tags": ["odd"]} if i % 2 else {}) for i, t in enumerate(TEXTS)])
         store = mem.store
-        spare, real, used = store._db.spare, store._both_sides, []
+        spare, real, used = store.db.spare, store._both_sides, []
         store._both_sides = lambda *a, **k: (used.append(1), real(*a, **k))[1]
         for words, where in [(("boats", "rope"), ChunkFilter()), (("gulls",), ChunkFilter(tags=("odd",))),
                              (("nets", "sail", "harbour"), ChunkFilter(kinds=("memory",)))]:
             query = SearchQuery(embedder.embed_query(" ".join(words)), words, where, 20, score_all=score_all)
-            store._db.spare = lambda: contextlib.nullcontext(None)
+            store.db.spare = lambda: contextlib.nullcontext(None)
             alone = store.search("big", query)
             assert used == []
-            store._db.spare = spare
+            store.db.spare = spare
             together = store.search("big", query)
             assert used == [1]
             used.clear()
@@ -68,7 +68,7 @@ def test_no_second_connection_from_a_pool_with_none_to_spare(database):
 
     store = PostgresStore(database, pool_size=1)
     try:
-        with store._read("alice"), store._db.spare() as other:
+        with store.db.reading("alice"), store.db.spare() as other:
             assert other is None  # waiting for one while holding the only one would starve the pool
     finally:
         store.close()
@@ -76,9 +76,9 @@ def test_no_second_connection_from_a_pool_with_none_to_spare(database):
 
 def test_no_second_connection_while_another_request_uses_the_pool(database):
     with hippo.open(database, agent_id="alice", embedder=FakeEmbedder()) as mem:
-        pool = mem.store._db._pool
+        pool = mem.store.db._pool
         for _ in range(200):  # the first ask finds one connection and asks the pool to open another
-            with mem.store._read("alice"), mem.store._db.spare() as other:
+            with mem.store.db.reading("alice"), mem.store.db.spare() as other:
                 if other is not None:
                     break
             time.sleep(0.01)
@@ -86,7 +86,7 @@ def test_no_second_connection_while_another_request_uses_the_pool(database):
         holding, done = threading.Event(), threading.Event()
 
         def another_request() -> None:
-            with mem.store._read("bob"):
+            with mem.store.db.reading("bob"):
                 holding.set()
                 done.wait(10)
 
@@ -94,7 +94,7 @@ def test_no_second_connection_while_another_request_uses_the_pool(database):
         thread.start()
         try:
             assert holding.wait(10)
-            with mem.store._read("alice"), mem.store._db.spare() as other:
+            with mem.store.db.reading("alice"), mem.store.db.spare() as other:
                 assert other is None  # a busy server: one statement after the other
         finally:
             done.set()
@@ -104,7 +104,7 @@ def test_no_second_connection_while_another_request_uses_the_pool(database):
 def test_no_second_connection_inside_a_write(database):
     with hippo.open(database, agent_id="alice", embedder=FakeEmbedder()) as mem:
         mem.store_memory("a note")
-        with mem.store.transaction(), mem.store._db.spare() as other:
+        with mem.store.transaction(), mem.store.db.spare() as other:
             assert other is None  # it would not see the write's own rows
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import hippo.stores.sqlite.bm25 as bm25_module
-import hippo.stores.sqlite.changes as changes
+import hippo.stores.sqlite.narrowing.changes as changes
 from hippo.core.recall.pool import keyword_match
 from hippo.stores.base import ChunkFilter
 
@@ -34,7 +34,7 @@ def sentence(rng: random.Random) -> str:
 def fts5_ranks(mem, words: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """The reference: FTS5's bm25() for every row an OR of ``words`` matches, by rowid."""
     match = " OR ".join(f'"{w}"' for w in words)
-    with mem.store._reading() as conn:
+    with mem.store.db.reading() as conn:
         rows = conn.execute("SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? "
                             "ORDER BY rowid", (match,)).fetchall()
     return np.array([r[0] for r in rows], dtype=np.int64), np.array([r[1] for r in rows])
@@ -141,7 +141,7 @@ def test_recall_ranks_keyword_hits_as_before(make_mem):
     for query in ("garden tomato", "violin winter market", "library"):
         match = " OR ".join(f'"{w}"' for w in keyword_match(query))
         fast = mem.store.keyword_search("alice", match, 20, ChunkFilter())
-        with mem.store._reading() as conn:
+        with mem.store.db.reading() as conn:
             joined = conn.execute(
                 "SELECT c.id, -bm25(chunks_fts) FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
                 "WHERE chunks_fts MATCH ? AND c.agent_id = 'alice' ORDER BY bm25(chunks_fts), c.rowid LIMIT 20",
@@ -152,7 +152,7 @@ def test_recall_ranks_keyword_hits_as_before(make_mem):
 def postings_reads(mem) -> list[str]:
     """Records each statement that reads a word's postings on the store's connection."""
     reads: list[str] = []
-    mem.store._conn.set_trace_callback(lambda sql: reads.append(sql) if "hippo_postings" in sql else None)
+    mem.store.db.conn.set_trace_callback(lambda sql: reads.append(sql) if "hippo_postings" in sql else None)
     return reads
 
 
@@ -173,7 +173,7 @@ def test_a_words_postings_are_kept_until_anything_changes(make_mem):
     assert len(reads) == 2
     np.testing.assert_allclose(changed[1], fts5_ranks(mem, ["garden", "violin"])[1], rtol=1e-9, atol=1e-12)
     assert not np.allclose(changed[1], first[1])
-    mem.store._conn.set_trace_callback(None)
+    mem.store.db.conn.set_trace_callback(None)
 
 
 def test_kept_words_answer_the_keyword_budget_until_a_write(make_mem):

@@ -1,4 +1,4 @@
-"""Filtered search through the filters' own indexes (stores/sqlite/driving.py): the same answer as
+"""Filtered search through the filters' own indexes (stores/sqlite/narrowing/driving.py): the same answer as
 testing the filter on every row, the narrow path really taken, and the indexes kept in step with
 every write (tags changed, memories deleted, experiences archived and restored)."""
 
@@ -15,16 +15,16 @@ import pytest
 from support import sql
 
 import hippo
-import hippo.stores.sqlite.driving as driving
-import hippo.stores.sqlite.supersets as supersets
+import hippo.stores.sqlite.narrowing.driving as driving
+import hippo.stores.sqlite.narrowing.supersets as supersets
 from hippo.core.memory import MemoryInput
 from hippo.core.recall.pool import keyword_match
-from hippo.index.exact import decode_vector
-from hippo.index.hnsw import HnswIndex
 from hippo.stores.base import ChunkFilter, ExperienceFilter, ExperienceRecord
 from hippo.stores.sqlite.filters import filter_sql
+from hippo.stores.sqlite.index.hnsw import HnswIndex
 from hippo.stores.sqlite.schema import MIGRATIONS, _statements
 from hippo.stores.sqlite.search import match_expression
+from hippo.stores.vectors import decode_vector
 
 pytestmark = pytest.mark.sqlite_only  # the SQLite store's own indexes and search plans
 
@@ -73,7 +73,7 @@ def filters(start) -> dict[str, ChunkFilter]:
 def by_vector(mem, where: ChunkFilter, query: np.ndarray, limit: int) -> list[tuple[str, float]]:
     """The reference: every row tested by the filter, every passing vector scored."""
     clause, params = filter_sql(where)
-    with mem.store._reading() as conn:
+    with mem.store.db.reading() as conn:
         rows = conn.execute(f"SELECT c.id, c.embedding FROM chunks c WHERE c.agent_id = ? AND c.embedding IS NOT NULL "
                             f"AND {clause}", ("alice", *params)).fetchall()
     scored = sorted(((i, float(decode_vector(blob) @ query)) for i, blob in rows), key=lambda item: -item[1])
@@ -82,7 +82,7 @@ def by_vector(mem, where: ChunkFilter, query: np.ndarray, limit: int) -> list[tu
 
 def passing(mem, where: ChunkFilter) -> int:
     clause, params = filter_sql(where)
-    with mem.store._reading() as conn:
+    with mem.store.db.reading() as conn:
         return conn.execute(f"SELECT count(*) FROM chunks c WHERE c.agent_id = ? AND {clause}",
                             ("alice", *params)).fetchone()[0]
 
@@ -90,7 +90,7 @@ def passing(mem, where: ChunkFilter) -> int:
 def by_words(mem, where: ChunkFilter, match: str, limit: int) -> list[tuple[str, float]]:
     """The reference: every match joined to its row, filtered, ranked by BM25."""
     clause, params = filter_sql(where)
-    with mem.store._reading() as conn:
+    with mem.store.db.reading() as conn:
         return conn.execute(
             "SELECT c.id, -bm25(chunks_fts) FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
             f"WHERE chunks_fts MATCH ? AND c.agent_id = ? AND {clause} ORDER BY bm25(chunks_fts) LIMIT ?",
@@ -144,7 +144,7 @@ def check_every_filter(mem, start, embedder, monkeypatch, *, kept: dict | None =
 def check_the_indexes(mem, least: int = N) -> None:
     """``chunk_tags`` holds exactly the keys of the tags the chunks' metadata holds, and each
     experience the rowid of its chunk (none while archived)."""
-    with mem.store._reading() as conn:
+    with mem.store.db.reading() as conn:
         tags = conn.execute("SELECT tag_key, chunk FROM chunk_tags ORDER BY 1, 2").fetchall()
         pairs = conn.execute("SELECT c.agent_id, t.value, c.rowid FROM chunks c, json_each(c.metadata, '$.tags') t "
                              "WHERE t.type = 'text'").fetchall()
@@ -180,7 +180,7 @@ def test_the_indexes_follow_every_write(filled, embedder, monkeypatch, clock):
     check_every_filter(mem, start, embedder, monkeypatch, kept=kept)
     assert kept and any(rows is not None for rows in kept.values())
     mem.delete_all()
-    with mem.store._reading() as conn:
+    with mem.store.db.reading() as conn:
         assert conn.execute("SELECT count(*) FROM chunk_tags WHERE chunk NOT IN (SELECT rowid FROM chunks)"
                             ).fetchone() == (0,)
         assert conn.execute("SELECT count(*) FROM chunk_tags").fetchone() == (60 * 3,)  # bob's
@@ -197,7 +197,7 @@ def test_the_tag_index_holds_no_text_and_forgotten_tags_leave_no_bytes(make_mem,
     for i in range(0, 6000, 8):  # one in eight has a secret tag too, sorted among the others
         tags[i].append(f"tag-{rng.randrange(50)}-{secret}-{i:05d}-{'y' * 60}")
     results = mem.store_memories([MemoryInput(f"Note {i}", {"tags": tags[i]}) for i in range(6000)])
-    with mem.store._reading() as conn:
+    with mem.store.db.reading() as conn:
         pages = [p for (p,) in conn.execute(
             "SELECT pageno FROM dbstat WHERE name IN ('chunk_tags', 'idx_chunk_tags_chunk')")]
         size = conn.execute("PRAGMA page_size").fetchone()[0]

@@ -1,5 +1,5 @@
 """Recall filtered by a metadata value (equality, ``$in``) or by source lists its rows from
-``chunk_keys`` (stores/sqlite/driving.py, migration 0026): the keys cover every row the filter
+``chunk_keys`` (stores/sqlite/narrowing/driving.py, migration 0026): the keys cover every row the filter
 passes (JSON types apart, 1 and 1.0 alike), follow every write, hold no text, and the recall reads
 no statement over the agent's whole index or table."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import hippo
-import hippo.stores.sqlite.driving as driving
+import hippo.stores.sqlite.narrowing.driving as driving
 from hippo.core.memory import MemoryInput
 from hippo.stores.base import ChunkFilter, MetaCondition
 from hippo.stores.sqlite.filters import filter_sql
@@ -53,7 +53,7 @@ def conditions() -> list[ChunkFilter]:
 
 
 def check_keys(mem) -> None:
-    with mem.store._reading() as conn:
+    with mem.store.db.reading() as conn:
         for where in conditions():
             listing = listed(conn, "alice", where)
             exact = passing(conn, "alice", where)
@@ -68,7 +68,7 @@ def test_the_keys_cover_every_row_a_filter_passes_through_every_write(make_mem):
                                               source="import" if i % 9 == 0 else "agent") for i in range(400)])
     make_mem("bob").store_memories([MemoryInput(f"Bob's heron {i}", {"v": "x"}, source="import") for i in range(30)])
     check_keys(mem)
-    with mem.store._reading() as conn:
+    with mem.store.db.reading() as conn:
         assert listed(conn, "alice", ChunkFilter(metadata=(MetaCondition("nested", "eq", "x"),))) == set()
         assert len(listed(conn, "alice", ChunkFilter(metadata=(MetaCondition("v", "eq", 1),))) or ()) == \
             len(passing(conn, "alice", ChunkFilter(metadata=(MetaCondition("v", "eq", 1),))))
@@ -77,7 +77,7 @@ def test_the_keys_cover_every_row_a_filter_passes_through_every_write(make_mem):
     mem.store.delete_chunks("alice", [r.id for r in results[100:150]])
     check_keys(mem)
     mem.delete_all()
-    with mem.store._reading() as conn:
+    with mem.store.db.reading() as conn:
         assert conn.execute("SELECT count(*) FROM chunk_keys WHERE chunk NOT IN (SELECT rowid FROM chunks)"
                             ).fetchone() == (0,)
         assert conn.execute("SELECT count(*) FROM chunk_keys").fetchone() == (30 * 2,)  # bob's v and source
@@ -100,11 +100,11 @@ def test_recall_answers_as_a_test_of_every_row(make_mem):
 def recall_statements(mem, **filters) -> list[str]:
     mem.recall_memories("warm up", limit=5, touch=False)  # the vectors loaded, as a running agent has them
     seen: list[str] = []
-    mem.store._conn.set_trace_callback(seen.append)
+    mem.store.db.conn.set_trace_callback(seen.append)
     try:
         assert mem.recall_memories("note about topic3", limit=5, touch=False, **filters).hits
     finally:
-        mem.store._conn.set_trace_callback(None)
+        mem.store.db.conn.set_trace_callback(None)
     return [s for s in seen if s.startswith(("SELECT", "WITH"))]
 
 
@@ -118,7 +118,7 @@ def test_a_filtered_recall_reads_no_statement_over_the_whole_agent(tmp_path, fil
         statements = recall_statements(mem, **filters)
         assert any("chunk_keys" in s for s in statements)
         for statement in statements:
-            plan = [row[3] for row in mem.store._conn.execute(f"EXPLAIN QUERY PLAN {statement}")]
+            plan = [row[3] for row in mem.store.db.conn.execute(f"EXPLAIN QUERY PLAN {statement}")]
             assert not any(WHOLE_AGENT.search(line) for line in plan), (statement[:160], plan)
 
 
@@ -128,7 +128,7 @@ def test_the_keys_hold_no_text_and_forgotten_values_leave_no_bytes(make_mem, db)
     results = mem.store_memories([
         MemoryInput(f"Note {i}", {"client": f"client-{i % 40}-{secret if i % 8 == 0 else 'plain'}-{'x' * 40}"},
                     source=f"src-{i % 30}-{secret.lower() if i % 8 == 0 else 'plain'}") for i in range(3000)])
-    with mem.store._reading() as conn:
+    with mem.store.db.reading() as conn:
         pages = [p for (p,) in conn.execute(
             "SELECT pageno FROM dbstat WHERE name IN ('chunk_keys', 'idx_chunk_keys_chunk')")]
         size = conn.execute("PRAGMA page_size").fetchone()[0]

@@ -82,22 +82,23 @@ def grown_file(make_mem, db) -> list[str]:
 
 def test_a_grown_file_opens_read_only_and_a_later_write_rebuilds_it(make_mem, db, monkeypatch):
     kept = grown_file(make_mem, db)
-    from hippo.stores.sqlite import store as sqlite_store
+    from hippo.stores.sqlite import database as sqlite_database
+    from hippo.stores.sqlite.store import SQLiteStore
 
-    class ReadOnly:  # sqlite3, as the store module sees it, opening its file read-only
+    class ReadOnly:  # sqlite3, as the database module sees it, opening its file read-only
         def __getattr__(self, name: str):
             return getattr(sqlite3, name)
 
         def connect(self, path, **kwargs):
             return sqlite3.connect(f"file:{path}?mode=ro", uri=True, **kwargs)
 
-    monkeypatch.setattr(sqlite_store, "sqlite3", ReadOnly())
-    reader = sqlite_store.SQLiteStore(db)  # cannot rebuild: opens all the same, for reading
+    monkeypatch.setattr(sqlite_database, "sqlite3", ReadOnly())
+    reader = SQLiteStore(db)  # cannot rebuild: opens all the same, for reading
     assert reader.counts("alice")["memories"] == 20
     reader.close()
     monkeypatch.undo()
-    monkeypatch.setattr(sqlite_store, "rebuild_grown", lambda conn: False)  # as if another process wrote
-    writer = sqlite_store.SQLiteStore(db)
+    monkeypatch.setattr(sqlite_database, "rebuild_grown", lambda conn: False)  # as if another process wrote
+    writer = SQLiteStore(db)
     monkeypatch.undo()
     assert structure_bytes(db) > fts.STRUCTURE_LIMIT
     writer.delete_chunks("alice", kept[:1])  # the first write rebuilds before it touches the index

@@ -10,9 +10,9 @@ import pytest
 pytestmark = pytest.mark.sqlite_only  # the store's own keyword plans (FTS5 budget, kept scores, time index)
 
 import hippo.stores.sqlite.bm25 as bm25
-import hippo.stores.sqlite.driving as driving
+import hippo.stores.sqlite.narrowing.driving as driving
+import hippo.stores.sqlite.narrowing.supersets as supersets
 import hippo.stores.sqlite.search as sqlite_store
-import hippo.stores.sqlite.supersets as supersets
 from hippo.core.memory import MemoryInput
 from hippo.core.recall.pool import keyword_match as _terms
 from hippo.stores.sqlite.search import match_expression
@@ -28,7 +28,7 @@ from hippo.stores.sqlite.filters import filter_sql
 def unbounded_bm25(mem, agent_id: str, match: str, limit: int, where: ChunkFilter = ChunkFilter()) -> list:
     """The reference answer: every match joined to its row, filtered, ranked by BM25 (no plan, no budget)."""
     clause, params = filter_sql(where)
-    with mem.store._reading() as conn:
+    with mem.store.db.reading() as conn:
         return conn.execute(
             "SELECT c.id, -bm25(chunks_fts) FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
             f"WHERE chunks_fts MATCH ? AND c.agent_id = ? AND {clause} ORDER BY bm25(chunks_fts) LIMIT ?",
@@ -84,7 +84,7 @@ def test_rows_that_match_a_kept_word_keep_the_score_of_the_left_out_words(make_m
     match = keyword_match("zeppelin meeting notes")
     reference = unbounded_bm25(mem, "budget", match, 10)
     monkeypatch.setattr(sqlite_store, "KEYWORD_BUDGET", 40)  # "meeting" and "notes" (122, 121 rows) go
-    with mem.store._reading() as conn:
+    with mem.store.db.reading() as conn:
         affordable = sqlite_store._affordable(conn, match)
     assert affordable.match == '"zeppelin"' and affordable.completion is not None
     contents = {c.id: c.content for c in mem.store.get_chunks("budget", [i for i, _ in reference])}
@@ -104,7 +104,7 @@ def test_the_fast_plan_is_tried_only_where_the_agent_owns_enough_matches(make_me
     for mem in (crowd, few):
         mem.recall_memories("garden", touch=False)  # loads each agent's vectors
     store = few.store
-    with store._reading() as conn:
+    with store.db.reading() as conn:
         matches = sqlite_store._affordable(conn, keyword_match("garden")).matches
         assert matches == 401
         assert store._expected_own_matches(conn, store._vectors.loaded_count("few"), matches) < 2  # 2 of 402 rows: the exact plan
@@ -143,7 +143,7 @@ def test_a_period_with_fewer_rows_than_matches_is_read_from_the_time_index(make_
     week = ChunkFilter(since=days[6], until=days[0])  # 7 rows (today's are left out)
     year = ChunkFilter(since=days[-1] - timedelta(days=1), until=days[0])  # 200 rows
     everything = ChunkFilter(since=days[-1] - timedelta(days=1))  # 501 rows
-    with mem.store._reading() as conn:
+    with mem.store.db.reading() as conn:
         matches = sqlite_store._affordable(conn, match).matches
         assert matches == 202  # "dog" in 201 rows, "walk" in 1
         plans = {name: mem.store._fewer_rows_than(conn, "diary", where, *filter_sql(where), None, matches)[0]
@@ -207,11 +207,11 @@ def test_a_question_naming_a_month_scores_its_matches_once(make_mem, clock, monk
                                     observed_at=start + timedelta(days=i * 730 / 500)) for i in range(500)])
     month = start + timedelta(days=400)
     statements: list[str] = []
-    mem.store._conn.set_trace_callback(statements.append)
+    mem.store.db.conn.set_trace_callback(statements.append)
     try:
         hits = mem.recall_memories(f"Where did the dog play in {month:%B %Y}?", limit=5, touch=False)
     finally:
-        mem.store._conn.set_trace_callback(None)
+        mem.store.db.conn.set_trace_callback(None)
     # The period pass reuses the scores: each word's postings read once (bm25.py), FTS5 never asked to rank.
     postings = [s for s in statements if "hippo_postings" in s]
     assert postings and len(postings) == len(set(postings))

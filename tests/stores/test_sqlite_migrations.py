@@ -33,7 +33,7 @@ def version_3_file(path) -> None:
 
 def file_before(path, migration: str) -> sqlite3.Connection:
     """A connection to a new file with every migration before ``migration`` ("0023") applied."""
-    from hippo.stores.sqlite import driving
+    from hippo.stores.sqlite.narrowing import driving
 
     before = next(i for i, (name, _) in enumerate(MIGRATIONS) if name.startswith(f"{migration}_"))
     conn = sqlite3.connect(str(path), isolation_level=None)
@@ -58,7 +58,7 @@ def test_an_older_file_gains_the_time_index_and_keeps_its_memories(db_path, cloc
 def test_a_time_filter_reads_the_index_not_every_row(mem, clock):
     mem.store_memory("Planted the tomatoes", observed_at=clock() - timedelta(days=40))
     clause, params = filter_sql(ChunkFilter(since=clock() - timedelta(days=60), until=clock() - timedelta(days=30)))
-    with mem.store._reading() as conn:
+    with mem.store.db.reading() as conn:
         plan = " ".join(row[3] for row in conn.execute(
             f"EXPLAIN QUERY PLAN SELECT c.rowid FROM chunks c WHERE c.agent_id = ? AND {clause}", ("alice", *params)))
     assert "idx_chunks_when" in plan and "SCAN" not in plan

@@ -59,7 +59,7 @@ def test_concurrent_writers_lose_nothing(tmp_path):
         _, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err.decode()
     with hippo.open(path, agent_id="w", embedder="fake") as mem:
-        conn = mem.store._conn
+        conn = mem.store.db.conn
         assert conn.execute("SELECT count(*) FROM chunks WHERE agent_id = 'w'").fetchone()[0] == 4 * 60 + 1
         shared = conn.execute(
             "SELECT encounter_count FROM chunks WHERE content = 'shared note every writer stores'"

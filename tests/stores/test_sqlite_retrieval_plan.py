@@ -21,13 +21,13 @@ def retrieval_statements(mem, query: str) -> list[str]:
     """The statements between BEGIN and COMMIT of one touching recall's event, values inlined."""
     mem.recall_memories(query, limit=5, touch=False)  # the vectors loaded, as a running agent has them
     seen: list[str] = []
-    mem.store._conn.set_trace_callback(seen.append)
+    mem.store.db.conn.set_trace_callback(seen.append)
     try:
         assert mem.recall_memories(query, limit=5).hits
         assert not any(s.startswith("BEGIN") for s in seen)  # queued: written behind the answer
         mem.store.retrievals.flush()
     finally:
-        mem.store._conn.set_trace_callback(None)
+        mem.store.db.conn.set_trace_callback(None)
     begin = next(n for n, s in enumerate(seen) if s.startswith("BEGIN"))
     end = next(n for n, s in enumerate(seen) if s == "COMMIT" and n > begin)
     return [s for s in seen[begin + 1:end] if not s.startswith("--")]
@@ -40,7 +40,7 @@ def test_the_retrieval_event_seeks_hits_by_id(tmp_path):
         assert any(s.startswith("INSERT INTO chunk_links") for s in statements)
         assert any(s.startswith("UPDATE chunks SET access_count") for s in statements)
         for statement in statements:
-            plan = [row[3] for row in mem.store._conn.execute(f"EXPLAIN QUERY PLAN {statement}")]
+            plan = [row[3] for row in mem.store.db.conn.execute(f"EXPLAIN QUERY PLAN {statement}")]
             assert not any(WHOLE_AGENT.search(line) for line in plan), (statement[:120], plan)
 
 
@@ -49,13 +49,13 @@ def test_pruning_reads_only_the_weak_links(tmp_path):
         mem.store_memories([MemoryInput(f"note {n} about topic{n % 7}") for n in range(30)])
         mem.recall_memories("topic3", limit=5)
         seen: list[str] = []
-        mem.store._conn.set_trace_callback(seen.append)
+        mem.store.db.conn.set_trace_callback(seen.append)
         try:
             mem.store.prune_links("a", before=mem.now() - LINK_FADE, keep=3)
         finally:
-            mem.store._conn.set_trace_callback(None)
+            mem.store.db.conn.set_trace_callback(None)
         deletes = [s for s in seen if s.startswith("DELETE")]
         assert len(deletes) == 2
         for statement in deletes:
-            plan = " ".join(row[3] for row in mem.store._conn.execute(f"EXPLAIN QUERY PLAN {statement}"))
+            plan = " ".join(row[3] for row in mem.store.db.conn.execute(f"EXPLAIN QUERY PLAN {statement}"))
             assert "idx_links_weak" in plan and "SCAN" not in plan.replace("SCAN CONSTANT", ""), (statement, plan)

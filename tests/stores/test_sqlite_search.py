@@ -52,13 +52,13 @@ def test_an_agent_without_chunks_is_answered_without_a_search_until_one_is_writt
     alice, bob = make_mem("alice"), make_mem("bob")
     bob.store_memory("Bob keeps the ferry timetable")
     statements: list[str] = []
-    alice.store._conn.set_trace_callback(statements.append)
+    alice.store.db.conn.set_trace_callback(statements.append)
     assert alice.recall_memories("ferry timetable").hits == []  # bob's chunk is not alice's
     assert not any("chunks_fts" in s for s in statements)
     writer = make_mem("alice")  # another connection: the file's change is seen
     writer.store_memory("Alice takes the ferry at nine")
     assert [h.chunk.content for h in alice.recall_memories("ferry").hits] == ["Alice takes the ferry at nine"]
-    alice.store._conn.set_trace_callback(None)
+    alice.store.db.conn.set_trace_callback(None)
     only = writer.list_memories().items[0]
     assert writer.store.archive_chunks("alice", [only.id], writer.now()) == 1  # archived: no longer a chunk
     assert alice.recall_memories("ferry").hits == []

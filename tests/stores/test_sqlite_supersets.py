@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import hippo
-import hippo.stores.sqlite.changes as changes
-import hippo.stores.sqlite.driving as driving
-import hippo.stores.sqlite.supersets as supersets
+import hippo.stores.sqlite.narrowing.changes as changes
+import hippo.stores.sqlite.narrowing.driving as driving
+import hippo.stores.sqlite.narrowing.supersets as supersets
 from hippo.core.memory import MemoryInput
 from hippo.stores.base import ChunkFilter
 
@@ -121,7 +121,7 @@ def test_kept_listings_are_bounded(mem, monkeypatch):
 
 
 def test_the_log_says_what_changed_and_when_it_no_longer_can(mem):
-    conn = mem.store._conn
+    conn = mem.store.db.conn
     last = changes.latest(conn)
     ids = tagged(mem, "rare", 2, start=60)
     mem.update_metadata(ids[0], {"tags": ["other"]})

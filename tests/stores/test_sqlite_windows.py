@@ -7,8 +7,8 @@ import pytest
 from support import sql
 
 import hippo
-from hippo.index.windowed import WINDOW_BASE
 from hippo.providers.fake import FakeEmbedder
+from hippo.stores.sqlite.index.windowed import WINDOW_BASE
 
 pytestmark = pytest.mark.sqlite_only
 

@@ -43,7 +43,7 @@ class StoreCapabilities:
 
 @dataclass(frozen=True, slots=True)
 class ExperienceFilter:
-    """Long-term experiences only (seed 001): of any of ``types`` (every type when empty), of at
+    """Long-term experiences only: of any of ``types`` (every type when empty), of at
     least ``min_importance``."""
 
     types: tuple[str, ...] = ()
@@ -145,6 +145,16 @@ class Candidates:
     unseen_similarity: float = 0.0
     unseen_bm25: float = 0.0
 
+    @classmethod
+    def found(cls, chunks: list[Standing], similarity: dict[str, float], bm25: dict[str, float],
+              cosines: dict[str, float], depth: int) -> "Candidates":
+        """The candidates of a search that asked each side for ``depth``: ``cosines`` (of those found
+        by words only) join the similarities, and a side that returned fewer than ``depth`` had no more."""
+        return cls(chunks, {**cosines, **similarity}, bm25,
+                   exhausted=len(similarity) < depth and len(bm25) < depth,
+                   unseen_similarity=min(similarity.values()) if len(similarity) >= depth else 0.0,
+                   unseen_bm25=min(bm25.values()) if len(bm25) >= depth else 0.0)
+
     def merged(self, other: "Candidates") -> "Candidates":
         """Both sets of candidates (scores of one query against one index, so comparable)."""
         known = {c.id for c in self.chunks}
@@ -176,7 +186,7 @@ class ExperienceRecord:
 
 @dataclass(frozen=True, slots=True)
 class Observed:
-    """A message ``observe`` acknowledged (seed 002's conversation tap): its place in the agent's
+    """A message ``observe`` acknowledged (capture's conversation tap): its place in the agent's
     inbox (``seq``, increasing), the caller's id (or one made up), speaker and time."""
 
     seq: int
@@ -235,7 +245,7 @@ class ChunkStore(Database, Protocol):
     def update_strength(self, agent_id: str, updates: Sequence[StrengthUpdate]) -> None: ...
 
     def record_retrievals(self, agent_id: str, ids: Sequence[str], now: datetime, *, boost: float) -> None:
-        """Seed 000's retrieval event, applied relative to the stored values so that
+        """The retrieval event, applied relative to the stored values so that
         concurrent recalls add up: access count + 1, last access now, intensity + boost (max 1).
         In the same transaction the agent's counters of ``now``'s day add ``retrievals`` (one per
         chunk retrieved) and ``recalls`` (one per call that retrieved any) (:class:`SummaryStore`)."""
@@ -432,7 +442,7 @@ class ConversationStore(Database, Protocol):
 
 @dataclass(frozen=True, slots=True)
 class PruneCandidate:
-    """A memory pruning may archive, with what seed 003 ranks it by."""
+    """A memory pruning may archive, with what pruning ranks it by."""
 
     agent_id: str
     id: str
@@ -442,7 +452,7 @@ class PruneCandidate:
 
 
 class ArchiveStore(Database, Protocol):
-    """Seed 003's archive: memories pruning moved out of ``chunks`` (their vectors kept only as an
+    """The archive: memories pruning moved out of ``chunks`` (their vectors kept only as an
     8-bit copy, for a forget), with their own full-text index; never deleted by pruning, only by an
     explicit forget."""
 
@@ -466,7 +476,7 @@ class ArchiveStore(Database, Protocol):
 
     def archive_chunks(self, agent_id: str, ids: Sequence[str], now: datetime) -> int:
         """Move chunks to the archive in one transaction, each vector kept as
-        :func:`~hippo.index.int8.encode_int8` bytes; how many moved."""
+        :func:`~hippo.stores.vectors.encode_int8` bytes; how many moved."""
         ...
 
     def archived_vectors(self, agent_id: str) -> dict[str, bytes | None]:
@@ -507,7 +517,7 @@ class ArchiveStore(Database, Protocol):
 
 
 class LinkStore(Database, Protocol):
-    """Links between one agent's chunks (seed 003's relations): ``co_recall`` links are undirected
+    """Links between one agent's chunks (curation's relations): ``co_recall`` links are undirected
     (stored with ``a < b``), ``supersedes`` links go from the newer fact (``a``) to the older."""
 
     def strengthen_links(self, agent_id: str, pairs: Sequence[tuple[str, str]], kind: str, now: datetime) -> None:
@@ -528,9 +538,9 @@ class LinkStore(Database, Protocol):
 
 
 class ExperienceStore(Database, Protocol):
-    """Seed 001's experiences: what long-term memory keeps of them beside their chunks (gone with
+    """Experiences: what long-term memory keeps of them beside their chunks (gone with
     the chunk, kept while it is archived), the short-term buffer when it lives in the database,
-    and the consolidation counters (seed 001's ``memory_stats``)."""
+    and the consolidation counters (``memory_stats``)."""
 
     def put_experiences(self, agent_id: str, records: Sequence[ExperienceRecord]) -> None:
         """Record experiences of existing chunks; a chunk that has a record keeps it."""
@@ -578,7 +588,7 @@ class ExperienceStore(Database, Protocol):
 
 
 class CaptureStore(Database, Protocol):
-    """Seed 002's capture: the inbox of observed messages per session, how far each session is
+    """Capture: the inbox of observed messages per session, how far each session is
     processed (a cursor moved by compare-and-set inside the transaction that writes what was
     captured: nothing processed twice), and what surfacing showed each session."""
 
@@ -625,10 +635,10 @@ class CaptureStore(Database, Protocol):
 @dataclass(frozen=True, slots=True)
 class ChunkSummary:
     """One agent's chunks counted whole, not sampled (the dashboard's stats at any size): its live
-    facts and memories by seed 000's effective strength at a given time, in equal steps of [0, 1]
+    facts and memories by effective strength at a given time, in equal steps of [0, 1]
     (1.0 in the last); how many chunks were stored on each UTC day (superseded facts included) and
     how many live ones were last retrieved on each (those retrieved at least once), both from a
-    given day on, as ``YYYY-MM-DD``; and its live long-term experiences by seed 001's type."""
+    given day on, as ``YYYY-MM-DD``; and its live long-term experiences by type."""
 
     strength: tuple[int, ...]
     stored: dict[str, int]

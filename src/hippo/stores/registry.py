@@ -9,7 +9,7 @@ A database is named by a path or a URL, wherever one is taken (``hippo.open``, `
   (:mod:`hippo.stores.postgres`, the ``postgres`` extra).
 
 A SQLite path may hold ``{agent_id}`` (``memories/{agent_id}.db``): each agent then has a file of
-its own (seed 001's database per persona), made with its folder when first opened.
+its own, made with its folder when first opened.
 
 Nothing outside ``stores/`` names a backend class or treats a database name as a file path.
 """
@@ -17,49 +17,16 @@ Nothing outside ``stores/`` names a backend class or treats a database name as a
 from __future__ import annotations
 
 import os
-import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
 
 from hippo.errors import ConfigError
+from hippo.stores.names import AGENT_FIELD, Target, parse, shown
 
 if TYPE_CHECKING:
     from hippo.stores.base import Store
 
 __all__ = ["AGENT_FIELD", "Target", "create_messages_table", "discard", "exists", "for_agent", "open_store", "parse",
            "per_agent", "shown"]
-
-AGENT_FIELD = "{agent_id}"
-
-_POSTGRES = ("postgresql", "postgres")
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
-
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    """A database name, read: its ``backend`` and where it is (a file path or a URL)."""
-
-    backend: str  # "sqlite" or "postgresql"
-    location: str
-
-
-def parse(db: str | os.PathLike[str]) -> Target:
-    """The backend and location a database name means; ConfigError for a scheme hippo has no store for."""
-    text = os.fspath(db)
-    match = _SCHEME.match(text)
-    if match is None:  # "~" and "$VARS" are expanded by hippo.config.load_settings, which every name goes through
-        return Target("sqlite", text)
-    scheme = match.group(1).lower()
-    if scheme in _POSTGRES:
-        return Target("postgresql", text)
-    if scheme == "sqlite":
-        path = text[len(match.group(0)):]
-        if path.startswith("/:memory:"):
-            return Target("sqlite", ":memory:")
-        return Target("sqlite", path)
-    raise ConfigError(f"no store for {scheme}:// databases; use a file path, sqlite:///path or postgresql://...")
-
 
 def per_agent(db: str | os.PathLike[str]) -> bool:
     """Whether a database name is a template with a file per agent."""
@@ -115,18 +82,6 @@ def discard(db: str | os.PathLike[str]) -> None:
     for suffix in ("", "-wal", "-shm"):
         if os.path.exists(target.location + suffix):
             os.remove(target.location + suffix)
-
-
-def shown(db: str | os.PathLike[str]) -> str:
-    """The database name as it may be printed or logged: a URL's password is masked."""
-    target = parse(db)
-    if target.backend == "sqlite":
-        return target.location
-    parts = urlsplit(target.location)
-    if not parts.password:  # no password, or an empty one: nothing to hide
-        return target.location
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def create_messages_table(target: Any, name: str = "messages") -> None:

@@ -30,9 +30,9 @@ from hippo.core.memories.reembed import Progress
 from hippo.core.memories.summary import count_day
 from hippo.core.strength import RETRIEVAL_BOOST, ScoreWeights, final_score, recency_after, strength_after
 from hippo.errors import NotFound
-from hippo.index.int8 import decode_int8, encode_int8
 from hippo.stores.base import PruneCandidate
 from hippo.stores.scoped import AgentStore
+from hippo.stores.vectors import decode_int8, encode_int8
 from hippo.types import ArchivedHit, Chunk, Hit, MaintainResult
 
 if TYPE_CHECKING:

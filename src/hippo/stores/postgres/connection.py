@@ -1,5 +1,6 @@
 """Connections of the PostgreSQL store: a psycopg pool, one write transaction per thread, and
-per-agent write locks that give PostgreSQL the guarantees SQLite's single writer gives.
+per-agent write locks that give PostgreSQL the guarantees SQLite's single writer gives. The store's
+parts read and write through it (it is their ``SqlDatabase`` handle: ``stores/sql/database.py``).
 
 A write transaction (``Store.transaction``) pins one pooled connection to the calling thread;
 every store call of that thread joins it, nested calls included. The first time a transaction
@@ -14,9 +15,12 @@ from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 from hippo.errors import StorageError
+from hippo.stores.postgres.filters import filter_sql
+from hippo.stores.sql.database import Handle
+from hippo.stores.sql.dialect import POSTGRES
 
 SPARE_WAIT = 0.002  # seconds a read waits for a second connection before it goes on with one
 EF_SEARCH = 256  # rows an HNSW walk keeps before filters (hnsw.ef_search), on every pooled connection
@@ -36,8 +40,10 @@ def storage_errors(what: str) -> Iterator[None]:
             from exc
 
 
-class Connections:
+class Connections(Handle):
     """The pool of one store and the write transaction of each thread."""
+
+    dialect = POSTGRES
 
     def __init__(self, url: str, *, max_size: int = 10) -> None:
         from pgvector.psycopg import register_vector
@@ -56,6 +62,9 @@ class Connections:
         with storage_errors("cannot open the PostgreSQL pool"):
             self._pool.open(wait=True, timeout=30)
         self._local = threading.local()
+        super().__init__(filter_sql)
+        # Set by the store: what a delete changes in what it keeps in memory.
+        self.on_deleted: Callable[[str, int], None] = lambda agent_id, count: None
 
     def close(self) -> None:
         self._pool.close()
@@ -139,3 +148,19 @@ class Connections:
         """A write: inside the thread's transaction (one is opened when none is), the agent locked."""
         with self.transaction(), self.connection(agent_id) as conn:
             yield conn
+
+    def text_deleted(self, agent_id: str, count: int, *, table: str = "") -> None:
+        """PostgreSQL keeps a deleted row's bytes in its files until ``hippo scrub``: the store
+        says so (``pending_scrub``) and forgets what it counted of the agent."""
+        self.on_deleted(agent_id, count)
+
+    def drop_chunks(self, conn: Any, agent_id: str, ids: Sequence[str] | None) -> list[str]:
+        """Inside the write: the agent's chunk rows go (their counters, windows, links and surfacing
+        records with them, by foreign keys); their kinds."""
+        if ids is None:
+            rows = conn.execute("DELETE FROM chunk_rows WHERE agent_id = %s RETURNING kind", (agent_id,)).fetchall()
+        else:
+            rows = conn.execute("DELETE FROM chunk_rows WHERE agent_id = %s AND id = ANY(%s) RETURNING kind",
+                                (agent_id, list(ids))).fetchall()
+        self.text_deleted(agent_id, len(rows))
+        return [r[0] for r in rows]

@@ -1,4 +1,6 @@
-"""Translate a :class:`ChunkFilter` into a PostgreSQL condition on ``chunks c`` (psycopg ``%s`` style).
+"""A :class:`ChunkFilter` as a PostgreSQL test on ``chunks c`` (psycopg ``%s`` style): its tags and
+metadata through ``jsonb`` containment (the GIN index answers it), its experiences through their
+records (the rest: ``stores/sql/filters.py``).
 
 The same meaning as the SQLite translation (``stores/sqlite/filters.py``): JSON types are kept
 apart (``true`` is not ``1``: jsonb equality does that), ``ne`` also holds where the field is
@@ -12,47 +14,22 @@ from dataclasses import replace
 from typing import Any
 
 from hippo.stores.base import ChunkFilter, MetaCondition
+from hippo.stores.sql import filters
+from hippo.stores.sql.dialect import POSTGRES
+from hippo.stores.sql.filters import COMPARE, experience_tests
 
 __all__ = ["filter_sql", "words_filter_sql"]
-
-_COMPARE = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
-
 
 def filter_sql(where: ChunkFilter, *, driven_for: str | None = None) -> tuple[str, list[Any]]:
     """A condition (never empty) and its parameters. ``driven_for`` (an agent id): for a statement
     that reads every row that passes (the exact vector scan), that agent's experiences are asked as
     the list of their ids (see ``_experience_sql``)."""
-    clauses: list[str] = []
-    params: list[Any] = []
-    if not where.include_superseded:
-        clauses.append("c.superseded_by IS NULL")
-    if where.kinds:
-        clauses.append("c.kind = ANY(%s)")
-        params.append(list(where.kinds))
-    if where.sources:
-        clauses.append("c.source = ANY(%s)")
-        params.append(list(where.sources))
-    if where.session_id is not None:
-        clauses.append("c.session_id = %s")
-        params.append(where.session_id)
-    for tag in where.tags:
-        clauses.append("c.metadata -> 'tags' @> %s::jsonb")
-        params.append(json.dumps([tag]))
-    for condition in where.metadata:
-        clause, values = _metadata_sql(condition)
-        clauses.append(f"({clause})")
-        params.extend(values)
-    if where.experience is not None:
-        clause, values = _experience_sql(where, driven_for)
-        clauses.append(clause)
-        params.extend(values)
-    if where.since is not None:
-        clauses.append("COALESCE(c.observed_at, c.created_at) >= %s")
-        params.append(where.since)
-    if where.until is not None:
-        clauses.append("COALESCE(c.observed_at, c.created_at) < %s")
-        params.append(where.until)
-    return (" AND ".join(clauses) or "true"), params
+    return filters.filter_sql(POSTGRES, where, tag=_tag, metadata=_metadata_sql,
+                              experience=lambda chosen: _experience_sql(chosen, driven_for))
+
+
+def _tag(tag: str) -> tuple[str, list[Any]]:
+    return "c.metadata -> 'tags' @> %s::jsonb", [json.dumps([tag])]
 
 
 def words_filter_sql(where: ChunkFilter) -> tuple[str, list[Any]] | None:
@@ -76,12 +53,8 @@ def _experience_sql(where: ChunkFilter, driven_for: str | None) -> tuple[str, li
     driven_for = driven_for if _records_narrow_most(where) else None
     if driven_for is not None:
         tests, params = ["x.agent_id = %s"], [driven_for]
-    if where.experience.types:
-        tests.append("x.type = ANY(%s)")
-        params.append(list(where.experience.types))
-    if where.experience.min_importance is not None:
-        tests.append("x.importance >= %s")
-        params.append(where.experience.min_importance)
+    wanted, wanted_params = experience_tests(POSTGRES, where.experience, "x")
+    tests, params = [*tests, *map(POSTGRES.sql, wanted)], [*params, *wanted_params]
     if driven_for is not None:
         return f"c.id = ANY(ARRAY(SELECT x.id FROM experiences x WHERE {' AND '.join(tests)}))", params
     return f"EXISTS (SELECT 1 FROM experiences x WHERE {' AND '.join(tests)})", params
@@ -109,8 +82,8 @@ def _metadata_sql(condition: MetaCondition) -> tuple[str, list[Any]]:
         return ("" if value else "NOT ") + "(c.metadata ? %s)", [key]
     if isinstance(value, (int, float)):
         return (f"jsonb_typeof(c.metadata -> %s) = 'number' AND (c.metadata ->> %s)::double precision "
-                f"{_COMPARE[op]} %s", [key, key, value])
-    return (f"jsonb_typeof(c.metadata -> %s) = 'string' AND (c.metadata ->> %s) COLLATE \"C\" {_COMPARE[op]} %s",
+                f"{COMPARE[op]} %s", [key, key, value])
+    return (f"jsonb_typeof(c.metadata -> %s) = 'string' AND (c.metadata ->> %s) COLLATE \"C\" {COMPARE[op]} %s",
             [key, key, value])
 
 

@@ -1,18 +1,14 @@
-"""The merged wordings of :class:`~hippo.stores.postgres.store.PostgresStore` (see ``MergeStore``),
-as in SQLite (``stores/sqlite/merges.py``): kept while the fact is archived, deleted with it by a
-trigger (a foreign key cannot follow a fact that moves between two tables), and deleted by another
-when the fact's text is replaced (``REWRITTEN``). A removed wording's bytes stay in the table's files
-until ``hippo scrub`` (``VACUUM FULL``), as a forgotten chunk's do.
+"""The PostgreSQL tables of the merged wordings (see ``MergeStore``; read and written by
+``stores/sql/merges.py``), as in SQLite (``stores/sqlite/merges.py``): kept while the fact is
+archived, deleted with it by a trigger (a foreign key cannot follow a fact that moves between two
+tables), and deleted by another when the fact's text is replaced (``REWRITTEN``). A removed
+wording's bytes stay in the table's files until ``hippo scrub`` (``VACUUM FULL``), as a forgotten
+chunk's do.
 """
 
 from __future__ import annotations
 
-import json
-from typing import Any, Callable, ContextManager, Sequence
-
-from hippo.types import MergedWording
-
-__all__ = ["MIGRATION", "MergeMixin", "PROVENANCE", "REWRITTEN"]
+__all__ = ["MIGRATION", "PROVENANCE", "REWRITTEN"]
 
 MIGRATION = """
 CREATE TABLE fact_merges (
@@ -58,45 +54,3 @@ END $$;
 CREATE TRIGGER fact_merges_chunk_au AFTER UPDATE OF content ON chunks
     FOR EACH ROW WHEN (OLD.content IS DISTINCT FROM NEW.content) EXECUTE FUNCTION hippo_merges_rewritten();
 """
-
-_COLUMNS = "id, fact_id, content, merged_at, similarity, intensity, metadata, source, session_id, observed_at"
-
-
-class MergeMixin:
-    _db: Any
-    _read: Callable[..., ContextManager[Any]]
-    _deleted: Callable[[str, int], None]
-
-    def add_merged(self, agent_id: str, wordings: Sequence[MergedWording]) -> None:
-        if not wordings:
-            return
-        with self._db.writing(agent_id) as conn, conn.cursor() as cur:
-            cur.executemany(f"INSERT INTO fact_merges (agent_id, {_COLUMNS}) VALUES ({', '.join(['%s'] * 11)})",
-                            [(agent_id, w.id, w.fact_id, w.content, w.merged_at, w.similarity, w.intensity,
-                              json.dumps(w.metadata, ensure_ascii=False) if w.metadata else None, w.source,
-                              w.session_id, w.observed_at) for w in wordings])
-
-    def merged_wordings(self, agent_id: str, fact_ids: Sequence[str]) -> list[MergedWording]:
-        if not fact_ids:
-            return []
-        with self._read() as conn:
-            rows = conn.execute(f"SELECT {_COLUMNS} FROM fact_merges WHERE agent_id = %s AND fact_id = ANY(%s) "
-                                "ORDER BY merged_at, id", (agent_id, list(fact_ids))).fetchall()
-        return [MergedWording(r[0], r[1], r[2], r[3], r[4], r[5], r[6] or {}, r[7], r[8], r[9]) for r in rows]
-
-    def remove_merged(self, agent_id: str, ids: Sequence[str]) -> int:
-        if not ids:
-            return 0
-        with self._db.writing(agent_id) as conn:
-            count = conn.execute("DELETE FROM fact_merges WHERE agent_id = %s AND id = ANY(%s)",
-                                 (agent_id, list(ids))).rowcount
-        self._deleted(agent_id, count)
-        return int(count)
-
-    def known_merge_ids(self, agent_id: str, ids: Sequence[str]) -> dict[str, bool]:
-        if not ids:
-            return {}
-        with self._read() as conn:
-            rows = conn.execute("SELECT id, agent_id = %s FROM fact_merges WHERE id = ANY(%s)",
-                                (agent_id, list(ids))).fetchall()
-        return {row[0]: bool(row[1]) for row in rows}

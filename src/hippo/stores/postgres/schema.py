@@ -25,11 +25,22 @@ from typing import Any
 
 from hippo.errors import StorageError
 from hippo.stores.postgres import merges, strength, windows
-from hippo.stores.postgres.keys import SESSIONS_MIGRATION
 
-__all__ = ["MIGRATIONS", "MIGRATION_LOCK", "migrate", "vector_index"]
+__all__ = ["MIGRATIONS", "MIGRATION_LOCK", "SESSIONS_MIGRATION", "migrate", "vector_index"]
 
 MIGRATION_LOCK = 0x6869_7070_6F00  # "hippo\0": one advisory lock id for schema changes
+
+# Issue 32: logout ends the session on every server. Sessions made before had no record, so
+# their cookies are refused from now on and their holders log in once more.
+SESSIONS_MIGRATION = """
+CREATE TABLE dashboard_sessions (
+    id          text PRIMARY KEY,   -- SHA-256 of the session's secret id, hex
+    key_id      text NOT NULL,      -- api_keys.id; deleted with the key
+    created_at  timestamptz NOT NULL,
+    expires_at  timestamptz NOT NULL
+);
+CREATE INDEX dashboard_sessions_key ON dashboard_sessions (key_id);
+"""
 
 _BASE = """
 CREATE EXTENSION IF NOT EXISTS vector;
@@ -95,7 +106,7 @@ CREATE TABLE api_keys (
 );
 """
 
-# Seed 003: the agent's signed feedback, the time of the last reinforcement (recency counts from
+# Curation: the agent's signed feedback, the time of the last reinforcement (recency counts from
 # it), and provenance: where a memory came from and in which session.
 _CURATION = """
 ALTER TABLE chunks ADD COLUMN feedback integer NOT NULL DEFAULT 0;
@@ -105,7 +116,7 @@ ALTER TABLE chunks ADD COLUMN session_id text;
 CREATE INDEX chunks_session ON chunks (agent_id, session_id) WHERE session_id IS NOT NULL;
 """
 
-# Seed 003: what pruning for size moves out of ``chunks``, with its own full-text index. No vector:
+# The archive: what pruning for size moves out of ``chunks``, with its own full-text index. No vector:
 # that is most of what archiving saves; a restored memory is embedded again.
 _ARCHIVE = """
 CREATE TABLE chunks_archive (
@@ -133,7 +144,7 @@ CREATE INDEX chunks_archive_agent ON chunks_archive (agent_id, id);
 CREATE INDEX chunks_archive_tsv ON chunks_archive USING gin (tsv);
 """
 
-# Seed 003's relations (seed 002's memory_links): memories recalled together link together, a
+# Links between memories: memories recalled together link together, a
 # newer fact links to the one it superseded. A link goes with either end (foreign keys), archiving
 # included: it holds only ids.
 _LINKS = """
@@ -150,7 +161,7 @@ CREATE INDEX chunk_links_a ON chunk_links (a);  -- what the cascades look up: a 
 CREATE INDEX chunk_links_b ON chunk_links (b);
 """
 
-# Seed 001's experiences, as in SQLite (stores/sqlite/schema.py): a record beside its chunk, gone
+# Experiences, as in SQLite (stores/sqlite/schema.py): a record beside its chunk, gone
 # with it and kept while the chunk is archived (a trigger, not a foreign key: the chunk moves
 # between two tables); the short-term buffer every server shares; the consolidation counters.
 _EXPERIENCES = """
@@ -210,7 +221,7 @@ CREATE TABLE agent_stats (
 );
 """
 
-# Seed 002's capture, as in SQLite (stores/sqlite/schema.py).
+# Capture, as in SQLite (stores/sqlite/schema.py).
 _CAPTURE = """
 CREATE TABLE observed_messages (
     seq         bigserial PRIMARY KEY,
@@ -363,7 +374,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0007_archive_order", _ARCHIVE_ORDER),
     ("0008_daily", _DAILY),
     ("0009_tag_index", _TAG_INDEX),
-    ("0010_dashboard_sessions", SESSIONS_MIGRATION),  # logout ends a session on every server (keys.py)
+    ("0010_dashboard_sessions", SESSIONS_MIGRATION),  # logout ends a session on every server (stores/sql/keys.py)
     ("0011_archive_vectors", _ARCHIVE_VECTORS),
     ("0012_observed_by_id", _OBSERVED_BY_ID),
     ("0014_fact_merges", merges.MIGRATION),  # the wordings merged into facts (merges.py)

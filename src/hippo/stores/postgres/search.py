@@ -33,26 +33,22 @@ from __future__ import annotations
 import time
 from concurrent import futures
 from contextlib import contextmanager, nullcontext
-from typing import Any, Callable, ContextManager, Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
 from hippo.errors import EmbedderMismatch
 from hippo.stores.base import Candidates, ChunkFilter, SearchQuery, Standing
 from hippo.stores.neighbours import nearest_runs
-from hippo.stores.postgres.connection import EF_SEARCH, storage_errors
+from hippo.stores.postgres.connection import EF_SEARCH, Connections, storage_errors
 from hippo.stores.postgres.filters import filter_sql, words_filter_sql
 from hippo.stores.postgres.schema import vector_index
 from hippo.stores.postgres.strength import CHUNKS
 from hippo.stores.postgres.windows import best_cosine, vector_side, vector_values
-from hippo.types import Chunk
+from hippo.stores.sql.rows import standing_of
 
-__all__ = ["CHUNK_COLUMNS", "SearchMixin", "chunk_of", "tsquery"]
+__all__ = ["SearchMixin", "tsquery"]
 
-# Read from ``strength.CHUNKS``: the row (``c``) and its counters (``s``).
-CHUNK_COLUMNS = ("c.id, c.agent_id, c.content, c.content_hash, c.metadata, c.kind, s.running_intensity, "
-                 "s.encounter_count, s.access_count, s.last_accessed_at, c.superseded_by, c.created_at, "
-                 "c.observed_at, c.embedding IS NOT NULL, c.feedback, c.reinforced_at, c.source, c.session_id")
 _STANDING = ("c.id, s.running_intensity, s.access_count, extract(epoch FROM s.last_accessed_at)::float8, "
              "extract(epoch FROM COALESCE(c.reinforced_at, c.created_at))::float8, c.superseded_by, "
              "c.embedding IS NOT NULL, c.feedback")
@@ -69,18 +65,6 @@ _WORDS_KEPT = 50_000  # words whose counts are kept at most (all dropped past it
 _SHARE_TTL = 300.0  # seconds the share of a walk's rows that passed a filter is trusted
 KEYWORD_BUDGET = 10_000  # rows the keyword side may score per search (as the SQLite store)
 EF_MAX = 1000  # pgvector's largest hnsw.ef_search
-
-
-def chunk_of(row: tuple) -> Chunk:
-    return Chunk(id=row[0], agent_id=row[1], content=row[2], content_hash=row[3], metadata=row[4] or {},
-                 kind=row[5], running_intensity=row[6], encounter_count=row[7], access_count=row[8],
-                 last_accessed_at=row[9], superseded_by=row[10], created_at=row[11], observed_at=row[12],
-                 has_vector=bool(row[13]), feedback=row[14], reinforced_at=row[15], source=row[16],
-                 session_id=row[17])
-
-
-def _standing(row: Sequence[Any]) -> Standing:
-    return Standing(row[0], row[1], row[2], row[3], row[4], row[5], bool(row[6]), row[7])
 
 
 def tsquery(terms: Sequence[str], every: bool = False) -> str | None:
@@ -204,8 +188,7 @@ class SearchMixin:
     _indexed: bool
     _search_threads: futures.ThreadPoolExecutor | None
     _shares: dict[tuple[str, str, str], tuple[float, int]]
-    _db: Any
-    _read: Callable[..., ContextManager[Any]]
+    db: Connections
 
     def search(self, agent_id: str, query: SearchQuery) -> Candidates:
         clause, params = filter_sql(query.where)
@@ -213,7 +196,7 @@ class SearchMixin:
         words = _lexemes(query.terms)
         both = vector is not None and bool(words)
         walk = self._first_walk(agent_id, clause, params, query.depth)
-        with self._read(agent_id) as conn, self._db.spare() if both else nullcontext() as other:
+        with self.db.reading(agent_id) as conn, self.db.spare() if both else nullcontext() as other:
             if other is not None and vector is not None:
                 rows = self._both_sides(conn, other, agent_id, vector, words, clause, params, query, walk)
             else:
@@ -230,13 +213,7 @@ class SearchMixin:
         similarity = {r[0]: r[8] for r in rows if r[8] is not None}
         bm25 = {r[0]: r[9] for r in rows if r[9] is not None}
         cosines = {r[0]: r[10] for r in rows if r[10] is not None}
-        depth = query.depth
-        return Candidates(
-            [_standing(r) for r in rows], {**cosines, **similarity}, bm25,
-            exhausted=len(similarity) < depth and len(bm25) < depth,
-            unseen_similarity=min(similarity.values()) if len(similarity) >= depth else 0.0,
-            unseen_bm25=min(bm25.values()) if len(bm25) >= depth else 0.0,
-        )
+        return Candidates.found([standing_of(r) for r in rows], similarity, bm25, cosines, query.depth)
 
     def _both_sides(self, conn: Any, other: Any, agent_id: str, vector: np.ndarray, words: list[str], clause: str,
                     params: list[Any], query: SearchQuery, walk: int | None) -> list[tuple]:
@@ -361,7 +338,7 @@ class SearchMixin:
         if not (self.ann_threshold and self._vector_count(conn, agent_id) >= self.ann_threshold):
             return False
         if not self._indexed:
-            with self._db.writing() as writer:
+            with self.db.writing() as writer:
                 writer.execute("SELECT pg_advisory_xact_lock(hashtextextended('hippo:model', 1))")
                 row = writer.execute("SELECT dimension FROM embedding_model WHERE id = 1").fetchone()
                 if row is None or row[0] is None:
@@ -417,12 +394,12 @@ class SearchMixin:
         if vector is not None:
             cosine = best_cosine(len(vector))  # a long memory's best window
             values += [np.asarray(vector, dtype=np.float32)] * 2
-        with self._read(agent_id) as conn:
+        with self.db.reading(agent_id) as conn:
             rows = conn.execute(f"SELECT {_STANDING}, {cosine} FROM {CHUNKS} WHERE c.agent_id = %s AND c.id = ANY(%s)",
                                 [*values, agent_id, list(ids)]).fetchall()
         by_id = {r[0]: r for r in rows}
         ordered = [by_id[i] for i in ids if i in by_id]
-        return [_standing(r) for r in ordered], {r[0]: r[8] for r in ordered if r[8] is not None}
+        return [standing_of(r) for r in ordered], {r[0]: r[8] for r in ordered if r[8] is not None}
 
     def neighbours(self, agent_id: str, ids: Sequence[str], reach: int,
                    where: ChunkFilter) -> dict[str, list[tuple[str, int]]]:
@@ -440,7 +417,7 @@ class SearchMixin:
                + side.format("<", "DESC") + " UNION ALL " + side.format(">", "ASC")
                + ") n(seed, other) ON true")
         values = [*params, agent_id, list(ids), agent_id, reach, agent_id, reach]
-        with self._read(agent_id) as conn:
+        with self.db.reading(agent_id) as conn:
             rows = conn.execute(sql, values).fetchall()
         # A seed alone in its session, or without one (no side matches NULL), is one row of NULLs: it still answers.
         return nearest_runs([r[0] for r in rows], [(r[1], r[2], r[3]) for r in rows if r[2] is not None])

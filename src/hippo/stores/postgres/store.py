@@ -1,9 +1,10 @@
 """The scale-out store: PostgreSQL with pgvector, shared by any number of ``hippo serve`` processes.
 
-Behaviour equals the SQLite store's (one contract suite runs against both); what differs is
-where state lives. Everything is in the database: chunks, blocks, API keys, the embedding model
-record. A process keeps nothing another process would need to see, so any server answers any
-request. Writes are serialised per agent (``connection.py``), not per database.
+Behaviour equals the SQLite store's (one contract suite runs against both), and what the two
+write alike is written once (``stores/sql``); what differs is where state lives. Everything is in
+the database: chunks, blocks, API keys, the embedding model record. A process keeps nothing another
+process would need to see, so any server answers any request. Writes are serialised per agent
+(``connection.py``), not per database.
 
 Forgetting: a hard delete removes the rows in its transaction, and from then on no query of any
 server returns the text. PostgreSQL keeps the bytes of deleted rows in the table and index files
@@ -18,51 +19,52 @@ from __future__ import annotations
 import json
 import time
 from datetime import datetime
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from hippo.errors import EmbedderMismatch
-from hippo.stores.base import UNCHANGED, StoreCapabilities, StrengthUpdate
-from hippo.stores.postgres.capture import CaptureMixin
+from hippo.stores.base import StoreCapabilities
+from hippo.stores.names import shown
 from hippo.stores.postgres.connection import Connections, storage_errors
 from hippo.stores.postgres.conversation import has_messages_table, search_messages
-from hippo.stores.postgres.curation import CurationMixin
-from hippo.stores.postgres.experiences import ExperienceMixin
-from hippo.stores.postgres.keys import KeyMixin
-from hippo.stores.postgres.merges import MergeMixin
+from hippo.stores.postgres.curation import Curation
 from hippo.stores.postgres.schema import migrate, vector_index
-from hippo.stores.postgres.search import CHUNK_COLUMNS, SearchMixin, chunk_of
+from hippo.stores.postgres.search import SearchMixin
 from hippo.stores.postgres.strength import CHUNKS, insert_counters
-from hippo.stores.postgres.summary import SummaryMixin, count_retrievals
-from hippo.stores.postgres.windows import split, write_windows
+from hippo.stores.postgres.summary import Summary
+from hippo.stores.postgres.windows import write_windows
 from hippo.stores.retrievals import DEFAULT_DELAY, RetrievalQueue
-from hippo.types import Block, Chunk, ConversationHit
+from hippo.stores.sql.capture import release_sources
+from hippo.stores.sql.chunks import check_dimension
+from hippo.stores.sql.dialect import POSTGRES
+from hippo.stores.sql.rows import chunk_columns, chunk_of
+from hippo.stores.sql.store import SqlStore
+from hippo.stores.vectors import split
+from hippo.types import Chunk, ConversationHit
 
 __all__ = ["PostgresStore"]
 
 _NOT_SCRUBBED = ("deleted: no query returns it; PostgreSQL keeps the bytes in its files until `hippo scrub` "
                  "(VACUUM FULL) rewrites the tables, and in its write-ahead log until the log is recycled")
 SCRUB_WAIT = 30.0  # seconds scrub waits for older transactions before it reports that it could not
+_CHUNK_COLUMNS = chunk_columns(POSTGRES)
 
 
-class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, SummaryMixin, KeyMixin, MergeMixin):
+class PostgresStore(SqlStore, SearchMixin, Curation, Summary):
     """A :class:`hippo.stores.base.Store` over a PostgreSQL database with the pgvector extension."""
 
     capabilities = StoreCapabilities(supports_ann=True, secure_delete=False, conversation=True, shared=True)
-    _chunk_of = staticmethod(chunk_of)
+    db: Connections
 
     def __init__(self, url: str, *, ann_threshold: int | None = 50_000, pool_size: int = 10,
                  retrieval_delay: float = DEFAULT_DELAY) -> None:
         import psycopg
 
-        from hippo.stores.registry import shown
-
         self.location = shown(url)
         self.ann_threshold = ann_threshold
         with storage_errors(f"cannot open {self.location}"), psycopg.connect(url, autocommit=True) as conn:
             migrate(conn)
-        self._db = Connections(url, max_size=pool_size)
+        self.db = Connections(url, max_size=pool_size)
         self._unscrubbed = False
         self._scrub_blocked: str | None = None
         self._counts: dict[str, tuple[float, int, int, int]] = {}
@@ -71,37 +73,18 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
         self._indexed = False  # whether this process has seen the HNSW index built (search.py)
         self._search_threads = None  # a search's keyword side runs beside its vector side (search.py)
         self._shares: dict[tuple[str, str, str], tuple[float, int]] = {}  # what walks found per filter (search.py)
-        self.retrievals = RetrievalQueue(self, delay=retrieval_delay, in_write=lambda: self._db.in_transaction,
-                                         transaction=lambda: self._db.transaction(durable=False))
+        self._queue_retrievals(RetrievalQueue(self, delay=retrieval_delay, in_write=lambda: self.db.in_transaction,
+                                              transaction=lambda: self.db.transaction(durable=False)))
+        self.db.on_deleted = self._deleted
 
     def close(self) -> None:
         self.retrievals.close()
         if self._search_threads is not None:
             self._search_threads.shutdown()
-        self._db.close()
-
-    def transaction(self) -> Any:
-        return self._db.transaction()
-
-    def _read(self, agent_id: str | None = None, *, bookkeeping: bool = True) -> Any:
-        """A read's connection, once the recalls' queued bookkeeping it must see is written
-        (:meth:`RetrievalQueue.before_read`: ``agent_id``'s, or every agent's when the read names
-        none). A read of rows that bookkeeping never writes (API keys, the model's record, the
-        short-term buffer: ``bookkeeping=False``) waits for none: a server reads its keys at
-        every request, and those reads waited for every agent's queue (issue 34)."""
-        if bookkeeping:
-            self.retrievals.before_read(agent_id)
-        return self._db.connection(agent_id)
-
-    # -- the embedding model ------------------------------------------------
-
-    def embedder_record(self) -> tuple[str, int | None] | None:
-        with self._read(bookkeeping=False) as conn:
-            row = conn.execute("SELECT model_id, dimension FROM embedding_model WHERE id = 1").fetchone()
-        return (row[0], row[1]) if row else None
+        self.db.close()
 
     def set_embedder_record(self, model_id: str, dimension: int | None) -> None:
-        with self._db.writing() as conn:
+        with self.db.writing() as conn:
             conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('hippo:model', 1))")
             conn.execute("INSERT INTO embedding_model (id, model_id, dimension) VALUES (1, %s, %s) "
                          "ON CONFLICT (id) DO UPDATE SET model_id = excluded.model_id, "
@@ -109,28 +92,11 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
                          (model_id, dimension))
             vector_index(conn, dimension, create=False)  # a new model's graph: built when an agent needs it
 
-    def _check_dimension(self, conn: Any, vectors: Iterable[np.ndarray | None]) -> None:
-        sizes = {np.shape(v)[-1] for v in vectors if v is not None}
-        row = conn.execute("SELECT model_id, dimension FROM embedding_model WHERE id = 1").fetchone()
-        if sizes and row is not None and row[1] is not None and sizes != {row[1]}:
-            raise EmbedderMismatch(
-                f"this database's vectors are made with {row[0]} (dimension {row[1]}), refusing vectors of "
-                f"dimension {', '.join(map(str, sorted(sizes)))}; reopen it with embedder={row[0]!r} "
-                "or switch models with hippo.reembed()")
-
-    # -- chunks -------------------------------------------------------------
-
-    def memories_by_hash(self, agent_id: str, hashes: Sequence[str]) -> dict[str, Chunk]:
-        if not hashes:
-            return {}
-        with self._read(agent_id) as conn:
-            rows = conn.execute(f"SELECT {CHUNK_COLUMNS} FROM {CHUNKS} WHERE c.agent_id = %s AND c.kind = 'memory' "
-                                "AND c.content_hash = ANY(%s)", (agent_id, list(hashes))).fetchall()
-        return {chunk.content_hash: chunk for chunk in map(chunk_of, rows)}  # type: ignore[misc]
+    # -- chunks and their vectors ------------------------------------------------
 
     def insert_chunks(self, agent_id: str, chunks: Sequence[Chunk], vectors: Sequence[np.ndarray | None]) -> None:
-        with self._db.writing(agent_id) as conn:
-            self._check_dimension(conn, vectors)
+        with self.db.writing(agent_id) as conn:
+            check_dimension(self.db, conn, vectors)
             with conn.cursor() as cur:
                 cur.executemany(
                     "INSERT INTO chunk_rows (id, agent_id, content, content_hash, embedding, metadata, kind, "
@@ -145,44 +111,18 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
                 write_windows(cur, agent_id, [(c.id, v) for c, v in zip(chunks, vectors)])
         self._counts.pop(agent_id, None)
 
-    def update_strength(self, agent_id: str, updates: Sequence[StrengthUpdate]) -> None:
-        if not updates:
-            return
-        with self._db.writing(agent_id) as conn, conn.cursor() as cur:
-            cur.executemany(
-                "UPDATE chunk_strength SET running_intensity = %s, encounter_count = %s, access_count = %s, "
-                "last_accessed_at = %s WHERE agent_id = %s AND id = %s",
-                [(u.running_intensity, u.encounter_count, u.access_count, u.last_accessed_at, agent_id, u.id)
-                 for u in updates])
-
-    def record_retrievals(self, agent_id: str, ids: Sequence[str], now: datetime, *, boost: float) -> None:
-        if not ids:
-            return
-        with self._db.writing(agent_id) as conn:
-            retrieved = conn.execute(
-                "UPDATE chunk_strength SET access_count = access_count + 1, last_accessed_at = %s, "
-                "running_intensity = least(1.0, running_intensity + %s) WHERE agent_id = %s AND id = ANY(%s)",
-                (now, boost, agent_id, list(ids))).rowcount
-            count_retrievals(conn, agent_id, now, retrieved)
-
     def supersede(self, agent_id: str, old_ids: Sequence[str], new_id: str) -> list[str]:
         if not old_ids:
             return []
-        with self._db.writing(agent_id) as conn:
+        with self.db.writing(agent_id) as conn:
             rows = conn.execute("UPDATE chunk_rows SET superseded_by = %s WHERE agent_id = %s "
                                 "AND superseded_by IS NULL AND id = ANY(%s) RETURNING id",
                                 (new_id, agent_id, list(old_ids))).fetchall()
         return [r[0] for r in rows]
 
-    def superseded_by(self, agent_id: str, chunk_id: str) -> list[Chunk]:
-        with self._read(agent_id) as conn:
-            rows = conn.execute(f"SELECT {CHUNK_COLUMNS} FROM {CHUNKS} WHERE c.agent_id = %s AND c.superseded_by = %s "
-                                "ORDER BY c.created_at", (agent_id, chunk_id)).fetchall()
-        return [chunk_of(r) for r in rows]
-
     def set_vectors(self, agent_id: str, vectors: dict[str, np.ndarray]) -> None:
-        with self._db.writing(agent_id) as conn:
-            self._check_dimension(conn, vectors.values())
+        with self.db.writing(agent_id) as conn:
+            check_dimension(self.db, conn, vectors.values())
             with conn.cursor() as cur:
                 cur.executemany("UPDATE chunk_rows SET embedding = %s WHERE agent_id = %s AND id = %s",
                                 [(split(v)[0], agent_id, i) for i, v in vectors.items()])
@@ -192,108 +132,12 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
                 if write_windows(cur, agent_id, [(i, v) for i, v in vectors.items() if i in mine]):
                     self._counts.pop(agent_id, None)
 
-    def get_chunks(self, agent_id: str, ids: Sequence[str]) -> list[Chunk]:
-        if not ids:
-            return []
-        with self._read(agent_id) as conn:
-            rows = conn.execute(f"SELECT {CHUNK_COLUMNS} FROM {CHUNKS} WHERE c.agent_id = %s AND c.id = ANY(%s)",
-                                (agent_id, list(ids))).fetchall()
-        by_id = {row[0]: chunk_of(row) for row in rows}
-        return [by_id[i] for i in ids if i in by_id]
-
-    def lengths(self, agent_id: str, ids: Sequence[str]) -> dict[str, int]:
-        if not ids:
-            return {}
-        with self._read(agent_id) as conn:
-            return dict(conn.execute("SELECT id, char_length(content) FROM chunk_rows WHERE agent_id = %s "
-                                     "AND id = ANY(%s)", (agent_id, list(ids))).fetchall())
-
-    def get_vectors(self, agent_id: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        if not ids:
-            return {}
-        with self._read(agent_id) as conn:
-            rows = conn.execute("SELECT id, embedding FROM chunk_rows WHERE agent_id = %s AND embedding IS NOT NULL "
-                                "AND id = ANY(%s)", (agent_id, list(ids))).fetchall()
-        # pgvector hands a ``vector`` back as its ``Vector`` (an array in older releases).
-        return {row[0]: np.asarray(row[1].to_numpy() if hasattr(row[1], "to_numpy") else row[1], dtype=np.float32)
-                for row in rows}
-
-    def list_chunks(self, agent_id: str, *, limit: int, before: str | None = None,
-                    kind: str | None = None) -> list[Chunk]:
-        sql, params = f"SELECT {CHUNK_COLUMNS} FROM {CHUNKS} WHERE c.agent_id = %s", [agent_id]
-        if before is not None:
-            sql, params = sql + " AND c.id < %s", [*params, before]
-        if kind is not None:
-            sql, params = sql + " AND c.kind = %s", [*params, kind]
-        with self._read(agent_id) as conn:
-            rows = conn.execute(sql + " ORDER BY c.id DESC LIMIT %s", (*params, limit)).fetchall()
-        return [chunk_of(r) for r in rows]
-
-    def update_metadata(self, agent_id: str, chunk_id: str, metadata: dict[str, Any]) -> bool:
-        with self._db.writing(agent_id) as conn:
-            cur = conn.execute("UPDATE chunk_rows SET metadata = %s WHERE agent_id = %s AND id = %s",
-                               (json.dumps(metadata, ensure_ascii=False), agent_id, chunk_id))
-        return cur.rowcount > 0
-
-    def agent_ids(self, prefix: str) -> list[str]:
-        with self._read() as conn:
-            rows = conn.execute("SELECT DISTINCT agent_id FROM chunk_rows WHERE starts_with(agent_id, %s) "
-                                "ORDER BY agent_id", (prefix,)).fetchall()
-        return [r[0] for r in rows]
-
-    def known_ids(self, agent_id: str, ids: Sequence[str]) -> dict[str, bool]:
-        if not ids:
-            return {}
-        with self._read() as conn:
-            rows = conn.execute("SELECT id, agent_id = %s FROM chunk_rows WHERE id = ANY(%s)",
-                                (agent_id, list(ids))).fetchall()
-        return {row[0]: bool(row[1]) for row in rows}
-
-    def size_bytes(self) -> int:
-        with self._read() as conn:
-            return int(conn.execute("SELECT pg_database_size(current_database())").fetchone()[0])
-
-    def holds_nothing(self) -> bool:
-        with self._read() as conn:
-            return not conn.execute("SELECT EXISTS (SELECT 1 FROM chunk_rows) OR EXISTS (SELECT 1 FROM memory_blocks) "
-                                    "OR EXISTS (SELECT 1 FROM api_keys)").fetchone()[0]
-
-    def counts(self, agent_id: str) -> dict[str, int]:
-        with self._read(agent_id) as conn:
-            row = conn.execute(
-                "SELECT count(*) FILTER (WHERE kind = 'fact' AND superseded_by IS NULL), "
-                "count(*) FILTER (WHERE kind = 'fact' AND superseded_by IS NOT NULL), "
-                "count(*) FILTER (WHERE kind = 'memory'), count(*) FILTER (WHERE embedding IS NULL), "
-                "(SELECT count(*) FROM memory_blocks WHERE agent_id = %s), (SELECT count(*) FROM experiences e "
-                "JOIN chunk_rows x ON x.id = e.id WHERE e.agent_id = %s) FROM chunk_rows WHERE agent_id = %s",
-                (agent_id, agent_id, agent_id)).fetchone()
-        return {"facts": row[0], "superseded_facts": row[1], "memories": row[2], "pending_vectors": row[3],
-                "blocks": row[4], "experiences": row[5]}
-
-    # -- hard deletes -------------------------------------------------------
-
-    def delete_chunks(self, agent_id: str, ids: Sequence[str]) -> int:
-        if not ids:
-            return 0
-        with self._db.writing(agent_id) as conn:
-            self._release_sources(conn, "chunk_rows", agent_id, ids)
-            count = conn.execute("DELETE FROM chunk_rows WHERE agent_id = %s AND id = ANY(%s)",
-                                 (agent_id, list(ids))).rowcount
-        self._deleted(agent_id, count)
-        return count
-
-    def add_feedback(self, agent_id: str, chunk_id: str, delta: int, reinforced_at: datetime | None) -> bool:
-        with self._db.writing(agent_id) as conn:
-            return conn.execute(
-                "UPDATE chunk_rows SET feedback = feedback + %s, reinforced_at = COALESCE(%s, reinforced_at) "
-                "WHERE agent_id = %s AND id = %s", (delta, reinforced_at, agent_id, chunk_id)).rowcount > 0
-
     def update_content(self, agent_id: str, chunk_id: str, content: str, content_hash: str,
                        vector: np.ndarray | None, now: datetime) -> bool:
-        with self._db.writing(agent_id) as conn:
+        with self.db.writing(agent_id) as conn:
             if vector is not None:
-                self._check_dimension(conn, [vector])
-            self._release_sources(conn, "chunk_rows", agent_id, [chunk_id])
+                check_dimension(self.db, conn, [vector])
+            release_sources(self.db, conn, "chunk_rows", agent_id, [chunk_id])
             count = conn.execute("UPDATE chunk_rows SET content = %s, content_hash = %s, embedding = %s "
                                  "WHERE agent_id = %s AND id = %s",
                                  (content, content_hash, None if vector is None else split(vector)[0], agent_id,
@@ -306,18 +150,46 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
         self._deleted(agent_id, count)
         return count > 0
 
-    def delete_agent(self, agent_id: str) -> dict[str, int]:
-        with self._db.writing(agent_id) as conn:
-            kinds = [r[0] for r in conn.execute("DELETE FROM chunk_rows WHERE agent_id = %s RETURNING kind",
-                                                (agent_id,))]
-            blocks = conn.execute("DELETE FROM memory_blocks WHERE agent_id = %s", (agent_id,)).rowcount
-            archived = conn.execute("DELETE FROM chunks_archive WHERE agent_id = %s", (agent_id,)).rowcount
-            short_term = self._erase_experiences(conn, agent_id)
-            inbox = self._erase_capture(conn, agent_id)
-            self._erase_daily(conn, agent_id)
-        self._deleted(agent_id, len(kinds) + blocks + archived + short_term + inbox)
-        return {"memories": kinds.count("memory") + archived, "facts": kinds.count("fact"), "blocks": blocks,
-                "short_term": short_term}
+    def clear_vectors(self) -> None:
+        with self.db.writing() as conn:
+            conn.execute("UPDATE chunk_rows SET embedding = NULL WHERE embedding IS NOT NULL")
+
+    # -- listings ---------------------------------------------------------------
+
+    def list_chunks(self, agent_id: str, *, limit: int, before: str | None = None,
+                    kind: str | None = None) -> list[Chunk]:
+        sql, params = f"SELECT {_CHUNK_COLUMNS} FROM {CHUNKS} WHERE c.agent_id = %s", [agent_id]
+        if before is not None:
+            sql, params = sql + " AND c.id < %s", [*params, before]
+        if kind is not None:
+            sql, params = sql + " AND c.kind = %s", [*params, kind]
+        with self.db.reading(agent_id) as conn:
+            rows = conn.execute(sql + " ORDER BY c.id DESC LIMIT %s", (*params, limit)).fetchall()
+        return [chunk_of(POSTGRES, r) for r in rows]
+
+    def agent_ids(self, prefix: str) -> list[str]:
+        with self.db.reading() as conn:
+            rows = conn.execute("SELECT DISTINCT agent_id FROM chunk_rows WHERE starts_with(agent_id, %s) "
+                                "ORDER BY agent_id", (prefix,)).fetchall()
+        return [r[0] for r in rows]
+
+    def size_bytes(self) -> int:
+        with self.db.reading() as conn:
+            return int(conn.execute("SELECT pg_database_size(current_database())").fetchone()[0])
+
+    def counts(self, agent_id: str) -> dict[str, int]:
+        with self.db.reading(agent_id) as conn:
+            row = conn.execute(
+                "SELECT count(*) FILTER (WHERE kind = 'fact' AND superseded_by IS NULL), "
+                "count(*) FILTER (WHERE kind = 'fact' AND superseded_by IS NOT NULL), "
+                "count(*) FILTER (WHERE kind = 'memory'), count(*) FILTER (WHERE embedding IS NULL), "
+                "(SELECT count(*) FROM memory_blocks WHERE agent_id = %s), (SELECT count(*) FROM experiences e "
+                "JOIN chunk_rows x ON x.id = e.id WHERE e.agent_id = %s) FROM chunk_rows WHERE agent_id = %s",
+                (agent_id, agent_id, agent_id)).fetchone()
+        return {"facts": row[0], "superseded_facts": row[1], "memories": row[2], "pending_vectors": row[3],
+                "blocks": row[4], "experiences": row[5]}
+
+    # -- scrubbing --------------------------------------------------------------
 
     def _deleted(self, agent_id: str, count: int) -> None:
         self._counts.pop(agent_id, None)
@@ -338,7 +210,7 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
         nothing is rewritten and ``pending_scrub`` says why."""
         import psycopg
 
-        with self._read() as conn:
+        with self.db.reading() as conn:
             blocker = self._older_transactions(conn)
             if blocker is not None:
                 self._scrub_blocked = blocker
@@ -371,62 +243,12 @@ class PostgresStore(SearchMixin, CurationMixin, ExperienceMixin, CaptureMixin, S
                         f"{SCRUB_WAIT:g} s (PostgreSQL keeps what it may see); run `hippo scrub` again when it ends")
             time.sleep(0.05)
 
-    # -- pending vectors ----------------------------------------------------
-
-    def pending_vectors(self, agent_id: str | None, limit: int) -> list[tuple[str, str, str]]:
-        sql, params = "SELECT agent_id, id, content FROM chunk_rows WHERE embedding IS NULL", []
-        if agent_id is not None:
-            sql, params = sql + " AND agent_id = %s", [agent_id]
-        with self._read() as conn:
-            return [tuple(r) for r in conn.execute(sql + " ORDER BY id LIMIT %s", (*params, limit))]
-
-    def count_pending(self, agent_id: str | None) -> int:
-        sql, params = "SELECT count(*) FROM chunk_rows WHERE embedding IS NULL", []
-        if agent_id is not None:
-            sql, params = sql + " AND agent_id = %s", [agent_id]
-        with self._read() as conn:
-            return int(conn.execute(sql, params).fetchone()[0])
-
-    def clear_vectors(self) -> None:
-        with self._db.writing() as conn:
-            conn.execute("UPDATE chunk_rows SET embedding = NULL WHERE embedding IS NOT NULL")
-
-    # -- memory blocks ------------------------------------------------------
-
-    def get_block(self, agent_id: str, key: str) -> Block | None:
-        with self._read(agent_id) as conn:
-            row = conn.execute("SELECT key, value, updated_at, char_limit FROM memory_blocks WHERE agent_id = %s "
-                               "AND key = %s", (agent_id, key)).fetchone()
-        return Block(row[0], row[1], row[2], row[3]) if row else None
-
-    def put_block(self, agent_id: str, key: str, value: str, now: datetime, *, char_limit: Any = UNCHANGED) -> Block:
-        with self._db.writing(agent_id) as conn:
-            if char_limit is UNCHANGED:
-                conn.execute("INSERT INTO memory_blocks (agent_id, key, value, updated_at) VALUES (%s,%s,%s,%s) "
-                             "ON CONFLICT (agent_id, key) DO UPDATE SET value = excluded.value, "
-                             "updated_at = excluded.updated_at", (agent_id, key, value, now))
-            else:
-                conn.execute("INSERT INTO memory_blocks (agent_id, key, value, updated_at, char_limit) "
-                             "VALUES (%s,%s,%s,%s,%s) ON CONFLICT (agent_id, key) "
-                             "DO UPDATE SET value = excluded.value, "
-                             "updated_at = excluded.updated_at, char_limit = excluded.char_limit",
-                             (agent_id, key, value, now, char_limit))
-            block = self.get_block(agent_id, key)
-        assert block is not None
-        return block
-
-    def list_blocks(self, agent_id: str) -> list[Block]:
-        with self._read(agent_id) as conn:
-            rows = conn.execute("SELECT key, value, updated_at, char_limit FROM memory_blocks WHERE agent_id = %s "
-                                "ORDER BY key COLLATE \"C\"", (agent_id,)).fetchall()
-        return [Block(r[0], r[1], r[2], r[3]) for r in rows]
-
     # -- the application's conversation -------------------------------------
 
     def has_messages_table(self, table: str) -> bool:
-        with self._read() as conn:
+        with self.db.reading() as conn:
             return has_messages_table(conn, table)
 
     def search_messages(self, agent_id: str, table: str, terms: Sequence[str], limit: int) -> list[ConversationHit]:
-        with self._read() as conn:
+        with self.db.reading() as conn:
             return search_messages(conn, agent_id, table, terms, limit)

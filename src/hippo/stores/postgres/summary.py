@@ -1,21 +1,23 @@
 """The whole-agent aggregates of :class:`~hippo.stores.postgres.store.PostgresStore` (see
 ``SummaryStore``), as in SQLite (``stores/sqlite/summary.py``): the dashboard's stats counted by
 PostgreSQL over every chunk in one statement (through ``chunks_summary``, an index holding every
-column it reads), and the per-day counters.
+column it reads), and its browse (the per-day counters are both stores': ``stores/sql/blocks.py``).
 """
 
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from hippo.clock import to_utc
 from hippo.stores.base import BrowseOrder, ChunkFilter, ChunkSummary
 from hippo.stores.postgres.filters import filter_sql
 from hippo.stores.postgres.strength import CHUNKS
 from hippo.types import Chunk
 
-__all__ = ["SummaryMixin", "count_retrievals"]
+if TYPE_CHECKING:
+    from hippo.stores.postgres.connection import Connections
+
+__all__ = ["Summary"]
 
 
 def _strength(decay: str = "%s", now: str = "%s") -> str:
@@ -38,35 +40,16 @@ def _order_sql(order: BrowseOrder) -> tuple[str, list[Any]]:
     return "".join(f"{columns[k]} DESC, " for k in order.keys) + "c.created_at DESC, c.id DESC", params
 
 
-def count_retrievals(conn: Any, agent_id: str, now: datetime, retrieved: int) -> None:
-    """Inside ``record_retrievals``' transaction: the day's ``retrievals`` and ``recalls``."""
-    if retrieved:
-        count_retrieval_days(conn, agent_id, {to_utc(now).date(): (retrieved, 1)})
+class Summary:
+    """The PostgreSQL store's whole-agent aggregates, through its ``db``."""
 
-
-def count_retrieval_days(conn: Any, agent_id: str, days: dict[date, tuple[int, int]]) -> None:
-    """Inside ``write_retrievals``' transaction: per day, (memories retrieved, recalls)."""
-    for day, (retrieved, recalls) in days.items():
-        _add(conn, agent_id, day, {"retrievals": retrieved, "recalls": recalls})
-
-
-def _add(conn: Any, agent_id: str, day: date, counts: dict[str, int]) -> None:
-    with conn.cursor() as cur:
-        cur.executemany(
-            "INSERT INTO agent_daily (agent_id, day, name, value) VALUES (%s, %s, %s, %s) "
-            "ON CONFLICT (agent_id, day, name) DO UPDATE SET value = agent_daily.value + excluded.value",
-            [(agent_id, day, name, int(value)) for name, value in counts.items() if value])
-
-
-class SummaryMixin:
-    _db: Any
-    _read: Any
+    db: "Connections"
     get_chunks: Callable[[str, Sequence[str]], list[Chunk]]
 
     def chunk_summary(self, agent_id: str, now: datetime, *, since: date, decay_lambda: float,
                       bins: int) -> ChunkSummary:
         utc = "AT TIME ZONE 'UTC'"
-        with self._read(agent_id) as conn:
+        with self.db.reading(agent_id) as conn:
             rows = conn.execute(
                 f"WITH mine AS (SELECT c.created_at, s.last_accessed_at, s.running_intensity, s.access_count, "
                 f"c.superseded_by FROM {CHUNKS} WHERE c.agent_id = %(agent)s AND s.agent_id = %(agent)s) "
@@ -91,30 +74,10 @@ class SummaryMixin:
                       limit: int) -> tuple[list[Chunk], int]:
         clause, params = filter_sql(where)
         key, key_params = _order_sql(order)
-        with self._read(agent_id) as conn:
+        with self.db.reading(agent_id) as conn:
             rows = conn.execute(
                 f"SELECT c.id, count(*) OVER () FROM {CHUNKS} WHERE c.agent_id = %s AND {clause} "
                 f"ORDER BY {key} LIMIT %s OFFSET %s", (agent_id, *params, *key_params, limit, offset)).fetchall()
             total = rows[0][1] if rows else conn.execute(f"SELECT count(*) FROM chunk_rows c WHERE c.agent_id = %s "
                                                          f"AND {clause}", (agent_id, *params)).fetchone()[0]
         return self.get_chunks(agent_id, [row[0] for row in rows]), int(total)
-
-    def add_daily(self, agent_id: str, day: date, counts: dict[str, int]) -> None:
-        if not any(counts.values()):
-            return
-        with self._db.writing(agent_id) as conn:
-            _add(conn, agent_id, day, counts)
-
-    def read_daily(self, agent_id: str, since: date) -> dict[str, dict[str, int]]:
-        with self._read() as conn:
-            rows = conn.execute("SELECT day, name, value FROM agent_daily WHERE agent_id = %s AND day >= %s "
-                                "ORDER BY day, name", (agent_id, since)).fetchall()
-        out: dict[str, dict[str, int]] = {}
-        for day, name, value in rows:
-            out.setdefault(day.isoformat(), {})[name] = int(value)
-        return out
-
-    @staticmethod
-    def _erase_daily(conn: Any, agent_id: str) -> None:
-        """Inside ``delete_agent``: the agent's counters per day."""
-        conn.execute("DELETE FROM agent_daily WHERE agent_id = %s", (agent_id,))

@@ -16,7 +16,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["MIGRATION", "WINDOW_REACH", "best_cosine", "split", "vector_side", "vector_values", "write_windows"]
+from hippo.stores.vectors import split
+
+__all__ = ["MIGRATION", "WINDOW_REACH", "best_cosine", "vector_side", "vector_values", "write_windows"]
 
 MIGRATION = """
 CREATE TABLE chunk_windows (
@@ -35,12 +37,6 @@ END $$;
 CREATE TRIGGER chunk_windows_rewritten AFTER UPDATE OF content, embedding ON chunks
     FOR EACH ROW EXECUTE FUNCTION hippo_windows_rewritten();
 """
-
-
-def split(vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A chunk's vectors as its own vector (the first row) and its later windows (maybe none)."""
-    matrix = np.atleast_2d(np.asarray(vector, dtype=np.float32))
-    return matrix[0], matrix[1:]
 
 
 def write_windows(cur: Any, agent_id: str, vectors: Sequence[tuple[str, np.ndarray | None]]) -> int:

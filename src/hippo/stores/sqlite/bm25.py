@@ -32,7 +32,7 @@ from typing import Sequence
 
 import numpy as np
 
-from hippo.stores.sqlite.changes import changed_since, latest
+from hippo.stores.sqlite.narrowing.changes import changed_since, latest
 
 __all__ = ["POSTINGS_KEPT", "SMALL", "Bm25", "varints"]
 

@@ -1,68 +1,33 @@
-"""Translate a :class:`ChunkFilter` into a SQL condition on ``chunks c``."""
+"""A :class:`ChunkFilter` as a SQLite test on ``chunks c``: its tags and metadata through SQLite's
+JSON functions, its experiences through their records (the rest: ``stores/sql/filters.py``)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import Any
 
-from hippo.clock import to_iso
 from hippo.stores.base import ChunkFilter, ExperienceFilter, MetaCondition
+from hippo.stores.sql import filters
+from hippo.stores.sql.dialect import SQLITE
+from hippo.stores.sql.filters import COMPARE, experience_tests
 
-__all__ = ["experience_rowids_sql", "experience_tests", "filter_sql"]
+__all__ = ["experience_rowids_sql", "filter_sql"]
 
 
 def filter_sql(where: ChunkFilter) -> tuple[str, list[Any]]:
     """A condition (never empty) and its bound parameters."""
-    clauses: list[str] = []
-    params: list[Any] = []
-    if not where.include_superseded:
-        clauses.append("c.superseded_by IS NULL")
-    if where.kinds:
-        clauses.append(f"c.kind IN ({','.join('?' * len(where.kinds))})")
-        params.extend(where.kinds)
-    if where.sources:
-        clauses.append(f"c.source IN ({','.join('?' * len(where.sources))})")
-        params.extend(where.sources)
-    if where.session_id is not None:
-        clauses.append("c.session_id = ?")
-        params.append(where.session_id)
-    for tag in where.tags:
-        clauses.append("EXISTS (SELECT 1 FROM json_each(c.metadata, '$.tags') WHERE value = ?)")
-        params.append(tag)
-    for condition in where.metadata:
-        clause, values = _metadata_sql(condition)
-        clauses.append(f"({clause})")
-        params.extend(values)
-    if where.experience is not None:
-        clause, values = _experience_sql(where.experience)
-        clauses.append(clause)
-        params.extend(values)
-    if where.since is not None:
-        clauses.append("COALESCE(c.observed_at, c.created_at) >= ?")
-        params.append(to_iso(where.since))
-    if where.until is not None:
-        clauses.append("COALESCE(c.observed_at, c.created_at) < ?")
-        params.append(to_iso(where.until))
-    return (" AND ".join(clauses) or "1"), params
+    return filters.filter_sql(SQLITE, where, tag=_tag, metadata=_metadata_sql,
+                              experience=lambda chosen: _experience_sql(chosen.experience or ExperienceFilter()))
 
 
-def experience_tests(wanted: ExperienceFilter, alias: str) -> tuple[list[str], list[Any]]:
-    """The type and importance tests of an experience filter on ``experiences`` as ``alias``."""
-    tests: list[str] = []
-    params: list[Any] = []
-    if wanted.types:
-        tests.append(f"{alias}.type IN ({','.join('?' * len(wanted.types))})")
-        params.extend(wanted.types)
-    if wanted.min_importance is not None:
-        tests.append(f"{alias}.importance >= ?")
-        params.append(wanted.min_importance)
-    return tests, params
+def _tag(tag: str) -> tuple[str, list[Any]]:
+    return "EXISTS (SELECT 1 FROM json_each(c.metadata, '$.tags') WHERE value = ?)", [tag]
 
 
 def _experience_sql(wanted: ExperienceFilter) -> tuple[str, list[Any]]:
     """Experiences only: one primary-key lookup per row tested (an ``IN (SELECT ...)`` list would be
     built again at every use, and recall uses a filter many times)."""
-    tests, params = experience_tests(wanted, "x")
+    tests, params = experience_tests(SQLITE, wanted, "x")
     return f"EXISTS (SELECT 1 FROM experiences x WHERE {' AND '.join(['x.id = c.id', *tests])})", params
 
 
@@ -71,15 +36,12 @@ def experience_rowids_sql(where: ChunkFilter, agent_id: str) -> tuple[str, list[
     from the experiences' own index (type, else importance) and joined to their chunks by the
     rowid each record keeps: a pass over the experiences asked for, not over every chunk."""
     wanted = where.experience or ExperienceFilter()
-    tests, params = experience_tests(wanted, "x")
+    tests, params = experience_tests(SQLITE, wanted, "x")
     index = "idx_experiences_type_chunk" if wanted.types else "idx_experiences_importance_chunk"
     rest, rest_params = filter_sql(replace(where, experience=None))
     return (f"SELECT c.rowid FROM experiences x INDEXED BY {index} CROSS JOIN chunks c ON c.rowid = x.chunk "
             f"WHERE {' AND '.join(['x.agent_id = ?', *tests])} AND c.agent_id = ? AND {rest}",
             [agent_id, *params, agent_id, *rest_params])
-
-
-_COMPARE = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 
 
 def _equals(path: str, value: Any) -> tuple[str, list[Any]]:
@@ -109,5 +71,5 @@ def _metadata_sql(condition: MetaCondition) -> tuple[str, list[Any]]:
     if op == "exists":
         return f"json_type(c.metadata, ?) IS {'NOT ' if value else ''}NULL", [path]
     kinds = "IN ('integer', 'real')" if isinstance(value, (int, float)) else "= 'text'"
-    return (f"json_type(c.metadata, ?) {kinds} AND json_extract(c.metadata, ?) {_COMPARE[op]} ?",
+    return (f"json_type(c.metadata, ?) {kinds} AND json_extract(c.metadata, ?) {COMPARE[op]} ?",
             [path, path, value])

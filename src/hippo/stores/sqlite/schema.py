@@ -11,10 +11,22 @@ import sqlite3
 from datetime import datetime, timezone
 
 from hippo.errors import StorageError
-from hippo.stores.sqlite import changes, driving, merges, windows
-from hippo.stores.sqlite.keys import SESSIONS_MIGRATION
+from hippo.stores.sqlite import merges, windows
+from hippo.stores.sqlite.narrowing import changes, driving
 
-__all__ = ["MIGRATIONS", "migrate"]
+__all__ = ["MIGRATIONS", "SESSIONS_MIGRATION", "migrate"]
+
+# Issue 32: logout ends the session on every server. Existing sessions had no record, so after
+# this migration their cookies are refused and their holders log in once more.
+SESSIONS_MIGRATION = """
+CREATE TABLE dashboard_sessions (
+    id          TEXT PRIMARY KEY,   -- SHA-256 of the session's secret id, hex
+    key_id      TEXT NOT NULL,      -- api_keys.id; deleted with the key
+    created_at  TEXT NOT NULL,
+    expires_at  TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX idx_dashboard_sessions_key ON dashboard_sessions(key_id);
+"""
 
 _CHUNKS = """
 CREATE TABLE chunks (
@@ -120,7 +132,7 @@ CREATE INDEX idx_chunks_agent_order ON chunks(agent_id, kind, id);
 DROP INDEX idx_chunks_agent_kind;
 """
 
-# Seed 003: the agent's signed feedback, the time of the last reinforcement (recency counts from
+# Curation: the agent's signed feedback, the time of the last reinforcement (recency counts from
 # it), and provenance: where a memory came from and in which session.
 _CURATION = """
 ALTER TABLE chunks ADD COLUMN feedback INTEGER NOT NULL DEFAULT 0;
@@ -130,7 +142,7 @@ ALTER TABLE chunks ADD COLUMN session_id TEXT;
 CREATE INDEX idx_chunks_session ON chunks(agent_id, session_id) WHERE session_id IS NOT NULL;
 """
 
-# Seed 003: what pruning for size moves out of ``chunks``, with its own full-text index. No vector:
+# The archive: what pruning for size moves out of ``chunks``, with its own full-text index. No vector:
 # that is most of what archiving saves; a restored memory is embedded again.
 _ARCHIVE = """
 CREATE TABLE chunks_archive (
@@ -168,7 +180,7 @@ CREATE TRIGGER chunks_archive_fts_ad AFTER DELETE ON chunks_archive BEGIN
 END;
 """
 
-# Seed 003's relations (seed 002's memory_links): memories recalled together link together, a
+# Links between memories: memories recalled together link together, a
 # newer fact links to the one it superseded. A link goes with either end (triggers), archiving
 # included: it holds only ids.
 _LINKS = """
@@ -195,7 +207,7 @@ _WEAK_LINKS = """
 CREATE INDEX idx_links_weak ON chunk_links(agent_id, updated_at) WHERE kind = 'co_recall' AND strength < 2.0;
 """
 
-# Seed 001's experiences. What long-term memory keeps of one beside its chunk (same id): gone with
+# Experiences. What long-term memory keeps of one beside its chunk (same id): gone with
 # the chunk, kept while the chunk is archived (archiving inserts into the archive before it deletes,
 # restoring the other way round). The context's user, room and task ids are indexed for
 # recall_related. The short-term buffer lives here only when it must be durable or shared.
@@ -250,7 +262,7 @@ CREATE TABLE agent_stats (
 ) WITHOUT ROWID;
 """
 
-# Seed 002's capture: the inbox of observed messages (a processed message keeps its id, so a
+# Capture: the inbox of observed messages (a processed message keeps its id, so a
 # message sent again is not processed twice, and loses its text once no window needs it), each
 # session's cursor, and what surfacing showed each session (gone with the memory).
 _CAPTURE = """
@@ -318,7 +330,7 @@ CREATE INDEX idx_chunks_summary ON chunks(agent_id, created_at, last_accessed_at
                                           superseded_by, kind, feedback, id);
 """
 
-# An 8-bit copy of each archived memory's vector (index/int8.py: a scale, then the codes; a quarter
+# An 8-bit copy of each archived memory's vector (stores/vectors.py: a scale, then the codes; a quarter
 # of the float32 size), so a forget reaches the archive by meaning as it reaches live memories.
 # Memories archived before it have none: a forget embeds them once (core/curation/archive.py).
 _ARCHIVE_VECTORS = """
@@ -333,7 +345,7 @@ CREATE INDEX idx_observed_message ON observed_messages(agent_id, message_id);
 
 # Recall's conversational context reads the memories of a hit's own session stored just before and
 # after it (core/recall/context.py): the session index, with kind and id after the session, seeks them;
-# its first two columns still serve the session filter (driving.py names it).
+# its first two columns still serve the session filter (narrowing/driving.py names it).
 _SESSION_ORDER = """
 DROP INDEX idx_chunks_session;
 CREATE INDEX idx_chunks_session ON chunks(agent_id, session_id, kind, id) WHERE session_id IS NOT NULL;
@@ -352,10 +364,10 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0010_capture", _CAPTURE),
     ("0011_archive_order", _ARCHIVE_ORDER),
     ("0012_daily", _DAILY),
-    ("0013_filter_indexes", driving.MIGRATION),  # chunk_tags, experiences' chunk rowids (driving.py)
+    ("0013_filter_indexes", driving.MIGRATION),  # chunk_tags, experiences' chunk rowids (narrowing/driving.py)
     ("0014_browse_order", _BROWSE_ORDER),
     ("0015_chunk_changes", changes.MIGRATION),  # rowids written, for what stores keep in memory (changes.py)
-    ("0016_dashboard_sessions", SESSIONS_MIGRATION),  # logout ends a session on every server (keys.py)
+    ("0016_dashboard_sessions", SESSIONS_MIGRATION),  # logout ends a session on every server (stores/sql/keys.py)
     ("0017_archive_vectors", _ARCHIVE_VECTORS),
     ("0018_observed_by_id", _OBSERVED_BY_ID),
     ("0020_fact_merges", merges.MIGRATION),  # the wordings merged into facts (merges.py)
@@ -364,7 +376,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0023_merge_provenance", merges.PROVENANCE),  # a merged wording's metadata, source, session (merges.py)
     ("0024_merges_rewritten", merges.REWRITTEN),  # a fact's new text takes its merged wordings (merges.py)
     ("0025_weak_links", _WEAK_LINKS),
-    ("0026_filter_keys", driving.KEYS_MIGRATION),  # metadata values' and sources' keys (driving.py)
+    ("0026_filter_keys", driving.KEYS_MIGRATION),  # metadata values' and sources' keys (narrowing/driving.py)
 ]
 
 

@@ -15,21 +15,23 @@ import json
 import math
 import re
 import sqlite3
-import threading
-from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
-from hippo.index.exact import decode_vector, top_positions
 from hippo.stores.base import Candidates, ChunkFilter, SearchQuery, Standing
-from hippo.stores.sqlite.driving import AFTERWARDS, FilteredSearch, next_batch
+from hippo.stores.sql.rows import standing_of
 from hippo.stores.sqlite.filters import experience_rowids_sql, filter_sql
-from hippo.stores.sqlite.vectors import read_rowids
+from hippo.stores.sqlite.index.cache import read_rowids
+from hippo.stores.sqlite.index.exact import top_positions
+from hippo.stores.sqlite.narrowing.driving import AFTERWARDS, FilteredSearch, next_batch
 from hippo.stores.sqlite.windows import best_windows
+from hippo.stores.vectors import decode_vector
 
 if TYPE_CHECKING:
     from hippo.stores.sqlite.bm25 import Bm25
-    from hippo.stores.sqlite.vectors import VectorCache
+    from hippo.stores.sqlite.database import SQLiteDatabase
+    from hippo.stores.sqlite.index.cache import VectorCache
 
 __all__ = ["KEYWORD_BUDGET", "SearchMixin", "match_expression"]
 
@@ -47,10 +49,6 @@ def match_expression(terms: Iterable[str], *, every: bool = False) -> str | None
     each quoted, so no word is read as an operator; joined by OR, or by AND with ``every``."""
     quoted = [f'"{term}"' for term in terms if term and '"' not in term]
     return (" AND " if every else " OR ").join(quoted) or None
-
-
-def _standing_of(row: tuple) -> Standing:
-    return Standing(row[0], row[1], row[2], row[3], row[4], row[5], bool(row[6]), row[7])
 
 
 def _marks(n: int) -> str:
@@ -105,14 +103,12 @@ def _affordable(conn: sqlite3.Connection, match: str, *, bm25: "Bm25 | None" = N
 class SearchMixin(FilteredSearch):
     """The search half of :class:`~hippo.stores.sqlite.store.SQLiteStore` (see the module's docstring)."""
 
-    _conn: sqlite3.Connection
-    _lock: threading.RLock
+    db: "SQLiteDatabase"
     _vectors: "VectorCache"
     _kept: dict[tuple[Any, ...], Any]
-    _kept_state: tuple[int, int] | None
+    _kept_state: tuple[int, int, int] | None
     _bm25: "Bm25"
-    _reading: Callable[..., ContextManager[sqlite3.Connection]]
-    _rows_by_id: Callable[..., list]
+    get_vectors: Callable[[str, Sequence[str]], dict[str, np.ndarray]]
 
     def search(self, agent_id: str, query: SearchQuery) -> Candidates:
         if not self._holds_chunks(agent_id):  # a new agent, or one whose memories are all short-term yet
@@ -129,12 +125,7 @@ class SearchMixin(FilteredSearch):
         ids = list(dict.fromkeys([*similarity, *bm25]))
         unscored = [i for i in ids if i not in similarity] if query.score_all else []
         chunks, cosines = self.score(agent_id, ids, query.vector, among=unscored)
-        return Candidates(
-            chunks, {**cosines, **similarity}, bm25,
-            exhausted=len(similarity) < depth and len(bm25) < depth,
-            unseen_similarity=min(similarity.values()) if len(similarity) >= depth else 0.0,
-            unseen_bm25=min(bm25.values()) if len(bm25) >= depth else 0.0,
-        )
+        return Candidates.found(chunks, similarity, bm25, cosines, depth)
 
     def score(self, agent_id: str, ids: Sequence[str], vector: np.ndarray | None, *,
               among: Sequence[str] | None = None) -> tuple[list[Standing], dict[str, float]]:
@@ -148,7 +139,7 @@ class SearchMixin(FilteredSearch):
             for chunk_id, stored in self.get_vectors(agent_id, scored).items():
                 if len(stored) == len(vector):
                     cosines[chunk_id] = float(np.dot(stored, vector))
-            with self._reading(agent_id) as conn:
+            with self.db.reading(agent_id) as conn:
                 windows = best_windows(conn, agent_id, scored, vector)
             for chunk_id, best in windows.items():
                 if chunk_id in cosines:
@@ -156,22 +147,18 @@ class SearchMixin(FilteredSearch):
         return chunks, cosines
 
     def standings(self, agent_id: str, ids: Sequence[str]) -> list[Standing]:
-        return self._rows_by_id(agent_id, ids, _STANDING_COLUMNS, _standing_of)
-
-    def get_vectors(self, agent_id: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """What ranking reads of the agent's chunks among ``ids``, in the order of ``ids``."""
         if not ids:
-            return {}
-        with self._reading(agent_id) as conn:
-            rows = conn.execute(
-                f"SELECT id, embedding FROM chunks WHERE +agent_id = ? AND embedding IS NOT NULL "
-                f"AND id IN ({_marks(len(ids))})",
-                (agent_id, *ids),
-            ).fetchall()
-        return {row[0]: decode_vector(row[1]) for row in rows}
+            return []
+        with self.db.reading(agent_id) as conn:
+            rows = conn.execute(f"SELECT {_STANDING_COLUMNS} FROM chunks WHERE +agent_id = ? "
+                                f"AND id IN ({_marks(len(ids))})", (agent_id, *ids)).fetchall()
+        by_id = {row[0]: standing_of(row) for row in rows}
+        return [by_id[i] for i in ids if i in by_id]
 
     def vector_search(self, agent_id: str, query: np.ndarray, limit: int,
                       where: ChunkFilter, *, quick: bool = False) -> list[tuple[str, float]]:
-        with self._reading(agent_id) as conn:
+        with self.db.reading(agent_id) as conn:
             allowed = None
             clause, params = filter_sql(where)
             if not where.is_empty and not where.include_superseded:
@@ -187,7 +174,7 @@ class SearchMixin(FilteredSearch):
 
     def _holds_chunks(self, agent_id: str) -> bool:
         """Whether the agent has a chunk at all (archived ones are not chunks), known until the file changes."""
-        with self._reading(agent_id) as conn:
+        with self.db.reading(agent_id) as conn:
             kept, key = self._kept_now(conn), ("holds", agent_id)
             if key not in kept:
                 found = conn.execute("SELECT 1 FROM chunks WHERE agent_id = ? LIMIT 1", (agent_id,)).fetchone()
@@ -197,8 +184,9 @@ class SearchMixin(FilteredSearch):
     def _kept_now(self, conn: sqlite3.Connection) -> dict[tuple[Any, ...], Any]:
         """What is worth keeping between the searches of one recall (a period's rowid list, a
         keyword query's scores), valid until the file changes: this connection's writes move
-        ``total_changes``, other connections' commits ``PRAGMA data_version``."""
-        state = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
+        ``total_changes``, other connections' commits ``PRAGMA data_version``; a rollback moves neither,
+        so the rollbacks are counted too."""
+        state = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes, self.db.rollbacks)
         if state != self._kept_state or len(self._kept) >= _KEPT_MAX:
             self._kept, self._kept_state = {}, state
         return self._kept
@@ -263,7 +251,7 @@ class SearchMixin(FilteredSearch):
     def _ids_for_rowids(self, found: list[tuple[int, float]]) -> list[tuple[str, float]]:
         if not found:
             return []
-        rows = self._conn.execute(
+        rows = self.db.conn.execute(
             f"SELECT rowid, id FROM chunks WHERE rowid IN ({_marks(len(found))})", [r for r, _ in found]
         ).fetchall()
         ids = dict(rows)
@@ -276,7 +264,7 @@ class SearchMixin(FilteredSearch):
         then get their full score, left-out terms included (see :class:`Affordable`): what is
         lost is only the rows that match none of the kept terms."""
         clause, params = filter_sql(where)
-        with self._reading(agent_id) as conn:
+        with self.db.reading(agent_id) as conn:
             kept = self._kept_now(conn)
             if ("affordable", match, KEYWORD_BUDGET) not in kept:
                 kept["affordable", match, KEYWORD_BUDGET] = _affordable(conn, match, bm25=self._bm25)
@@ -287,55 +275,69 @@ class SearchMixin(FilteredSearch):
                     return self._keyword_among(conn, match, allowed, limit, completion)
                 return self._among_the_best(conn, match, limit, agent_id, clause, params, completion=completion,
                                             within=None if where.is_empty else self._narrowed(conn, agent_id, where))
-            # Within the budget every match is scored by FTS5 alone, once per recall (see _scored).
-            scorable = matches is not None and matches <= KEYWORD_BUDGET
-            # Two plans. Fast: rank in FTS5 alone (no row lookups while scoring), then keep the
-            # agent's rows among the best 8·limit. Exact: join every match to its row and compute
-            # BM25 only for the rows that pass. The fast plan pays off only when the agent's own
-            # matches are many (a large agent, or one alone in its file); for an agent with a small
-            # share of the file, or under a filter, it comes up short and the exact plan runs anyway.
-            own = self._vectors.loaded_count(agent_id)
-            if where.is_empty and self._expected_own_matches(conn, own, matches) >= limit * 8:
-                if scorable:
-                    rows = self._among_the_best(conn, match, limit, agent_id, clause, params, reach=limit * 8)
-                else:
-                    rows = conn.execute(
-                        "SELECT c.id, -r.rank FROM (SELECT rowid, bm25(chunks_fts) AS rank FROM chunks_fts "
-                        "WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?) AS r JOIN chunks c ON c.rowid = r.rowid "
-                        f"WHERE +c.agent_id = ? AND {clause} ORDER BY r.rank LIMIT ?",
-                        (match, limit * 8, agent_id, *params, limit),
-                    ).fetchall()
+            return self._within_budget(conn, agent_id, match, matches, limit, where, clause, params, kept)
+
+    def _within_budget(self, conn: sqlite3.Connection, agent_id: str, match: str, matches: int | None, limit: int,
+                       where: ChunkFilter, clause: str, params: list[Any],
+                       kept: dict[tuple[Any, ...], Any]) -> list[tuple[str, float]]:
+        """:meth:`keyword_search` of a MATCH that left no term out: the cheapest plan that gives the
+        exact answer, tried in order (``kept``: what the search found kept when it began)."""
+        # Within the budget every match is scored by FTS5 alone, once per recall (see _scored).
+        scorable = matches is not None and matches <= KEYWORD_BUDGET
+        # Two plans. Fast: rank in FTS5 alone (no row lookups while scoring), then keep the
+        # agent's rows among the best 8·limit. Exact: join every match to its row and compute
+        # BM25 only for the rows that pass. The fast plan pays off only when the agent's own
+        # matches are many (a large agent, or one alone in its file); for an agent with a small
+        # share of the file, or under a filter, it comes up short and the exact plan runs anyway.
+        own = self._vectors.loaded_count(agent_id)
+        if where.is_empty and self._expected_own_matches(conn, own, matches) >= limit * 8:
+            if scorable:
+                rows = self._among_the_best(conn, match, limit, agent_id, clause, params, reach=limit * 8)
+            else:
+                rows = conn.execute(
+                    "SELECT c.id, -r.rank FROM (SELECT rowid, bm25(chunks_fts) AS rank FROM chunks_fts "
+                    "WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?) AS r JOIN chunks c ON c.rowid = r.rowid "
+                    f"WHERE +c.agent_id = ? AND {clause} ORDER BY r.rank LIMIT ?",
+                    (match, limit * 8, agent_id, *params, limit),
+                ).fetchall()
+            if len(rows) >= limit:
+                return rows
+        return self._exactly(conn, agent_id, match, matches, limit, where, clause, params, kept, own=own,
+                             scorable=scorable)
+
+    def _exactly(self, conn: sqlite3.Connection, agent_id: str, match: str, matches: int | None, limit: int,
+                 where: ChunkFilter, clause: str, params: list[Any], kept: dict[tuple[Any, ...], Any], *,
+                 own: int | None, scorable: bool) -> list[tuple[str, float]]:
+        """The exact plans of :meth:`_within_budget`, the cheapest that applies first."""
+        # The exact answer without a join, when the rows that pass were listed (by the vector
+        # search of the same filter) and the matches are scored already, or would be joined
+        # one by one otherwise.
+        allowed = None
+        if scorable and not where.is_empty:
+            allowed = self._allowed_rowids(conn, agent_id, clause, params, read=False)
+        if allowed is not None and ("scored", match, None) in kept:
+            return self._keyword_among(conn, match, allowed, limit)
+        # Among the rows the filter's indexes list, when a listing is kept (the vector side
+        # lists it: supersets.py); else the best that pass, read in rank order among the best
+        # matches (exact: a row further down ranks lower), before a join over every match.
+        if scorable and not where.is_empty:
+            narrow = self._narrowed(conn, agent_id, where, compute=False)
+            if narrow is None:
+                rows = self._among_the_best(conn, match, limit, agent_id, clause, params,
+                                            reach=limit * AFTERWARDS[-1])
                 if len(rows) >= limit:
                     return rows
-            # The exact answer without a join, when the rows that pass were listed (by the vector
-            # search of the same filter) and the matches are scored already, or would be joined
-            # one by one otherwise.
-            allowed = None
-            if scorable and not where.is_empty:
-                allowed = self._allowed_rowids(conn, agent_id, clause, params, read=False)
-            if allowed is not None and ("scored", match, None) in kept:
-                return self._keyword_among(conn, match, allowed, limit)
-            # Among the rows the filter's indexes list, when a listing is kept (the vector side
-            # lists it: supersets.py); else the best that pass, read in rank order among the best
-            # matches (exact: a row further down ranks lower), before a join over every match.
-            if scorable and not where.is_empty:
-                narrow = self._narrowed(conn, agent_id, where, compute=False)
-                if narrow is None:
-                    rows = self._among_the_best(conn, match, limit, agent_id, clause, params,
-                                                reach=limit * AFTERWARDS[-1])
-                    if len(rows) >= limit:
-                        return rows
-                    narrow = self._narrowed(conn, agent_id, where)
-                if narrow is not None:
-                    return self._among_the_best(conn, match, limit, agent_id, clause, params, within=narrow)
-            within, within_params = self._fewer_rows_than(conn, agent_id, where, clause, params, own, matches)
-            if allowed is not None and not within:
-                return self._keyword_among(conn, match, allowed, limit)
-            rows = conn.execute(
-                "SELECT c.id, bm25(chunks_fts) AS rank FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
-                f"WHERE chunks_fts MATCH ? {within}AND +c.agent_id = ? AND {clause} ORDER BY rank LIMIT ?",
-                (match, *within_params, agent_id, *params, limit),
-            ).fetchall()
+                narrow = self._narrowed(conn, agent_id, where)
+            if narrow is not None:
+                return self._among_the_best(conn, match, limit, agent_id, clause, params, within=narrow)
+        within, within_params = self._fewer_rows_than(conn, agent_id, where, clause, params, own, matches)
+        if allowed is not None and not within:
+            return self._keyword_among(conn, match, allowed, limit)
+        rows = conn.execute(
+            "SELECT c.id, bm25(chunks_fts) AS rank FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
+            f"WHERE chunks_fts MATCH ? {within}AND +c.agent_id = ? AND {clause} ORDER BY rank LIMIT ?",
+            (match, *within_params, agent_id, *params, limit),
+        ).fetchall()
         return [(row[0], -row[1]) for row in rows]
 
     def _among_the_best(self, conn: sqlite3.Connection, match: str, limit: int, agent_id: str, clause: str,

@@ -2,7 +2,7 @@
 
 A chunk keeps its own vector (the model's read of its start) in ``chunks.embedding``; a text longer
 than the model reads has more windows (``Embedder.embed_windows``), one row each here under
-``window_key(rowid, n)`` (``hippo.index.windowed``): the key names its chunk, so the table needs no
+``window_key(rowid, n)`` (``hippo.stores.sqlite.index.windowed``): the key names its chunk, so the table needs no
 index of its own and a chunk's windows are one range of the primary key. Triggers take a chunk's
 windows with it when it is deleted (forget, delete, archive) and when its text or vector is
 rewritten (an update, a re-embedding, a model switch); the store writes the new ones after the
@@ -16,8 +16,9 @@ from typing import Sequence
 
 import numpy as np
 
-from hippo.index.exact import encode_vector
-from hippo.index.windowed import WINDOW_BASE, WINDOW_SLOTS, window_key
+from hippo.stores import vectors
+from hippo.stores.sqlite.index.windowed import WINDOW_BASE, WINDOW_SLOTS, window_key
+from hippo.stores.vectors import encode_vector
 
 __all__ = ["MIGRATION", "best_windows", "split", "write_windows"]
 
@@ -46,9 +47,8 @@ END;
 
 
 def split(vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A chunk's vectors as its own vector (the first row) and its later windows (maybe none)."""
-    matrix = np.atleast_2d(np.asarray(vector, dtype=np.float32))
-    return matrix[0], matrix[1:WINDOW_SLOTS]
+    """A chunk's own vector and its later windows, as many as the window keys can name."""
+    return vectors.split(vector, windows=WINDOW_SLOTS)
 
 
 def write_windows(conn: sqlite3.Connection, rowid: int, vector: np.ndarray) -> None:

@@ -38,14 +38,16 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from hippo.index.exact import top_positions
-from hippo.index.hnsw import RESCORE_EXTRA
 from hippo.stores.base import ChunkFilter
-from hippo.stores.sqlite.filters import experience_tests, filter_sql
-from hippo.stores.sqlite.supersets import Lister, Supersets, listed
+from hippo.stores.sql.dialect import SQLITE
+from hippo.stores.sql.filters import experience_tests
+from hippo.stores.sqlite.filters import filter_sql
+from hippo.stores.sqlite.index.exact import top_positions
+from hippo.stores.sqlite.index.hnsw import RESCORE_EXTRA
+from hippo.stores.sqlite.narrowing.supersets import Lister, Supersets, listed
 
 if TYPE_CHECKING:
-    from hippo.stores.sqlite.vectors import VectorCache
+    from hippo.stores.sqlite.index.cache import VectorCache
 
 __all__ = ["AFTERWARDS", "KEYS_MIGRATION", "MIGRATION", "FilteredSearch", "drivers", "meta_key", "narrowed",
            "next_batch", "register", "source_key", "tag_key"]
@@ -204,7 +206,7 @@ def drivers(where: ChunkFilter, agent_id: str) -> list[tuple[str, list[Any]]]:
         parts.append(_keyed([source_key(agent_id, source) for source in where.sources]))
     wanted = where.experience
     if wanted is not None and wanted.types:
-        tests, params = experience_tests(wanted, "x")
+        tests, params = experience_tests(SQLITE, wanted, "x")
         parts.append((f"SELECT x.chunk FROM experiences x INDEXED BY idx_experiences_type_chunk "
                       f"WHERE {' AND '.join(['x.agent_id = ?', *tests])} AND x.chunk IS NOT NULL", [agent_id, *params]))
     if where.since is not None or where.until is not None:

@@ -1,4 +1,4 @@
-"""Vector indexes used by stores that do not search vectors themselves.
+"""The vector indexes of the SQLite store, which searches vectors in memory (PostgreSQL: pgvector).
 
 ``ExactIndex`` (numpy, brute force) and ``HnswIndex`` (hnswlib, the ``ann``
 extra) both satisfy :class:`VectorIndex`: integer keys (SQLite rowids) with one

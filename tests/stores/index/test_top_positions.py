@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hippo.index.exact import top_positions
+from hippo.stores.sqlite.index.exact import top_positions
 
 
 def test_a_longer_ranking_extends_a_shorter_one_ties_included():

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from hippo.index import VectorIndex
-from hippo.index.exact import top_positions
+from hippo.stores.sqlite.index import VectorIndex
+from hippo.stores.sqlite.index.exact import top_positions
 
 __all__ = ["WINDOW_BASE", "WINDOW_SLOTS", "WindowedIndex", "owners", "window_key", "window_range"]
 
@@ -49,7 +49,7 @@ def _best_per_owner(keys: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, n
 
 
 class WindowedIndex:
-    """A :class:`~hippo.index.VectorIndex` of memories over ``inner``, which also holds window keys.
+    """A :class:`~hippo.stores.sqlite.index.VectorIndex` of memories over ``inner``, which also holds window keys.
 
     ``add`` takes a memory's vectors as one row (``(dimension,)``) or several (``(windows,
     dimension)``, the first its own vector): its earlier windows are replaced. ``remove`` takes

@@ -25,8 +25,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from hippo.index.exact import top_positions
-from hippo.index.int8 import Int8Rows
+from hippo.stores.sqlite.index.exact import top_positions
+from hippo.stores.sqlite.index.int8 import Int8Rows
 
 __all__ = ["HnswIndex", "ann_available", "require_hnswlib"]
 

@@ -10,9 +10,9 @@ from conftest import AGENT, ANN_THRESHOLD, Corpus, sentences
 
 import hippo
 from hippo.config import load_settings
-from hippo.index.exact import ExactIndex
-from hippo.index.hnsw import HnswIndex
 from hippo.stores.base import ChunkFilter
+from hippo.stores.sqlite.index.exact import ExactIndex
+from hippo.stores.sqlite.index.hnsw import HnswIndex
 
 
 def open_ann(path: Path, embedder, **settings) -> hippo.Memory:
@@ -113,7 +113,7 @@ def test_replacing_a_vector_on_the_exact_path(tmp_path, embedder):
 
 def test_without_hnswlib_the_store_stays_exact_and_says_so(ann_corpus, corpus_db, local_embedder, monkeypatch,
                                                            caplog):
-    import hippo.stores.sqlite.vectors as vectors
+    import hippo.stores.sqlite.index.cache as vectors
 
     monkeypatch.setattr(vectors, "ann_available", lambda: False)
     with open_ann(corpus_db, local_embedder) as mem:

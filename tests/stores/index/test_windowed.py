@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hippo.index.exact import ExactIndex
-from hippo.index.windowed import WINDOW_BASE, WindowedIndex, owners, window_key
 from hippo.providers.base import normalize_rows, window_starts
+from hippo.stores.sqlite.index.exact import ExactIndex
+from hippo.stores.sqlite.index.windowed import WINDOW_BASE, WindowedIndex, owners, window_key
 
 DIM = 16
 
@@ -20,7 +20,7 @@ def unit(rng: np.random.Generator, n: int) -> np.ndarray:
 def inners() -> list:
     made = [lambda: ExactIndex(DIM)]
     try:
-        from hippo.index.hnsw import HnswIndex, require_hnswlib
+        from hippo.stores.sqlite.index.hnsw import HnswIndex, require_hnswlib
 
         require_hnswlib()
         made.append(lambda: HnswIndex(DIM))

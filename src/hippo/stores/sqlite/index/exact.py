@@ -9,16 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ExactIndex", "decode_vector", "encode_vector", "locate", "top_positions"]
-
-
-def encode_vector(vector: np.ndarray) -> bytes:
-    """Little-endian float32 bytes, the on-disk format of every vector."""
-    return np.asarray(vector, dtype="<f4").tobytes()
-
-
-def decode_vector(blob: bytes) -> np.ndarray:
-    return np.frombuffer(blob, dtype="<f4")
+__all__ = ["ExactIndex", "locate", "top_positions"]
 
 
 def top_positions(scores: np.ndarray, limit: int) -> np.ndarray:

@@ -22,8 +22,8 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from hippo.stores.sqlite.changes import changed_since, latest
-from hippo.stores.sqlite.vectors import read_rowids
+from hippo.stores.sqlite.index.cache import read_rowids
+from hippo.stores.sqlite.narrowing.changes import changed_since, latest
 
 __all__ = ["LISTINGS_KEPT", "RELIST_MIN", "ROWS_KEPT", "Lister", "Supersets", "listed"]
 

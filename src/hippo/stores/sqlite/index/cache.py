@@ -20,18 +20,18 @@ from typing import cast
 import numpy as np
 
 from hippo.errors import EmbedderMismatch
-from hippo.index import VectorIndex
-from hippo.index.exact import ExactIndex, locate
-from hippo.index.hnsw import HnswIndex, ann_available
-from hippo.index.windowed import WINDOW_BASE, WINDOW_SLOTS, WindowedIndex
-from hippo.stores.sqlite.annfiles import AnnFiles, Snapshot
+from hippo.stores.sqlite.index import VectorIndex
+from hippo.stores.sqlite.index.annfiles import AnnFiles, Snapshot
+from hippo.stores.sqlite.index.exact import ExactIndex, locate
+from hippo.stores.sqlite.index.hnsw import HnswIndex, ann_available
+from hippo.stores.sqlite.index.windowed import WINDOW_BASE, WINDOW_SLOTS, WindowedIndex
 
 __all__ = ["VectorCache", "read_rowids"]
 
 _log = logging.getLogger(__name__)
 _LIVE = "FROM chunks WHERE agent_id = ? AND superseded_by IS NULL AND embedding IS NOT NULL"
 # The windows of the agent's chunks (of its live ones with ``_LIVE_CHUNK``): chunk_windows' keys
-# name their chunk (hippo.index.windowed), so the join reads one chunk row per window.
+# name their chunk (hippo.stores.sqlite.index.windowed), so the join reads one chunk row per window.
 _WINDOWS = (f"FROM chunk_windows w JOIN chunks c ON c.rowid = (w.key - {WINDOW_BASE}) / {WINDOW_SLOTS} "
             "WHERE c.agent_id = ?")
 _LIVE_CHUNK = " AND c.superseded_by IS NULL AND c.embedding IS NOT NULL"

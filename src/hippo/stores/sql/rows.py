@@ -1,5 +1,5 @@
-"""What both stores do with the rows of seed 001's experiences and seed 002's inbox: the columns
-they read and write, in one order.
+"""What both stores do with their rows: the columns of a chunk, an experience, a short-term entry
+and an observed message, in one order, and the values read back from them.
 
 A short-term entry is stored as (id, agent, type, content, importance, context, tags, source,
 session, observed, created); a long-term record as (id, agent, type, importance, context, user,
@@ -11,20 +11,53 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any
+from typing import Any, Sequence
 
 from hippo.clock import from_iso, to_iso, to_utc
-from hippo.stores.base import ExperienceRecord, Observed
-from hippo.types import Experience
+from hippo.stores.base import ExperienceRecord, Observed, Standing
+from hippo.stores.sql.dialect import Dialect
+from hippo.types import Chunk, Experience
 
-__all__ = ["OBSERVED_COLUMNS", "RECORD_COLUMNS", "SHORT_TERM_COLUMNS", "entry_of", "entry_values", "observed_of",
-           "record_of", "record_values", "when"]
+__all__ = ["OBSERVED_COLUMNS", "RECORD_COLUMNS", "SHORT_TERM_COLUMNS", "chunk_columns", "chunk_of", "entry_of",
+           "entry_values", "observed_of", "record_of", "record_values", "standing_of", "time_of", "when"]
 
 SHORT_TERM_COLUMNS = ("id, agent_id, type, content, importance, context, tags, source, session_id, observed_at, "
                       "created_at")
 OBSERVED_COLUMNS = "seq, message_id, role, name, content, observed_at"
 RECORD_COLUMNS = ("id, agent_id, type, importance, context, user_ref, room_ref, task_ref, observed_at, "
                   "consolidated_at")
+
+
+def chunk_columns(d: Dialect, counters: str | None = None, *, vector: str = "c.embedding IS NOT NULL") -> str:
+    """A chunk's columns as :func:`chunk_of` reads them, from ``c`` and its counters (``counters``:
+    the alias they are read from, the dialect's by default); ``vector``: whether it has one."""
+    s = counters or d.counters
+    return (f"c.id, c.agent_id, c.content, c.content_hash, c.metadata, c.kind, {s}.running_intensity, "
+            f"{s}.encounter_count, {s}.access_count, {s}.last_accessed_at, c.superseded_by, c.created_at, "
+            f"c.observed_at, {vector}, c.feedback, c.reinforced_at, c.source, c.session_id")
+
+
+def chunk_of(d: Dialect, row: tuple[Any, ...]) -> Chunk:
+    """A chunk read with :func:`chunk_columns`."""
+    return Chunk(id=row[0], agent_id=row[1], content=row[2], content_hash=row[3], metadata=d.read_json(row[4]) or {},
+                 kind=row[5], running_intensity=row[6], encounter_count=row[7], access_count=row[8],
+                 last_accessed_at=time_of(d, row[9]), superseded_by=row[10],
+                 created_at=time_of(d, row[11]), observed_at=d.read_time(row[12]),
+                 has_vector=bool(row[13]), feedback=row[14], reinforced_at=d.read_time(row[15]), source=row[16],
+                 session_id=row[17])
+
+
+def standing_of(row: Sequence[Any]) -> Standing:
+    """A candidate's standing as both stores' searches read it: id, intensity, accesses, last access
+    and creation (seconds since the epoch), what superseded it, whether it has a vector, feedback."""
+    return Standing(row[0], row[1], row[2], row[3], row[4], row[5], bool(row[6]), row[7])
+
+
+def time_of(d: Dialect, value: Any) -> datetime:
+    """A time read from a column that is never NULL."""
+    found = d.read_time(value)
+    assert found is not None, "a NOT NULL time column read as NULL"
+    return found
 
 
 def when(value: Any) -> datetime:

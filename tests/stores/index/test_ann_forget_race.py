@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import hippo
-from hippo.index.int8 import quantize
 from hippo.providers.fake import FakeEmbedder
+from hippo.stores.vectors import quantize
 
 pytest.importorskip("hnswlib")
 
@@ -25,7 +25,7 @@ SECRET = "The safe deposit box number is Quillwhistle-7741"
 BUILDER = """
 import pathlib, sys, time
 import hippo
-from hippo.stores.sqlite.annfiles import AnnFiles
+from hippo.stores.sqlite.index.annfiles import AnnFiles
 
 db, ready, go = sys.argv[1:4]
 save = AnnFiles.save
@@ -101,7 +101,7 @@ def test_a_forget_during_another_process_build_leaves_no_trace(tmp_path, reuse):
 
 
 def rowid(mem: hippo.Memory, chunk_id: str) -> int:
-    return mem.store._conn.execute("SELECT rowid FROM chunks WHERE id = ?", (chunk_id,)).fetchone()[0]
+    return mem.store.db.conn.execute("SELECT rowid FROM chunks WHERE id = ?", (chunk_id,)).fetchone()[0]
 
 
 def _all():

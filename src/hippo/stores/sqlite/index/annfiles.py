@@ -25,7 +25,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from hippo.index.hnsw import HnswIndex
+from hippo.stores.sqlite.index.hnsw import HnswIndex
 
 __all__ = ["AnnFiles", "Snapshot"]
 

@@ -1,0 +1,142 @@
+"""Curation, as both relational stores keep it: the archive (see ``ArchiveStore``) and the links
+between chunks (``LinkStore``).
+
+Archiving moves a memory's row from the live table to ``chunks_archive`` without its vector (an
+8-bit copy stays, for a forget); the backends move it, each with its own tables (``archive_chunks``,
+``restore_chunks``). What is read and deleted there, and the links, are written once here.
+Deleting from the archive goes through the same bookkeeping as a forget (``SqlDatabase.text_deleted``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Sequence
+
+from hippo.stores.retrievals import STRONG_LINK
+from hippo.stores.sql.capture import release_sources
+from hippo.stores.sql.database import SqlDatabase, fetch
+from hippo.stores.sql.rows import chunk_columns, chunk_of, time_of
+from hippo.types import ArchivedMemory, Chunk
+
+__all__ = ["MOVED", "SqlArchive", "SqlLinks", "archived_columns", "delete_archived_rows"]
+
+# The columns a chunk keeps when it moves to the archive and back.
+MOVED = ("id, agent_id, content, content_hash, metadata, kind, running_intensity, encounter_count, access_count, "
+         "last_accessed_at, superseded_by, created_at, observed_at, feedback, reinforced_at, source, session_id")
+
+
+def archived_columns(db: SqlDatabase) -> str:
+    """An archived chunk's columns (``c``) as ``chunk_of`` reads them: it has no vector."""
+    return chunk_columns(db.dialect, "c", vector="false")
+
+
+def delete_archived_rows(db: SqlDatabase, conn: Any, agent_id: str, ids: Sequence[str]) -> int:
+    """Inside a write: delete archived chunks, their text leaving the files as a forgotten chunk's."""
+    if not ids:
+        return 0
+    among, values = db.dialect.among("id", ids)
+    count = int(db.dialect.run(conn, f"DELETE FROM chunks_archive WHERE agent_id = ? AND {among}",
+                               (agent_id, *values)).rowcount)
+    db.text_deleted(agent_id, count, table="chunks_archive")
+    return count
+
+
+class SqlArchive:
+    """What the ``ArchiveStore`` methods of a relational store share, through its ``db`` handle."""
+
+    db: SqlDatabase
+
+    def archived_chunks(self, agent_id: str, ids: Sequence[str]) -> list[Chunk]:
+        if not ids:
+            return []
+        d = self.db.dialect
+        among, values = d.among("c.id", ids)
+        rows = fetch(self.db, agent_id, f"SELECT {archived_columns(self.db)} FROM chunks_archive c "
+                     f"WHERE c.agent_id = ? AND {among} ORDER BY c.id", (agent_id, *values))
+        return [chunk_of(d, r) for r in rows]
+
+    def list_archived(self, agent_id: str, *, limit: int, before: tuple[datetime, str] | None = None,
+                      ids: Sequence[str] | None = None) -> list[ArchivedMemory]:
+        if ids is not None and not ids:
+            return []
+        d = self.db.dialect
+        sql = f"SELECT {archived_columns(self.db)}, c.archived_at FROM chunks_archive c WHERE c.agent_id = ?"
+        params: list[Any] = [agent_id]
+        if before is not None:
+            sql, params = sql + " AND (c.archived_at, c.id) < (?, ?)", [*params, d.time(before[0]), before[1]]
+        if ids is not None:
+            among, values = d.among("c.id", ids)
+            sql, params = sql + f" AND {among}", [*params, *values]
+        rows = fetch(self.db, agent_id, sql + " ORDER BY c.archived_at DESC, c.id DESC LIMIT ?", (*params, limit))
+        return [ArchivedMemory(chunk_of(d, r[:-1]), time_of(d, r[-1])) for r in rows]
+
+    def archived_vectors(self, agent_id: str) -> dict[str, bytes | None]:
+        rows = fetch(self.db, agent_id, "SELECT id, embedding_int8 FROM chunks_archive WHERE agent_id = ?",
+                     (agent_id,))
+        return {r[0]: None if r[1] is None else bytes(r[1]) for r in rows}
+
+    def set_archived_vectors(self, agent_id: str, codes: dict[str, bytes]) -> None:
+        if not codes:
+            return
+        with self.db.writing(agent_id) as conn:
+            self.db.dialect.many(conn, "UPDATE chunks_archive SET embedding_int8 = ? WHERE agent_id = ? AND id = ?",
+                                 [(code, agent_id, i) for i, code in codes.items()])
+
+    def clear_archived_vectors(self) -> None:
+        with self.db.writing() as conn:
+            conn.execute("UPDATE chunks_archive SET embedding_int8 = NULL WHERE embedding_int8 IS NOT NULL")
+
+    def delete_archived(self, agent_id: str, ids: Sequence[str]) -> int:
+        if not ids:
+            return 0
+        with self.db.writing(agent_id) as conn:
+            release_sources(self.db, conn, "chunks_archive", agent_id, ids)
+            return delete_archived_rows(self.db, conn, agent_id, ids)
+
+    def count_archived(self, agent_id: str) -> int:
+        rows = fetch(self.db, agent_id, "SELECT count(*) FROM chunks_archive WHERE agent_id = ?", (agent_id,))
+        return int(rows[0][0])
+
+
+class SqlLinks:
+    """The ``LinkStore`` methods of a relational store, through its ``db`` handle."""
+
+    db: SqlDatabase
+
+    def strengthen_links(self, agent_id: str, pairs: Sequence[tuple[str, str]], kind: str, now: datetime) -> None:
+        if not pairs:
+            return
+        d = self.db.dialect
+        with self.db.writing(agent_id) as conn:
+            d.many(conn, "INSERT INTO chunk_links (agent_id, kind, a, b, strength, updated_at) "
+                   "SELECT ?, ?, ?, ?, 1.0, ? "
+                   f"WHERE (SELECT count(*) FROM {d.rows} WHERE {d.unindexed('agent_id')} = ? AND id IN (?, ?)) = 2 "
+                   "ON CONFLICT (agent_id, kind, a, b) DO UPDATE SET strength = chunk_links.strength + 1.0, "
+                   "updated_at = excluded.updated_at", [(agent_id, kind, a, b, d.time(now), agent_id, a, b)
+                                                        for a, b in pairs])
+
+    def prune_links(self, agent_id: str, *, before: datetime, keep: int | None) -> int:
+        d = self.db.dialect
+        weak = f"WHERE agent_id = ? AND kind = 'co_recall' AND strength < {STRONG_LINK}"
+        with self.db.writing(agent_id) as conn:  # both through the index of weak links
+            gone = d.run(conn, f"DELETE FROM chunk_links {weak} AND updated_at < ?",
+                         (agent_id, d.time(before))).rowcount
+            if keep is not None:
+                gone += d.run(conn, "DELETE FROM chunk_links WHERE (agent_id, kind, a, b) IN (SELECT agent_id, kind, "
+                              f"a, b FROM chunk_links{d.indexed_by('idx_links_weak')} {weak} "
+                              f"ORDER BY updated_at DESC {d.skip})", (agent_id, keep)).rowcount
+        return int(gone)
+
+    def links(self, agent_id: str, ids: Sequence[str],
+              min_strength: float = 0.0) -> list[tuple[str, str, str, float, bool]]:
+        if not ids:
+            return []
+        d = self.db.dialect
+        from_a, values = d.among("l.a", ids)
+        from_b, _ = d.among("l.b", ids)
+        rows = fetch(self.db, agent_id, "SELECT l.a, l.b, l.kind, l.strength, true FROM chunk_links l "
+                     f"WHERE l.agent_id = ? AND {from_a} AND l.strength >= ? UNION ALL "
+                     "SELECT l.b, l.a, l.kind, l.strength, false FROM chunk_links l "
+                     f"WHERE l.agent_id = ? AND {from_b} AND l.strength >= ?",
+                     (agent_id, *values, min_strength, agent_id, *values, min_strength))
+        return sorted(((r[0], r[1], r[2], float(r[3]), bool(r[4])) for r in rows), key=lambda r: (-r[3], r[1]))

@@ -1,0 +1,92 @@
+"""The handle a shared part of a relational store reads and writes through.
+
+Each backend gives its parts one (SQLite: ``sqlite/database.py``; PostgreSQL:
+``postgres/connection.py``): a connection for a read, the write transaction, the dialect the SQL is
+written in, and the bookkeeping a delete needs. What a delete leaves behind differs: SQLite zeroes
+freed pages (``secure_delete``) and scrubs its write-ahead log once the transaction commits;
+PostgreSQL keeps the bytes until ``hippo scrub`` and says so (``pending_scrub``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, ContextManager, Protocol, Sequence
+
+from hippo.stores.base import ChunkFilter
+from hippo.stores.sql.dialect import Dialect
+
+__all__ = ["Handle", "SqlDatabase", "blank", "fetch"]
+
+
+class SqlDatabase(Protocol):
+    """A relational database as the shared parts (``stores/sql``) use it."""
+
+    dialect: Dialect
+    before_read: Callable[[str | None], None]
+
+    def reading(self, agent_id: str | None = None, *, bookkeeping: bool = True) -> ContextManager[Any]:
+        """A connection for a read of ``agent_id``'s rows (of every agent's: None), once the recalls'
+        queued bookkeeping it must see is written (none with ``bookkeeping=False``: rows it never
+        writes). Inside the thread's write transaction, that transaction."""
+        ...
+
+    def transaction(self) -> ContextManager[Any]:
+        """The thread's write transaction (re-entrant): every call made inside it joins it."""
+        ...
+
+    def writing(self, agent_id: str | None = None) -> ContextManager[Any]:
+        """The connection of a write: the thread's transaction (one is opened when none is), with
+        ``agent_id``'s writes serialised across every process on the database."""
+        ...
+
+    def filter_sql(self, where: ChunkFilter) -> tuple[str, list[Any]]:
+        """The test (never empty) that a chunk ``c`` passes ``where``, and its parameters: the
+        backend's own SQL, in its own parameter style (it joins a statement after ``Dialect.sql``)."""
+        ...
+
+    def drop_chunks(self, conn: Any, agent_id: str, ids: Sequence[str] | None) -> list[str]:
+        """Inside a write: hard-delete the agent's chunks among ``ids`` (all of them: None), with what
+        their text and vectors leaving the files and the backend's indexes takes; their kinds."""
+        ...
+
+    def text_deleted(self, agent_id: str, count: int, *, table: str = "") -> None:
+        """Inside a write that deleted or blanked the text of ``count`` rows (of ``table``, when its
+        rows are in a keyword index of their own): what their text leaving the files takes."""
+        ...
+
+
+class Handle:
+    """What both backends' handles do alike: a read first waits for the recalls' queued bookkeeping
+    it must see (``before_read``: ``RetrievalQueue.before_read``, set by the store once its queue
+    exists), then takes the backend's connection for it (:meth:`connection`); a filter is the
+    backend's own translation (``filter_sql``)."""
+
+    def __init__(self, filter_sql: Callable[[ChunkFilter], tuple[str, list[Any]]]) -> None:
+        self.before_read: Callable[[str | None], None] = lambda agent_id: None
+        self.filter_sql = filter_sql
+
+    def reading(self, agent_id: str | None = None, *, bookkeeping: bool = True) -> ContextManager[Any]:
+        """See :meth:`SqlDatabase.reading`: a read of rows that bookkeeping never writes (API keys,
+        the model's record, the short-term buffer: ``bookkeeping=False``) waits for none (a server
+        reads its keys at every request, and those reads waited for every agent's queue: issue 34)."""
+        if bookkeeping:
+            self.before_read(agent_id)
+        return self.connection(agent_id)
+
+    def connection(self, agent_id: str | None = None) -> ContextManager[Any]:
+        raise NotImplementedError
+
+
+def fetch(db: SqlDatabase, agent_id: str | None, sql: str, params: Sequence[Any] = (), *,
+          bookkeeping: bool = True) -> list[Any]:
+    """The rows of one shared statement reading ``agent_id``'s rows (see :meth:`SqlDatabase.reading`)."""
+    with db.reading(agent_id, bookkeeping=bookkeeping) as conn:
+        return list(db.dialect.run(conn, sql, params).fetchall())
+
+
+def blank(db: SqlDatabase, agent_id: str, sql: str, params: Sequence[Any]) -> int:
+    """Run one shared statement that deletes or blanks the text of ``agent_id``'s rows, in its own
+    write (or the thread's), the text leaving the files as a forgotten chunk's; how many rows."""
+    with db.writing(agent_id) as conn:
+        count = int(db.dialect.run(conn, sql, params).rowcount)
+        db.text_deleted(agent_id, count)
+    return count
