@@ -230,7 +230,7 @@ def test_stronger_memory_ranks_higher_when_equally_relevant(mem):
 
 def test_rare_token_found_by_keyword(make_mem, local_embedder):
     # The real model: the fake one finds the permuted part numbers as close to the query as
-    # the target, and their run lends them context (NOTES "Conversational context").
+    # the target, and their run lends them context (docs/decisions/recall.md, "Conversational context").
     mem = make_mem("alice", embedder=local_embedder)
     codes = sorted({"XR-" + "".join(p) for p in itertools.permutations("7731")} - {"XR-7731"})
     mem.store_memories([f"Part {code} is back in stock" for code in codes])

@@ -17,7 +17,7 @@ relevance bring their neighbours into the pool, scored by their own cosine (they
 pool, so their keyword score is taken as none). What context adds only reorders: whatever decides
 that a memory is relevant enough to show reads its own relevance (``recall.rank``).
 
-Measured on LoCoMo development (``bench/locomo.py``, NOTES "Conversational context"). Bounding
+Measured on LoCoMo development (``bench/locomo.py``; docs/decisions/recall.md, "Conversational context"). Bounding
 neighbours by the session instead of the hour (issue 33) changed none of its figures: each LoCoMo
 session falls on one date, and no two on the same one (R@10 0.738 both).
 """

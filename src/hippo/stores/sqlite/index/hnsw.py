@@ -12,7 +12,7 @@ exact scores are then computed from the full vectors; larger filtered searches
 use hnswlib's filter. hnswlib hands vectors back slowly (through Python lists),
 so full vectors are read from ``source`` when the owner has a faster copy (the
 SQLite store reads its own rows).
-Measurements behind the defaults: ``bench/ann_choice.py`` and NOTES.md.
+Measurements behind the defaults: ``bench/ann_choice.py`` and docs/decisions/speed.md.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ M = 16
 EF_CONSTRUCTION = 100  # half the build and insert time of 200, recall@10 0.996 vs 0.998 (BENCHMARKS.md)
 EF_SEARCH = 256  # recall@10 0.997 at 100k, 0.991 at 1M (BENCHMARKS.md); 128 would give 0.995
 # A dedup probe (SearchQuery.near_duplicates) looks for a vector at cosine >= ~0.93 to the query:
-# measured at 100k, ef 32 finds it as ef 256 does (NOTES, "Issue 19's targets, measured").
+# measured at 100k, ef 32 finds it as ef 256 does (docs/decisions/filtered-recall.md, "Issue 19's targets, measured").
 QUICK_EF = 32
 EXACT_FILTER_MIN = 1_000  # a filtered search over at most max(this, 50·sqrt(len)) keys is exact
 # The int8 scan costs ~0.3 µs per allowed key; hnswlib's filter, with the set of allowed keys built
@@ -43,7 +43,7 @@ EXACT_FILTER_MIN = 1_000  # a filtered search over at most max(this, 50·sqrt(le
 EXACT_FILTER_SCALE = 50
 # Candidates beyond ``limit`` whose exact scores are read after the int8 scan. int8 scores are
 # within 0.0023 of exact on 100k MiniLM vectors; 5 extra already gave the exact top 10/20/50 in
-# all 2,700 filtered searches measured (NOTES.md).
+# all 2,700 filtered searches measured (docs/decisions/filtered-recall.md).
 RESCORE_EXTRA = 16
 _REBUILD_SHARE = 0.25  # removed elements, as a share of the graph, that trigger a rebuild
 _MIN_CAPACITY = 1024
