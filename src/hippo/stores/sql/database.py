@@ -29,6 +29,10 @@ class SqlDatabase(Protocol):
         writes). Inside the thread's write transaction, that transaction."""
         ...
 
+    def close(self) -> None:
+        """Close the database's connections."""
+        ...
+
     def transaction(self) -> ContextManager[Any]:
         """The thread's write transaction (re-entrant): every call made inside it joins it."""
         ...
