@@ -20,7 +20,7 @@ from hippo.stores.base import PruneCandidate
 from hippo.stores.retrievals import STRONG_LINK, RetrievalBatch
 from hippo.stores.sql.blocks import count_retrieval_days
 from hippo.stores.sql.capture import release_sources
-from hippo.stores.sql.database import SqlDatabase, fetch
+from hippo.stores.sql.database import SqlDatabase, fetch, fetch_among
 from hippo.stores.sql.rows import chunk_columns, chunk_of, time_of
 from hippo.types import ArchivedMemory, Chunk
 
@@ -93,13 +93,9 @@ class SqlArchive:
         return [(chunk_of(self.db.dialect, r[:-1]), float(r[-1])) for r in rows]
 
     def archived_chunks(self, agent_id: str, ids: Sequence[str]) -> list[Chunk]:
-        if not ids:
-            return []
-        d = self.db.dialect
-        among, values = d.among("c.id", ids)
-        rows = fetch(self.db, agent_id, f"SELECT {archived_columns(self.db)} FROM chunks_archive c "
-                     f"WHERE c.agent_id = ? AND {among} ORDER BY c.id", (agent_id, *values))
-        return [chunk_of(d, r) for r in rows]
+        rows = fetch_among(self.db, agent_id, f"SELECT {archived_columns(self.db)} FROM chunks_archive c "
+                           "WHERE c.agent_id = ? AND", "c.id", ids, (agent_id,), then=" ORDER BY c.id")
+        return [chunk_of(self.db.dialect, r) for r in rows]
 
     def list_archived(self, agent_id: str, *, limit: int, before: tuple[datetime, str] | None = None,
                       ids: Sequence[str] | None = None) -> list[ArchivedMemory]:
