@@ -1,20 +1,21 @@
 """What the two relational backends still repeat of each other (``backend_overlap.py``).
 
-Before ``stores/sql`` held what both write alike, 493 lines of the PostgreSQL backend stood again in
-the SQLite backend (capture, experiences, curation, keys, merges, blocks, the filter skeleton...).
-What remains is mostly what two implementations of one protocol and two schemas of one data model
-share by nature: method signatures, the heads of ``CREATE TABLE`` statements, one-word lines
-(``try:``, ``return``, ``else:``), ``with self.db.writing(agent_id) as conn:``. The bound keeps it
-from growing back; lower it when a change shares more.
+Counted as code lines (docstrings, comments, imports, lone punctuation and one-keyword lines left
+out): 433 at the start of issue 35 (commit 2cd3862), 170 once ``stores/sql`` held the first shared
+parts, 142 once curation, the messages table and closing were shared too. What remains is mostly
+what two implementations of one protocol and two schemas of one data model share by nature: method
+signatures, the heads of ``CREATE TABLE`` statements, ``with self.db.writing(agent_id) as conn:``.
+The bound keeps it from growing back; lower it when a change shares more (the issue asks for
+fewer than 100).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from backend_overlap import backend_lines, normalised, overlap, repeated
+from backend_overlap import backend_lines, code_lines, normalised, overlap, repeated
 
-REPEATED_AT_MOST = 215  # 208 when stores/sql was made (493 before it)
+REPEATED_AT_MOST = 142  # issue 35 asks for fewer than 100 (433 at its start, 170 before curation was shared)
 
 
 def test_the_backends_repeat_little_of_each_other():
@@ -33,3 +34,11 @@ def test_shared_code_counts_for_neither_backend(tmp_path: Path):
     assert overlap(tmp_path) == 2  # each occurrence in PostgreSQL; placeholders and white space normalised
     assert backend_lines(tmp_path / "sql") == ["x = 1"]  # in neither backend
     assert [normalised(line) for line in ("import os", "from a import b", "# note", "    ),", "")] == [None] * 5
+
+
+def test_only_code_lines_count():
+    source = '"""A module.\n\nMore."""\n\n\nclass A:\n    """A class."""\n\n    @contextmanager\n' \
+             '    def f(self):\n        """One line."""\n        try:\n            yield x\n        finally:\n' \
+             '            return\n'
+    assert code_lines(source) == ["class A:", "def f(self):", "yield x"]
+    assert [normalised(line) for line in ("else:", "pass", "raise", "@staticmethod", "break")] == [None] * 5

@@ -12,6 +12,8 @@ from typing import Any, Sequence
 from hippo.errors import NotFound
 from hippo.stores.base import validate_table_name
 from hippo.stores.postgres.search import tsquery
+from hippo.stores.sql.conversation import message_hits, scope
+from hippo.stores.sql.dialect import POSTGRES
 from hippo.types import ConversationHit
 
 __all__ = ["create_messages_table", "has_messages_table", "search_messages"]
@@ -58,16 +60,10 @@ def search_messages(conn: Any, agent_id: str, table: str, terms: Sequence[str], 
     if words is None:
         return []
     shown = [c for c in columns if c != "tsv"]
-    scoped = "agent_id" in columns
+    mine, params = scope(POSTGRES, columns, words, agent_id, limit)
     sql = ("SELECT m.id, ts_rank(m.tsv, q, 1)::float8 AS rank, "
            "ts_headline('hippo_english', m.content, q, 'StartSel=[, StopSel=], MaxWords=16, MinWords=4'), "
            + ", ".join(f'm."{c}"' for c in shown)
-           + f" FROM \"{table}\" m, to_tsquery('hippo_english', hippo_fold(%s)) q WHERE m.tsv @@ q"
-           + (" AND m.agent_id = %s" if scoped else "") + " ORDER BY rank DESC, m.id LIMIT %s")
-    params = (words, agent_id, limit) if scoped else (words, limit)
-    hits = []
-    for row in conn.execute(sql, params):
-        fields = {k: v.isoformat() if hasattr(v, "isoformat") else v for k, v in zip(shown, row[3:])}
-        content = fields.pop("content", "")
-        hits.append(ConversationHit(id=row[0], content=content, rank=row[1], snippet=row[2], fields=fields))
-    return hits
+           + f" FROM \"{table}\" m, to_tsquery('hippo_english', hippo_fold(%s)) q WHERE m.tsv @@ q{mine}"
+           + " ORDER BY rank DESC, m.id LIMIT %s")
+    return message_hits(conn.execute(sql, params), shown)

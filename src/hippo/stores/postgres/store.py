@@ -36,11 +36,12 @@ from hippo.stores.postgres.windows import write_windows
 from hippo.stores.retrievals import DEFAULT_DELAY, RetrievalQueue
 from hippo.stores.sql.capture import release_sources
 from hippo.stores.sql.chunks import check_dimension
+from hippo.stores.sql.conversation import Messages
 from hippo.stores.sql.dialect import POSTGRES
 from hippo.stores.sql.rows import chunk_columns, chunk_of
 from hippo.stores.sql.store import SqlStore
 from hippo.stores.vectors import split
-from hippo.types import Chunk, ConversationHit
+from hippo.types import Chunk
 
 __all__ = ["PostgresStore"]
 
@@ -55,6 +56,7 @@ class PostgresStore(SqlStore, SearchMixin, Curation, Summary):
 
     capabilities = StoreCapabilities(supports_ann=True, secure_delete=False, conversation=True, shared=True)
     db: Connections
+    messages = Messages(exists=has_messages_table, search=search_messages)
 
     def __init__(self, url: str, *, ann_threshold: int | None = 50_000, pool_size: int = 10,
                  retrieval_delay: float = DEFAULT_DELAY) -> None:
@@ -77,11 +79,9 @@ class PostgresStore(SqlStore, SearchMixin, Curation, Summary):
                                               transaction=lambda: self.db.transaction(durable=False)))
         self.db.on_deleted = self._deleted
 
-    def close(self) -> None:
-        self.retrievals.close()
+    def close_search(self) -> None:
         if self._search_threads is not None:
             self._search_threads.shutdown()
-        self.db.close()
 
     def set_embedder_record(self, model_id: str, dimension: int | None) -> None:
         with self.db.writing() as conn:
@@ -242,13 +242,3 @@ class PostgresStore(SqlStore, SearchMixin, Curation, Summary):
                 return (f"not scrubbed: a transaction older than the delete is still open on the server after "
                         f"{SCRUB_WAIT:g} s (PostgreSQL keeps what it may see); run `hippo scrub` again when it ends")
             time.sleep(0.05)
-
-    # -- the application's conversation -------------------------------------
-
-    def has_messages_table(self, table: str) -> bool:
-        with self.db.reading() as conn:
-            return has_messages_table(conn, table)
-
-    def search_messages(self, agent_id: str, table: str, terms: Sequence[str], limit: int) -> list[ConversationHit]:
-        with self.db.reading() as conn:
-            return search_messages(conn, agent_id, table, terms, limit)

@@ -21,7 +21,7 @@ from hippo.stores.base import StrengthUpdate
 from hippo.stores.sql.blocks import count_retrievals, erase_daily
 from hippo.stores.sql.capture import erase_capture, release_sources
 from hippo.stores.sql.curation import MOVED, delete_archived_rows
-from hippo.stores.sql.database import SqlDatabase, fetch
+from hippo.stores.sql.database import SqlDatabase, fetch, fetch_among
 from hippo.stores.sql.experiences import erase_experiences
 from hippo.stores.sql.rows import chunk_columns, chunk_of
 from hippo.stores.vectors import encode_int8
@@ -73,12 +73,9 @@ class SqlChunks:
         return {chunk.content_hash: chunk for chunk in (chunk_of(d, r) for r in rows)}  # type: ignore[misc]
 
     def get_chunks(self, agent_id: str, ids: Sequence[str]) -> list[Chunk]:
-        if not ids:
-            return []
         d = self.db.dialect
-        among, values = d.among("c.id", ids)
-        rows = fetch(self.db, agent_id, f"SELECT {chunk_columns(d)} FROM {d.chunks} "
-                     f"WHERE {d.unindexed('c.agent_id')} = ? AND {among}", (agent_id, *values))
+        rows = fetch_among(self.db, agent_id, f"SELECT {chunk_columns(d)} FROM {d.chunks} "
+                           f"WHERE {d.unindexed('c.agent_id')} = ? AND", "c.id", ids, (agent_id,))
         by_id = {row[0]: chunk_of(d, row) for row in rows}
         return [by_id[i] for i in ids if i in by_id]
 
@@ -89,13 +86,10 @@ class SqlChunks:
         return [chunk_of(d, r) for r in rows]
 
     def lengths(self, agent_id: str, ids: Sequence[str]) -> dict[str, int]:
-        if not ids:
-            return {}
         d = self.db.dialect
-        among, values = d.among("id", ids)
         # Characters, in both (PostgreSQL's length of a text too).
-        return dict(fetch(self.db, agent_id, f"SELECT id, length(content) FROM {d.rows} "
-                          f"WHERE {d.unindexed('agent_id')} = ? AND {among}", (agent_id, *values)))
+        return dict(fetch_among(self.db, agent_id, f"SELECT id, length(content) FROM {d.rows} "
+                                f"WHERE {d.unindexed('agent_id')} = ? AND", "id", ids, (agent_id,)))
 
     def get_vectors(self, agent_id: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         if not ids:
@@ -104,11 +98,8 @@ class SqlChunks:
             return vectors_of(self.db, conn, agent_id, ids)
 
     def known_ids(self, agent_id: str, ids: Sequence[str]) -> dict[str, bool]:
-        if not ids:
-            return {}
-        d = self.db.dialect
-        among, values = d.among("id", ids)
-        rows = fetch(self.db, agent_id, f"SELECT id, agent_id = ? FROM {d.rows} WHERE {among}", (agent_id, *values))
+        rows = fetch_among(self.db, agent_id, f"SELECT id, agent_id = ? FROM {self.db.dialect.rows} WHERE", "id", ids,
+                           (agent_id,))
         return {row[0]: bool(row[1]) for row in rows}
 
     def holds_nothing(self) -> bool:

@@ -1,20 +1,26 @@
-"""Curation, as both relational stores keep it: the archive (see ``ArchiveStore``) and the links
-between chunks (``LinkStore``).
+"""Curation, as both relational stores keep it: the archive (see ``ArchiveStore``), the links
+between chunks (``LinkStore``) and recalls' retrieval events, the size cap's measure, compaction
+and pruning's candidates.
 
 Archiving moves a memory's row from the live table to ``chunks_archive`` without its vector (an
-8-bit copy stays, for a forget); the backends move it, each with its own tables (``archive_chunks``,
-``restore_chunks``). What is read and deleted there, and the links, are written once here.
-Deleting from the archive goes through the same bookkeeping as a forget (``SqlDatabase.text_deleted``).
+8-bit copy stays, for a forget); the backends move it back, each with its own tables
+(``restore_chunks``). What is read, searched and deleted there, and the links, are written once
+here; where the SQL is each database's own (the size of the rows, the keyword search, the
+statements of a compaction, a retrieval's counters) the backend names it (:class:`SqlArchive`'s
+attributes, :meth:`SqlLinks.count_accesses`). Deleting from the archive goes through the same
+bookkeeping as a forget (``SqlDatabase.text_deleted``).
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
-from hippo.stores.retrievals import STRONG_LINK
+from hippo.stores.base import PruneCandidate
+from hippo.stores.retrievals import STRONG_LINK, RetrievalBatch
+from hippo.stores.sql.blocks import count_retrieval_days
 from hippo.stores.sql.capture import release_sources
-from hippo.stores.sql.database import SqlDatabase, fetch
+from hippo.stores.sql.database import SqlDatabase, fetch, fetch_among
 from hippo.stores.sql.rows import chunk_columns, chunk_of, time_of
 from hippo.types import ArchivedMemory, Chunk
 
@@ -42,18 +48,54 @@ def delete_archived_rows(db: SqlDatabase, conn: Any, agent_id: str, ids: Sequenc
 
 
 class SqlArchive:
-    """What the ``ArchiveStore`` methods of a relational store share, through its ``db`` handle."""
+    """What the ``ArchiveStore`` methods of a relational store share, through its ``db`` handle, with
+    the size cap's measure, compaction and pruning's candidates; the backend names the statements
+    that are its own."""
 
     db: SqlDatabase
+    # One statement, no parameters: the bytes the size cap counts.
+    used_bytes_sql: str
+    # The statements of a compaction, run in order outside any transaction.
+    compacting: tuple[str, ...]
+    # Pruning's candidates (agent, id, feedback, seconds since the epoch of the last reinforcement or
+    # creation, bytes): every live memory not kept under an item key, in the backend's parameter style.
+    prune_sql: str
+    # The archive's keyword search: parameters the keyword query, the agent, the limit; each row an
+    # archived chunk's columns (``archived_columns``) and its rank, best first.
+    archive_search_sql: str
+    # The backend's keyword query for sanitised words (OR, or AND with ``every``); None: no word.
+    keyword_query: Callable[..., str | None]
+
+    def used_bytes(self) -> int:
+        with self.db.reading() as conn:
+            return int(conn.execute(self.used_bytes_sql).fetchone()[0])
+
+    def compact(self) -> None:
+        # SQLite: under the store's lock, no other thread uses the connection meanwhile; PostgreSQL:
+        # outside a transaction, as VACUUM must be.
+        with self.db.reading() as conn:
+            for statement in self.compacting:
+                conn.execute(statement)
+
+    def prune_candidates(self, agent_id: str | None = None) -> list[PruneCandidate]:
+        mine, params = (self.db.dialect.sql(" AND agent_id = ?"), (agent_id,)) if agent_id is not None else ("", ())
+        with self.db.reading() as conn:
+            rows = conn.execute(self.prune_sql + mine, params).fetchall()
+        return [PruneCandidate(*row) for row in rows]
+
+    def search_archive(self, agent_id: str, terms: Sequence[str], limit: int, *,
+                       every_term: bool = False) -> list[tuple[Chunk, float]]:
+        query = self.keyword_query(terms, every=every_term)
+        if query is None:
+            return []
+        with self.db.reading(agent_id) as conn:
+            rows = conn.execute(self.archive_search_sql, (query, agent_id, limit)).fetchall()
+        return [(chunk_of(self.db.dialect, r[:-1]), float(r[-1])) for r in rows]
 
     def archived_chunks(self, agent_id: str, ids: Sequence[str]) -> list[Chunk]:
-        if not ids:
-            return []
-        d = self.db.dialect
-        among, values = d.among("c.id", ids)
-        rows = fetch(self.db, agent_id, f"SELECT {archived_columns(self.db)} FROM chunks_archive c "
-                     f"WHERE c.agent_id = ? AND {among} ORDER BY c.id", (agent_id, *values))
-        return [chunk_of(d, r) for r in rows]
+        rows = fetch_among(self.db, agent_id, f"SELECT {archived_columns(self.db)} FROM chunks_archive c "
+                           "WHERE c.agent_id = ? AND", "c.id", ids, (agent_id,), then=" ORDER BY c.id")
+        return [chunk_of(self.db.dialect, r) for r in rows]
 
     def list_archived(self, agent_id: str, *, limit: int, before: tuple[datetime, str] | None = None,
                       ids: Sequence[str] | None = None) -> list[ArchivedMemory]:
@@ -99,9 +141,28 @@ class SqlArchive:
 
 
 class SqlLinks:
-    """The ``LinkStore`` methods of a relational store, through its ``db`` handle."""
+    """The ``LinkStore`` methods of a relational store, and recalls' retrieval events, through its
+    ``db`` handle."""
 
     db: SqlDatabase
+    # Inside the write of a batch (connection, agent, batch): add its accesses to the counters of
+    # the agent's chunks still there; their ids. The backend's own statements.
+    count_accesses: Callable[[Any, str, RetrievalBatch], set[str]]
+
+    def write_retrievals(self, agent_id: str, batch: RetrievalBatch) -> None:
+        d = self.db.dialect
+        with self.db.writing(agent_id) as conn:
+            found = self.count_accesses(conn, agent_id, batch)
+            # Both ends were found. SQLite's one writer: nothing deletes inside this write. PostgreSQL:
+            # another server may forget an end meanwhile, so the statement checks it again.
+            both = (f"(SELECT count(*) FROM {d.rows} WHERE agent_id = ? AND id IN (?, ?)) = 2"
+                    if d.foreign_keys else "true")
+            d.many(conn, "INSERT INTO chunk_links (agent_id, kind, a, b, strength, updated_at) "
+                   f"SELECT ?, 'co_recall', ?, ?, ?, ? WHERE {both} ON CONFLICT (agent_id, kind, a, b) DO UPDATE "
+                   "SET strength = chunk_links.strength + excluded.strength, updated_at = excluded.updated_at",
+                   [(agent_id, a, b, float(times), d.time(last), *((agent_id, a, b) if d.foreign_keys else ()))
+                    for (a, b), (times, last) in batch.links.items() if a in found and b in found])
+            count_retrieval_days(self.db, conn, agent_id, batch.day_counts(found))
 
     def strengthen_links(self, agent_id: str, pairs: Sequence[tuple[str, str]], kind: str, now: datetime) -> None:
         if not pairs:

@@ -14,7 +14,7 @@ from typing import Any, Callable, ContextManager, Protocol, Sequence
 from hippo.stores.base import ChunkFilter
 from hippo.stores.sql.dialect import Dialect
 
-__all__ = ["Handle", "SqlDatabase", "blank", "fetch"]
+__all__ = ["Handle", "SqlDatabase", "blank", "fetch", "fetch_among"]
 
 
 class SqlDatabase(Protocol):
@@ -27,6 +27,10 @@ class SqlDatabase(Protocol):
         """A connection for a read of ``agent_id``'s rows (of every agent's: None), once the recalls'
         queued bookkeeping it must see is written (none with ``bookkeeping=False``: rows it never
         writes). Inside the thread's write transaction, that transaction."""
+        ...
+
+    def close(self) -> None:
+        """Close the database's connections."""
         ...
 
     def transaction(self) -> ContextManager[Any]:
@@ -81,6 +85,17 @@ def fetch(db: SqlDatabase, agent_id: str | None, sql: str, params: Sequence[Any]
     """The rows of one shared statement reading ``agent_id``'s rows (see :meth:`SqlDatabase.reading`)."""
     with db.reading(agent_id, bookkeeping=bookkeeping) as conn:
         return list(db.dialect.run(conn, sql, params).fetchall())
+
+
+def fetch_among(db: SqlDatabase, agent_id: str, test: str, column: str, ids: Sequence[Any],
+                params: Sequence[Any] = (), *, then: str = "") -> list[Any]:
+    """The rows of one shared statement reading ``agent_id``'s rows where ``column`` is one of
+    ``ids`` (none when there is none): ``test`` and the dialect's ``among`` test, then ``then``;
+    its parameters ``params``, then the ids'."""
+    if not ids:
+        return []
+    among, values = db.dialect.among(column, ids)
+    return fetch(db, agent_id, f"{test} {among}{then}", (*params, *values))
 
 
 def blank(db: SqlDatabase, agent_id: str, sql: str, params: Sequence[Any]) -> int:

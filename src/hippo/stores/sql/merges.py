@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Sequence
 
-from hippo.stores.sql.database import SqlDatabase, blank, fetch
+from hippo.stores.sql.database import SqlDatabase, blank, fetch_among
 from hippo.stores.sql.rows import time_of
 from hippo.types import MergedWording
 
@@ -36,12 +36,9 @@ class SqlMerges:
                      d.time(w.observed_at)) for w in wordings])
 
     def merged_wordings(self, agent_id: str, fact_ids: Sequence[str]) -> list[MergedWording]:
-        if not fact_ids:
-            return []
         d = self.db.dialect
-        among, values = d.among("fact_id", fact_ids)
-        rows = fetch(self.db, agent_id, f"SELECT {_COLUMNS} FROM fact_merges WHERE agent_id = ? AND {among} "
-                     "ORDER BY merged_at, id", (agent_id, *values))
+        rows = fetch_among(self.db, agent_id, f"SELECT {_COLUMNS} FROM fact_merges WHERE agent_id = ? AND", "fact_id",
+                           fact_ids, (agent_id,), then=" ORDER BY merged_at, id")
         return [MergedWording(r[0], r[1], r[2], time_of(d, r[3]), r[4], r[5], d.read_json(r[6]) or {}, r[7], r[8],
                               d.read_time(r[9])) for r in rows]
 
@@ -52,8 +49,5 @@ class SqlMerges:
         return blank(self.db, agent_id, f"DELETE FROM fact_merges WHERE agent_id = ? AND {among}", (agent_id, *values))
 
     def known_merge_ids(self, agent_id: str, ids: Sequence[str]) -> dict[str, bool]:
-        if not ids:
-            return {}
-        among, values = self.db.dialect.among("id", ids)
-        rows = fetch(self.db, agent_id, f"SELECT id, agent_id = ? FROM fact_merges WHERE {among}", (agent_id, *values))
+        rows = fetch_among(self.db, agent_id, "SELECT id, agent_id = ? FROM fact_merges WHERE", "id", ids, (agent_id,))
         return {row[0]: bool(row[1]) for row in rows}

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Sequence
 
 from hippo.errors import NotFound
 from hippo.stores.base import validate_table_name
+from hippo.stores.sql.conversation import message_hits, scope
+from hippo.stores.sql.dialect import SQLITE
+from hippo.stores.sqlite.search import match_expression
 from hippo.types import ConversationHit
 
 __all__ = ["create_messages_table", "has_messages_table", "search_messages", "validate_table_name"]
@@ -64,8 +68,11 @@ def has_messages_table(conn: sqlite3.Connection, table: str) -> bool:
     return existing == {table, fts}
 
 
-def search_messages(conn: sqlite3.Connection, agent_id: str, table: str, match: str,
+def search_messages(conn: sqlite3.Connection, agent_id: str, table: str, terms: Sequence[str],
                     limit: int) -> list[ConversationHit]:
+    match = match_expression(terms)
+    if match is None:
+        return []
     table = validate_table_name(table)
     fts = f"{table}_fts"
     if not has_messages_table(conn, table):
@@ -74,17 +81,10 @@ def search_messages(conn: sqlite3.Connection, agent_id: str, table: str, match: 
             "create them with hippo.create_messages_table()"
         )
     columns = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
-    scoped = "agent_id" in columns
+    mine, params = scope(SQLITE, columns, match, agent_id, limit)
     sql = (
-        f'SELECT m.rowid, bm25("{fts}") AS rank, snippet("{fts}", 0, \'[\', \']\', \'…\', 16), m.* '
-        f'FROM "{fts}" JOIN "{table}" m ON m.rowid = "{fts}".rowid WHERE "{fts}" MATCH ?'
-        + (" AND m.agent_id = ?" if scoped else "")
-        + " ORDER BY rank LIMIT ?"
+        f'SELECT m.rowid, -bm25("{fts}"), snippet("{fts}", 0, \'[\', \']\', \'…\', 16), m.* '
+        f'FROM "{fts}" JOIN "{table}" m ON m.rowid = "{fts}".rowid WHERE "{fts}" MATCH ?{mine} '
+        f'ORDER BY bm25("{fts}") LIMIT ?'
     )
-    params = (match, agent_id, limit) if scoped else (match, limit)
-    hits = []
-    for row in conn.execute(sql, params):
-        fields = dict(zip(columns, row[3:]))
-        content = fields.pop("content", "")
-        hits.append(ConversationHit(id=row[0], content=content, rank=-row[1], snippet=row[2], fields=fields))
-    return hits
+    return message_hits(conn.execute(sql, params), columns)

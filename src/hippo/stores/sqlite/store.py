@@ -23,6 +23,7 @@ from hippo.stores.neighbours import nearest_runs
 from hippo.stores.retrievals import DEFAULT_DELAY, RetrievalQueue
 from hippo.stores.sql.capture import release_sources
 from hippo.stores.sql.chunks import check_dimension
+from hippo.stores.sql.conversation import Messages
 from hippo.stores.sql.dialect import SQLITE
 from hippo.stores.sql.rows import chunk_columns, chunk_of
 from hippo.stores.sql.store import SqlStore
@@ -32,11 +33,11 @@ from hippo.stores.sqlite.curation import Curation
 from hippo.stores.sqlite.database import SQLiteDatabase
 from hippo.stores.sqlite.filters import filter_sql
 from hippo.stores.sqlite.narrowing.supersets import Supersets
-from hippo.stores.sqlite.search import SearchMixin, match_expression
+from hippo.stores.sqlite.search import SearchMixin
 from hippo.stores.sqlite.summary import Summary
 from hippo.stores.sqlite.windows import split, write_windows
 from hippo.stores.vectors import encode_vector
-from hippo.types import Chunk, ConversationHit
+from hippo.types import Chunk
 
 __all__ = ["SQLiteStore"]
 
@@ -53,6 +54,7 @@ class SQLiteStore(SqlStore, SearchMixin, Curation, Summary):
 
     capabilities = StoreCapabilities(supports_ann=False, secure_delete=True, conversation=True)
     db: SQLiteDatabase
+    messages = Messages(exists=has_messages_table, search=search_messages)
 
     def __init__(self, path: str | Path, *, ann_threshold: int | None = DEFAULT_ANN_THRESHOLD,
                  retrieval_delay: float = DEFAULT_DELAY) -> None:
@@ -67,11 +69,9 @@ class SQLiteStore(SqlStore, SearchMixin, Curation, Summary):
         self._queue_retrievals(RetrievalQueue(self, delay=retrieval_delay, writer=self.db.lock,
                                               in_write=lambda: self.db.in_write))
 
-    def close(self) -> None:
-        self.retrievals.close()
+    def close_search(self) -> None:
         with self.db.lock:
             self._bm25.close()
-        self.db.close()
 
     def set_embedder_record(self, model_id: str, dimension: int | None) -> None:
         with self.db.writing() as conn:
@@ -241,16 +241,3 @@ class SQLiteStore(SqlStore, SearchMixin, Curation, Summary):
         if not self.db.scrub.pending:
             return None
         return self.db.scrub.reason or "the write-ahead log is being checkpointed"
-
-    # -- conversation -------------------------------------------------------
-
-    def has_messages_table(self, table: str) -> bool:
-        with self.db.reading() as conn:
-            return has_messages_table(conn, table)
-
-    def search_messages(self, agent_id: str, table: str, terms: Sequence[str], limit: int) -> list[ConversationHit]:
-        match = match_expression(terms)
-        if match is None:
-            return []
-        with self.db.reading(agent_id) as conn:
-            return search_messages(conn, agent_id, table, match, limit)
