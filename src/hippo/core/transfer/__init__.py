@@ -96,7 +96,7 @@ def _owned(store: "AgentStore", ids: Sequence[str]) -> dict[str, bool]:
 
 def run_import(store: "AgentStore", embedding: "EmbeddingService", plan: ImportPlan, *,
                progress: "Progress | None" = None, batch_size: int = 256) -> ImportResult:
-    """Write a validated export into ``agent_id``: chunks in batches (one transaction each, a fact's
+    """Write a validated export into the scope's agent: chunks in batches (one transaction each, a fact's
     merged wordings in its batch's), then blocks."""
     if not _file_vectors_usable(plan.header, embedding, store.database):
         plan.vectors.clear()
