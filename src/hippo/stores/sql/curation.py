@@ -65,6 +65,20 @@ class SqlArchive:
     archive_search_sql: str
     # The backend's keyword query for sanitised words (OR, or AND with ``every``); None: no word.
     keyword_query: Callable[..., str | None]
+    # Inside a restore's write: move the agent's archived chunks among the ids back among the chunks
+    # (out of the archive and its keyword index); how many moved.
+    _restore_rows: Callable[[Any, str, Sequence[str]], int]
+
+    def restore_chunks(self, agent_id: str, ids: Sequence[str]) -> int:
+        if not ids:
+            return 0
+        with self.db.writing(agent_id) as conn:
+            moved = self._restore_rows(conn, agent_id, ids)
+        self._restored(agent_id)
+        return moved
+
+    def _restored(self, agent_id: str) -> None:
+        """Once the restore committed: what the backend keeps of the agent's counts (its store's)."""
 
     def used_bytes(self) -> int:
         with self.db.reading() as conn:
