@@ -81,14 +81,11 @@ class PostgresStore(SqlStore, SearchMixin, Curation, Summary):
         if self._search_threads is not None:
             self._search_threads.shutdown()
 
-    def set_embedder_record(self, model_id: str, dimension: int | None) -> None:
-        with self.db.writing() as conn:
-            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('hippo:model', 1))")
-            conn.execute("INSERT INTO embedding_model (id, model_id, dimension) VALUES (1, %s, %s) "
-                         "ON CONFLICT (id) DO UPDATE SET model_id = excluded.model_id, "
-                         "dimension = excluded.dimension, recorded_at = now()",
-                         (model_id, dimension))
-            vector_index(conn, dimension, create=False)  # a new model's graph: built when an agent needs it
+    def _recording_embedder(self, conn: Any) -> None:
+        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('hippo:model', 1))")
+
+    def _embedder_recorded(self, conn: Any, dimension: int | None) -> None:
+        vector_index(conn, dimension, create=False)  # a new model's graph: built when an agent needs it
 
     # -- chunks and their vectors ------------------------------------------------
 
@@ -109,12 +106,6 @@ class PostgresStore(SqlStore, SearchMixin, Curation, Summary):
 
     def _chunks_inserted(self, agent_id: str) -> None:
         self._counts.pop(agent_id, None)
-
-    def _supersede(self, conn: Any, agent_id: str, old_ids: Sequence[str], new_id: str) -> list[str]:
-        rows = conn.execute("UPDATE chunk_rows SET superseded_by = %s WHERE agent_id = %s "
-                            "AND superseded_by IS NULL AND id = ANY(%s) RETURNING id",
-                            (new_id, agent_id, list(old_ids))).fetchall()
-        return [r[0] for r in rows]
 
     def _write_vectors(self, conn: Any, agent_id: str, vectors: dict[str, np.ndarray]) -> None:
         with conn.cursor() as cur:

@@ -7,7 +7,7 @@ the curation whose SQL differs, scrubbing.
 
 The writes of chunks and their vectors are template methods here: the transaction, the dimension
 check and the release of a rewritten chunk's sources are shared, and a backend writes the rows its
-own way inside the write (``_write_chunks``, ``_write_vectors``, ``_rewrite_chunk``, ``_supersede``,
+own way inside the write (``_write_chunks``, ``_write_vectors``, ``_rewrite_chunk``, ``_superseded``,
 ``_vectors_cleared``: SQLite also stages its in-memory vector index there, before the commit).
 ``_chunks_inserted`` and ``_chunk_rewritten`` run once the write committed (PostgreSQL forgets
 what it counted there).
@@ -84,6 +84,15 @@ class SqlStore(SqlChunks, SqlCapture, SqlExperiences, SqlArchive, SqlLinks, SqlM
 
     # -- chunks and their vectors: the shared shape of each write --------------
 
+    def set_embedder_record(self, model_id: str, dimension: int | None) -> None:
+        d = self.db.dialect
+        with self.db.writing() as conn:
+            self._recording_embedder(conn)
+            d.run(conn, "INSERT INTO embedding_model (id, model_id, dimension, recorded_at) "
+                  f"VALUES (1, ?, ?, {d.now}) ON CONFLICT (id) DO UPDATE SET model_id = excluded.model_id, "
+                  "dimension = excluded.dimension, recorded_at = excluded.recorded_at", (model_id, dimension))
+            self._embedder_recorded(conn, dimension)
+
     def insert_chunks(self, agent_id: str, chunks: Sequence[Chunk], vectors: Sequence[np.ndarray | None]) -> None:
         with self.db.writing(agent_id) as conn:
             check_dimension(self.db, conn, vectors)
@@ -93,8 +102,14 @@ class SqlStore(SqlChunks, SqlCapture, SqlExperiences, SqlArchive, SqlLinks, SqlM
     def supersede(self, agent_id: str, old_ids: Sequence[str], new_id: str) -> list[str]:
         if not old_ids:
             return []
+        d = self.db.dialect
+        among, values = d.among("id", old_ids)
         with self.db.writing(agent_id) as conn:
-            return self._supersede(conn, agent_id, old_ids, new_id)
+            rows = d.run(conn, f"UPDATE {d.rows} SET superseded_by = ? WHERE {d.unindexed('agent_id')} = ? "
+                         f"AND superseded_by IS NULL AND {among} RETURNING {d.stored_order}, id",
+                         (new_id, agent_id, *values)).fetchall()
+            self._superseded(agent_id, [r[0] for r in rows])
+        return [r[1] for r in rows]
 
     def set_vectors(self, agent_id: str, vectors: dict[str, np.ndarray]) -> None:
         with self.db.writing(agent_id) as conn:
@@ -121,9 +136,8 @@ class SqlStore(SqlChunks, SqlCapture, SqlExperiences, SqlArchive, SqlLinks, SqlM
         """Inside the write, dimensions checked: insert the chunks, each with its vector (or None)."""
         raise NotImplementedError
 
-    def _supersede(self, conn: Any, agent_id: str, old_ids: Sequence[str], new_id: str) -> list[str]:
-        """Inside the write: mark the live ones of ``old_ids`` superseded by ``new_id``; their ids."""
-        raise NotImplementedError
+    def _superseded(self, agent_id: str, stored: list[Any]) -> None:
+        """Inside the write that superseded the agent's chunks (``stored``: their ``stored_order``)."""
 
     def _write_vectors(self, conn: Any, agent_id: str, vectors: dict[str, np.ndarray]) -> None:
         """Inside the write, dimensions checked: store each chunk's vector (the agent's chunks only)."""
@@ -133,6 +147,12 @@ class SqlStore(SqlChunks, SqlCapture, SqlExperiences, SqlArchive, SqlLinks, SqlM
         """Inside the write, dimensions checked and sources released: rewrite the chunk; 1, or 0
         when the agent has no such chunk."""
         raise NotImplementedError
+
+    def _recording_embedder(self, conn: Any) -> None:
+        """Inside the write, before the embedder's record changes (PostgreSQL: one process at a time)."""
+
+    def _embedder_recorded(self, conn: Any, dimension: int | None) -> None:
+        """Inside the write, once the embedder's record changed: what follows from its dimension."""
 
     def _vectors_cleared(self) -> None:
         """Inside the write that cleared every vector: what the backend keeps beside the rows."""

@@ -69,15 +69,6 @@ class SQLiteStore(SqlStore, SearchMixin, Curation, Summary):
         with self.db.lock:
             self._bm25.close()
 
-    def set_embedder_record(self, model_id: str, dimension: int | None) -> None:
-        with self.db.writing() as conn:
-            conn.execute(
-                "INSERT INTO embedding_model(id, model_id, dimension, recorded_at) "
-                "VALUES (1, ?, ?, datetime('now')) ON CONFLICT(id) DO UPDATE SET "
-                "model_id = excluded.model_id, dimension = excluded.dimension, recorded_at = excluded.recorded_at",
-                (model_id, dimension),
-            )
-
     # -- chunks and their vectors ----------------------------------------------
 
     def _write_chunks(self, conn: Any, agent_id: str, chunks: Sequence[Chunk],
@@ -103,12 +94,8 @@ class SQLiteStore(SqlStore, SearchMixin, Curation, Summary):
             else:
                 self._vectors.stage_touch(agent_id)
 
-    def _supersede(self, conn: Any, agent_id: str, old_ids: Sequence[str], new_id: str) -> list[str]:
-        rows = conn.execute(
-            f"UPDATE chunks SET superseded_by = ? WHERE +agent_id = ? AND superseded_by IS NULL "
-            f"AND id IN ({_marks(len(old_ids))}) RETURNING rowid, id", (new_id, agent_id, *old_ids)).fetchall()
-        self._vectors.stage_remove(agent_id, [r[0] for r in rows])
-        return [r[1] for r in rows]
+    def _superseded(self, agent_id: str, stored: list[Any]) -> None:
+        self._vectors.stage_remove(agent_id, stored)
 
     def _write_vectors(self, conn: Any, agent_id: str, vectors: dict[str, np.ndarray]) -> None:
         for chunk_id, vector in vectors.items():
