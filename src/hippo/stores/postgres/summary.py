@@ -6,14 +6,11 @@ column it reads), and its browse (the per-day counters are both stores': ``store
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hippo.stores.base import BrowseOrder
 from hippo.stores.postgres.strength import CHUNKS
 from hippo.stores.sql.summary import Browse, SqlSummary, SummaryAsk, SummaryCounts
-
-if TYPE_CHECKING:
-    from hippo.stores.postgres.connection import Connections
 
 __all__ = ["Summary"]
 
@@ -32,9 +29,7 @@ def _strength_bin(bins: int) -> str:
 
 
 class Summary(SqlSummary):
-    """The PostgreSQL store's whole-agent aggregates, through its ``db``."""
-
-    db: "Connections"
+    """The PostgreSQL store's whole-agent aggregates."""
 
     @staticmethod
     def _order_sql(order: BrowseOrder) -> tuple[str, list[Any]]:

@@ -14,7 +14,7 @@ from typing import Any, Callable, ContextManager, Protocol, Sequence
 from hippo.stores.base import ChunkFilter
 from hippo.stores.sql.dialect import Dialect
 
-__all__ = ["Handle", "SqlDatabase", "blank", "fetch", "fetch_among"]
+__all__ = ["Handle", "SqlDatabase", "blank", "fetch", "fetch_among", "write_many"]
 
 
 class SqlDatabase(Protocol):
@@ -96,6 +96,14 @@ def fetch_among(db: SqlDatabase, agent_id: str, test: str, column: str, ids: Seq
         return []
     among, values = db.dialect.among(column, ids)
     return fetch(db, agent_id, f"{test} {among}{then}", (*params, *values))
+
+
+def write_many(db: SqlDatabase, agent_id: str, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+    """Run one shared statement once per row of parameters, in ``agent_id``'s write (or the
+    thread's); no write when there is no row."""
+    if rows:
+        with db.writing(agent_id) as conn:
+            db.dialect.many(conn, sql, rows)
 
 
 def blank(db: SqlDatabase, agent_id: str, sql: str, params: Sequence[Any]) -> int:

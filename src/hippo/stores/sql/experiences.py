@@ -15,7 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from hippo.stores.base import ChunkFilter, ExperienceFilter, ExperienceRecord
-from hippo.stores.sql.database import SqlDatabase, fetch
+from hippo.stores.sql.database import SqlDatabase, fetch, write_many
 from hippo.stores.sql.filters import experience_tests
 from hippo.stores.sql.rows import RECORD_COLUMNS, SHORT_TERM_COLUMNS, entry_of, entry_values, record_of, record_values
 from hippo.types import Experience
@@ -127,11 +127,7 @@ class SqlExperiences:
     # -- the consolidation counters -------------------------------------------------------------
 
     def add_stats(self, agent_id: str, counts: dict[str, float]) -> None:
-        if not counts:
-            return
-        d = self.db.dialect
-        with self.db.writing(agent_id) as conn:
-            d.many(conn, "INSERT INTO agent_stats (agent_id, name, value) VALUES (?, ?, ?) "
+        write_many(self.db, agent_id, "INSERT INTO agent_stats (agent_id, name, value) VALUES (?, ?, ?) "
                    "ON CONFLICT (agent_id, name) DO UPDATE SET value = CASE WHEN agent_stats.name "
                    "LIKE 'last\\_%' ESCAPE '\\' THEN excluded.value "
                    "ELSE agent_stats.value + excluded.value END",

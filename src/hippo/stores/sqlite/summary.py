@@ -14,15 +14,12 @@ import json
 import math
 import sqlite3
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hippo.clock import to_iso
 from hippo.stores.base import BrowseOrder, ChunkFilter
 from hippo.stores.sql.summary import Browse, SqlSummary, SummaryAsk, SummaryCounts
 from hippo.stores.sqlite.narrowing.driving import narrowed
-
-if TYPE_CHECKING:
-    from hippo.stores.sqlite.database import SQLiteDatabase
 
 __all__ = ["Summary", "register_math"]
 
@@ -57,9 +54,7 @@ def _julian(moment: datetime) -> float:
 
 
 class Summary(SqlSummary):
-    """The SQLite store's whole-agent aggregates, through its ``db``."""
-
-    db: "SQLiteDatabase"
+    """The SQLite store's whole-agent aggregates."""
 
     @staticmethod
     def _order_sql(order: BrowseOrder) -> tuple[str, list[Any]]:
