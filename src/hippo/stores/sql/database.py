@@ -62,7 +62,10 @@ class Handle:
     """What both backends' handles do alike: a read first waits for the recalls' queued bookkeeping
     it must see (``before_read``: ``RetrievalQueue.before_read``, set by the store once its queue
     exists), then takes the backend's connection for it (:meth:`connection`); a filter is the
-    backend's own translation (``filter_sql``)."""
+    backend's own translation (``filter_sql``); a hard delete of chunks is one statement, then what
+    the rows leaving takes in the backend (``_dropped``)."""
+
+    dialect: Dialect
 
     def __init__(self, filter_sql: Callable[[ChunkFilter], tuple[str, list[Any]]]) -> None:
         self.before_read: Callable[[str | None], None] = lambda agent_id: None
@@ -77,6 +80,22 @@ class Handle:
         return self.connection(agent_id)
 
     def connection(self, agent_id: str | None = None) -> ContextManager[Any]:
+        raise NotImplementedError
+
+    def drop_chunks(self, conn: Any, agent_id: str, ids: Sequence[str] | None) -> list[str]:
+        """See :meth:`SqlDatabase.drop_chunks`."""
+        d = self.dialect
+        test, values = "agent_id = ?", list[Any]()  # every chunk of the agent: through its index
+        if ids is not None:
+            among, values = d.among("id", ids)
+            test = f"{d.unindexed('agent_id')} = ? AND {among}"
+        rows = d.run(conn, f"DELETE FROM {d.rows} WHERE {test} RETURNING {d.stored_order}, kind",
+                     (agent_id, *values)).fetchall()
+        self._dropped(agent_id, [r[0] for r in rows])
+        return [r[1] for r in rows]
+
+    def _dropped(self, agent_id: str, stored: list[Any]) -> None:
+        """Inside the write that hard-deleted these chunk rows (``stored``: their ``stored_order``)."""
         raise NotImplementedError
 
 
