@@ -33,13 +33,10 @@ class SqlExperiences:
     # -- long-term records ------------------------------------------------------------------
 
     def put_experiences(self, agent_id: str, records: Sequence[ExperienceRecord]) -> None:
-        if not records:
-            return
         d = self.db.dialect
         column, source = d.record_chunk  # beside its chunk: a record of a chunk that is gone is not kept
-        with self.db.writing(agent_id) as conn:
-            d.many(conn, f"INSERT INTO experiences ({RECORD_COLUMNS}{column}) SELECT ?,?,?,?,{d.json_mark},?,?,?,?,?"
-                   f"{source} ON CONFLICT (id) DO NOTHING",
+        write_many(self.db, agent_id, f"INSERT INTO experiences ({RECORD_COLUMNS}{column}) "
+                   f"SELECT ?,?,?,?,{d.json_mark},?,?,?,?,?{source} ON CONFLICT (id) DO NOTHING",
                    [(*record_values(agent_id, r, iso=d.iso_times), r.id, agent_id) for r in records])
 
     def experience_records(self, agent_id: str, ids: Sequence[str]) -> dict[str, ExperienceRecord]:
