@@ -2,8 +2,8 @@
 
 A backend subclasses :class:`SqlStore`, gives it its handle (``db``: ``sqlite/database.py``,
 ``postgres/connection.py``), its retrieval queue and its reading of the application's messages
-table, and adds what it does its own way: writing chunks with their vectors, search, the summary,
-the curation whose SQL differs, scrubbing.
+table, and adds what it does its own way: the rows of chunks and their vectors, search, the
+summary's counting (``stores/sql/summary.py``), the curation whose SQL differs, scrubbing.
 
 The writes of chunks and their vectors are template methods here: the transaction, the dimension
 check and the release of a rewritten chunk's sources are shared, and a backend writes the rows its
