@@ -2,7 +2,8 @@
 
 Counted as code lines (docstrings, comments, imports, lone punctuation and one-keyword lines left
 out): 433 at the start of issue 35 (commit 2cd3862), 170 once ``stores/sql`` held the first shared
-parts, 142 once curation, the messages table and closing were shared too. What remains is mostly
+parts, 142 once curation, the messages table and closing were shared too, 106 once the writes of
+chunks, the summary and hard deletes were template methods with backend hooks. What remains is mostly
 what two implementations of one protocol and two schemas of one data model share by nature: method
 signatures, the heads of ``CREATE TABLE`` statements, ``with self.db.writing(agent_id) as conn:``.
 The bound keeps it from growing back; lower it when a change shares more (the issue asks for
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from backend_overlap import backend_lines, code_lines, normalised, overlap, repeated
 
-REPEATED_AT_MOST = 142  # issue 35 asks for fewer than 100 (433 at its start, 170 before curation was shared)
+REPEATED_AT_MOST = 106  # issue 35 asks for fewer than 100 (433 at its start, 170, then 142: see above)
 
 
 def test_the_backends_repeat_little_of_each_other():

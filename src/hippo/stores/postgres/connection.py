@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator
 
 from hippo.errors import StorageError
 from hippo.stores.postgres.filters import filter_sql
@@ -154,13 +154,6 @@ class Connections(Handle):
         says so (``pending_scrub``) and forgets what it counted of the agent."""
         self.on_deleted(agent_id, count)
 
-    def drop_chunks(self, conn: Any, agent_id: str, ids: Sequence[str] | None) -> list[str]:
-        """Inside the write: the agent's chunk rows go (their counters, windows, links and surfacing
-        records with them, by foreign keys); their kinds."""
-        if ids is None:
-            rows = conn.execute("DELETE FROM chunk_rows WHERE agent_id = %s RETURNING kind", (agent_id,)).fetchall()
-        else:
-            rows = conn.execute("DELETE FROM chunk_rows WHERE agent_id = %s AND id = ANY(%s) RETURNING kind",
-                                (agent_id, list(ids))).fetchall()
-        self.text_deleted(agent_id, len(rows))
-        return [r[0] for r in rows]
+    def _dropped(self, agent_id: str, stored: list[Any]) -> None:
+        """The chunk rows' counters, windows, links and surfacing records went with them (foreign keys)."""
+        self.text_deleted(agent_id, len(stored))

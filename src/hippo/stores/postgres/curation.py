@@ -61,16 +61,12 @@ class Curation:
             finally:
                 conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
 
-    def restore_chunks(self, agent_id: str, ids: Sequence[str]) -> int:
-        if not ids:
-            return 0
-        with self.db.writing(agent_id) as conn:
-            moved = conn.execute(f"INSERT INTO chunk_rows ({_ROW}) SELECT {_ROW} FROM chunks_archive "
-                                 "WHERE agent_id = %s AND id = ANY(%s)", (agent_id, list(ids))).rowcount
-            conn.execute(f"INSERT INTO chunk_strength (id, agent_id, {COUNTERS}) SELECT id, agent_id, {COUNTERS} "
-                         "FROM chunks_archive WHERE agent_id = %s AND id = ANY(%s)", (agent_id, list(ids)))
-            conn.execute("DELETE FROM chunks_archive WHERE agent_id = %s AND id = ANY(%s)", (agent_id, list(ids)))
-        self.db.text_deleted(agent_id, 0)  # its counts change: nothing was forgotten
+    def _restore_rows(self, conn: Any, agent_id: str, ids: Sequence[str]) -> int:
+        moved = conn.execute(f"INSERT INTO chunk_rows ({_ROW}) SELECT {_ROW} FROM chunks_archive "
+                             "WHERE agent_id = %s AND id = ANY(%s)", (agent_id, list(ids))).rowcount
+        conn.execute(f"INSERT INTO chunk_strength (id, agent_id, {COUNTERS}) SELECT id, agent_id, {COUNTERS} "
+                     "FROM chunks_archive WHERE agent_id = %s AND id = ANY(%s)", (agent_id, list(ids)))
+        conn.execute("DELETE FROM chunks_archive WHERE agent_id = %s AND id = ANY(%s)", (agent_id, list(ids)))
         return int(moved)
 
     def count_accesses(self, conn: Any, agent_id: str, batch: RetrievalBatch) -> set[str]:

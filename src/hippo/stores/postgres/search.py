@@ -38,7 +38,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from hippo.errors import EmbedderMismatch
-from hippo.stores.base import Candidates, ChunkFilter, SearchQuery, Standing
+from hippo.stores.base import Candidates, SearchQuery, Standing
 from hippo.stores.neighbours import nearest_runs
 from hippo.stores.postgres.connection import EF_SEARCH, Connections, storage_errors
 from hippo.stores.postgres.filters import filter_sql, words_filter_sql
@@ -401,11 +401,8 @@ class SearchMixin:
         ordered = [by_id[i] for i in ids if i in by_id]
         return [standing_of(r) for r in ordered], {r[0]: r[8] for r in ordered if r[8] is not None}
 
-    def neighbours(self, agent_id: str, ids: Sequence[str], reach: int,
-                   where: ChunkFilter) -> dict[str, list[tuple[str, int]]]:
-        if not ids:
-            return {}
-        condition, params = filter_sql(where)
+    def _session_neighbours(self, conn: Any, agent_id: str, ids: Sequence[str], reach: int, condition: str,
+                            params: list[Any]) -> dict[str, list[tuple[str, int]]]:
         side = ("(SELECT s.id, c.id FROM chunk_rows c WHERE c.agent_id = %s AND c.session_id = s.session_id "
                 "AND c.kind = 'memory' AND c.id {} s.id ORDER BY c.id {} LIMIT %s)")
         # The filter is tested on the few neighbours found, one row each: inside the sides, where
@@ -417,7 +414,6 @@ class SearchMixin:
                + side.format("<", "DESC") + " UNION ALL " + side.format(">", "ASC")
                + ") n(seed, other) ON true")
         values = [*params, agent_id, list(ids), agent_id, reach, agent_id, reach]
-        with self.db.reading(agent_id) as conn:
-            rows = conn.execute(sql, values).fetchall()
+        rows = conn.execute(sql, values).fetchall()
         # A seed alone in its session, or without one (no side matches NULL), is one row of NULLs: it still answers.
         return nearest_runs([r[0] for r in rows], [(r[1], r[2], r[3]) for r in rows if r[2] is not None])

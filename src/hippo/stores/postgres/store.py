@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import datetime
 from typing import Any, Sequence
 
 import numpy as np
@@ -34,12 +33,11 @@ from hippo.stores.postgres.strength import CHUNKS, insert_counters
 from hippo.stores.postgres.summary import Summary
 from hippo.stores.postgres.windows import write_windows
 from hippo.stores.retrievals import DEFAULT_DELAY, RetrievalQueue
-from hippo.stores.sql.capture import release_sources
-from hippo.stores.sql.chunks import check_dimension
 from hippo.stores.sql.conversation import Messages
+from hippo.stores.sql.database import fetch
 from hippo.stores.sql.dialect import POSTGRES
 from hippo.stores.sql.rows import chunk_columns, chunk_of
-from hippo.stores.sql.store import SqlStore
+from hippo.stores.sql.store import Rewrite, SqlStore
 from hippo.stores.vectors import split
 from hippo.types import Chunk
 
@@ -83,109 +81,89 @@ class PostgresStore(SqlStore, SearchMixin, Curation, Summary):
         if self._search_threads is not None:
             self._search_threads.shutdown()
 
-    def set_embedder_record(self, model_id: str, dimension: int | None) -> None:
-        with self.db.writing() as conn:
-            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('hippo:model', 1))")
-            conn.execute("INSERT INTO embedding_model (id, model_id, dimension) VALUES (1, %s, %s) "
-                         "ON CONFLICT (id) DO UPDATE SET model_id = excluded.model_id, "
-                         "dimension = excluded.dimension, recorded_at = now()",
-                         (model_id, dimension))
-            vector_index(conn, dimension, create=False)  # a new model's graph: built when an agent needs it
+    def _recording_embedder(self, conn: Any) -> None:
+        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('hippo:model', 1))")
+
+    def _embedder_recorded(self, conn: Any, dimension: int | None) -> None:
+        vector_index(conn, dimension, create=False)  # a new model's graph: built when an agent needs it
 
     # -- chunks and their vectors ------------------------------------------------
 
-    def insert_chunks(self, agent_id: str, chunks: Sequence[Chunk], vectors: Sequence[np.ndarray | None]) -> None:
-        with self.db.writing(agent_id) as conn:
-            check_dimension(self.db, conn, vectors)
-            with conn.cursor() as cur:
-                cur.executemany(
-                    "INSERT INTO chunk_rows (id, agent_id, content, content_hash, embedding, metadata, kind, "
-                    "superseded_by, created_at, observed_at, feedback, reinforced_at, source, session_id) "
-                    "VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
-                    [(c.id, agent_id, c.content, c.content_hash, None if v is None else split(v)[0],
-                      json.dumps(c.metadata or {}, ensure_ascii=False), c.kind, c.superseded_by, c.created_at,
-                      c.observed_at, c.feedback, c.reinforced_at, c.source, c.session_id)
-                     for c, v in zip(chunks, vectors)])
-                insert_counters(cur, agent_id, [(c.id, c.running_intensity, c.encounter_count, c.access_count,
-                                                 c.last_accessed_at) for c in chunks])
-                write_windows(cur, agent_id, [(c.id, v) for c, v in zip(chunks, vectors)])
+    def _write_chunks(self, conn: Any, agent_id: str, chunks: Sequence[Chunk],
+                      vectors: Sequence[np.ndarray | None]) -> None:
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO chunk_rows (id, agent_id, content, content_hash, embedding, metadata, kind, "
+                "superseded_by, created_at, observed_at, feedback, reinforced_at, source, session_id) "
+                "VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+                [(c.id, agent_id, c.content, c.content_hash, None if v is None else split(v)[0],
+                  json.dumps(c.metadata or {}, ensure_ascii=False), c.kind, c.superseded_by, c.created_at,
+                  c.observed_at, c.feedback, c.reinforced_at, c.source, c.session_id)
+                 for c, v in zip(chunks, vectors)])
+            insert_counters(cur, agent_id, [(c.id, c.running_intensity, c.encounter_count, c.access_count,
+                                             c.last_accessed_at) for c in chunks])
+            write_windows(cur, agent_id, [(c.id, v) for c, v in zip(chunks, vectors)])
+
+    def _chunks_inserted(self, agent_id: str) -> None:
         self._counts.pop(agent_id, None)
 
-    def supersede(self, agent_id: str, old_ids: Sequence[str], new_id: str) -> list[str]:
-        if not old_ids:
-            return []
-        with self.db.writing(agent_id) as conn:
-            rows = conn.execute("UPDATE chunk_rows SET superseded_by = %s WHERE agent_id = %s "
-                                "AND superseded_by IS NULL AND id = ANY(%s) RETURNING id",
-                                (new_id, agent_id, list(old_ids))).fetchall()
-        return [r[0] for r in rows]
+    def _write_vectors(self, conn: Any, agent_id: str, vectors: dict[str, np.ndarray]) -> None:
+        with conn.cursor() as cur:
+            cur.executemany("UPDATE chunk_rows SET embedding = %s WHERE agent_id = %s AND id = %s",
+                            [(split(v)[0], agent_id, i) for i, v in vectors.items()])
+            # The trigger took the old windows; only chunks of this agent get new ones.
+            mine = {r[0] for r in cur.execute("SELECT id FROM chunk_rows WHERE agent_id = %s AND id = ANY(%s)",
+                                              (agent_id, list(vectors))).fetchall()}
+            if write_windows(cur, agent_id, [(i, v) for i, v in vectors.items() if i in mine]):
+                self._counts.pop(agent_id, None)
 
-    def set_vectors(self, agent_id: str, vectors: dict[str, np.ndarray]) -> None:
-        with self.db.writing(agent_id) as conn:
-            check_dimension(self.db, conn, vectors.values())
+    def _rewrite_chunk(self, conn: Any, agent_id: str, rewrite: Rewrite) -> int:
+        count = conn.execute("UPDATE chunk_rows SET content = %s, content_hash = %s, embedding = %s "
+                             "WHERE agent_id = %s AND id = %s",
+                             (rewrite.content, rewrite.content_hash,
+                              None if rewrite.vector is None else split(rewrite.vector)[0], agent_id,
+                              rewrite.chunk_id)).rowcount
+        conn.execute("UPDATE chunk_strength SET last_accessed_at = %s WHERE agent_id = %s AND id = %s",
+                     (rewrite.now, agent_id, rewrite.chunk_id))
+        if count:  # the trigger took the old text's windows
             with conn.cursor() as cur:
-                cur.executemany("UPDATE chunk_rows SET embedding = %s WHERE agent_id = %s AND id = %s",
-                                [(split(v)[0], agent_id, i) for i, v in vectors.items()])
-                # The trigger took the old windows; only chunks of this agent get new ones.
-                mine = {r[0] for r in cur.execute("SELECT id FROM chunk_rows WHERE agent_id = %s AND id = ANY(%s)",
-                                                  (agent_id, list(vectors))).fetchall()}
-                if write_windows(cur, agent_id, [(i, v) for i, v in vectors.items() if i in mine]):
-                    self._counts.pop(agent_id, None)
+                write_windows(cur, agent_id, [(rewrite.chunk_id, rewrite.vector)])
+        return int(count)
 
-    def update_content(self, agent_id: str, chunk_id: str, content: str, content_hash: str,
-                       vector: np.ndarray | None, now: datetime) -> bool:
-        with self.db.writing(agent_id) as conn:
-            if vector is not None:
-                check_dimension(self.db, conn, [vector])
-            release_sources(self.db, conn, "chunk_rows", agent_id, [chunk_id])
-            count = conn.execute("UPDATE chunk_rows SET content = %s, content_hash = %s, embedding = %s "
-                                 "WHERE agent_id = %s AND id = %s",
-                                 (content, content_hash, None if vector is None else split(vector)[0], agent_id,
-                                  chunk_id)).rowcount
-            conn.execute("UPDATE chunk_strength SET last_accessed_at = %s WHERE agent_id = %s AND id = %s",
-                         (now, agent_id, chunk_id))
-            if count:  # the trigger took the old text's windows
-                with conn.cursor() as cur:
-                    write_windows(cur, agent_id, [(chunk_id, vector)])
+    def _chunk_rewritten(self, agent_id: str, count: int) -> None:
         self._deleted(agent_id, count)
-        return count > 0
 
-    def clear_vectors(self) -> None:
-        with self.db.writing() as conn:
-            conn.execute("UPDATE chunk_rows SET embedding = NULL WHERE embedding IS NOT NULL")
+    def _restored(self, agent_id: str) -> None:
+        self.db.text_deleted(agent_id, 0)  # its counts change: nothing was forgotten
 
     # -- listings ---------------------------------------------------------------
 
     def list_chunks(self, agent_id: str, *, limit: int, before: str | None = None,
                     kind: str | None = None) -> list[Chunk]:
-        sql, params = f"SELECT {_CHUNK_COLUMNS} FROM {CHUNKS} WHERE c.agent_id = %s", [agent_id]
+        sql, params = f"SELECT {_CHUNK_COLUMNS} FROM {CHUNKS} WHERE c.agent_id = ?", [agent_id]
         if before is not None:
-            sql, params = sql + " AND c.id < %s", [*params, before]
+            sql, params = sql + " AND c.id < ?", [*params, before]
         if kind is not None:
-            sql, params = sql + " AND c.kind = %s", [*params, kind]
-        with self.db.reading(agent_id) as conn:
-            rows = conn.execute(sql + " ORDER BY c.id DESC LIMIT %s", (*params, limit)).fetchall()
+            sql, params = sql + " AND c.kind = ?", [*params, kind]
+        rows = fetch(self.db, agent_id, sql + " ORDER BY c.id DESC LIMIT ?", (*params, limit))
         return [chunk_of(POSTGRES, r) for r in rows]
 
     def agent_ids(self, prefix: str) -> list[str]:
-        with self.db.reading() as conn:
-            rows = conn.execute("SELECT DISTINCT agent_id FROM chunk_rows WHERE starts_with(agent_id, %s) "
-                                "ORDER BY agent_id", (prefix,)).fetchall()
+        rows = fetch(self.db, None, "SELECT DISTINCT agent_id FROM chunk_rows WHERE starts_with(agent_id, ?) "
+                     "ORDER BY agent_id", (prefix,))
         return [r[0] for r in rows]
 
     def size_bytes(self) -> int:
-        with self.db.reading() as conn:
-            return int(conn.execute("SELECT pg_database_size(current_database())").fetchone()[0])
+        return int(fetch(self.db, None, "SELECT pg_database_size(current_database())")[0][0])
 
     def counts(self, agent_id: str) -> dict[str, int]:
-        with self.db.reading(agent_id) as conn:
-            row = conn.execute(
-                "SELECT count(*) FILTER (WHERE kind = 'fact' AND superseded_by IS NULL), "
-                "count(*) FILTER (WHERE kind = 'fact' AND superseded_by IS NOT NULL), "
-                "count(*) FILTER (WHERE kind = 'memory'), count(*) FILTER (WHERE embedding IS NULL), "
-                "(SELECT count(*) FROM memory_blocks WHERE agent_id = %s), (SELECT count(*) FROM experiences e "
-                "JOIN chunk_rows x ON x.id = e.id WHERE e.agent_id = %s) FROM chunk_rows WHERE agent_id = %s",
-                (agent_id, agent_id, agent_id)).fetchone()
+        [row] = fetch(
+            self.db, agent_id, "SELECT count(*) FILTER (WHERE kind = 'fact' AND superseded_by IS NULL), "
+            "count(*) FILTER (WHERE kind = 'fact' AND superseded_by IS NOT NULL), "
+            "count(*) FILTER (WHERE kind = 'memory'), count(*) FILTER (WHERE embedding IS NULL), "
+            "(SELECT count(*) FROM memory_blocks WHERE agent_id = ?), (SELECT count(*) FROM experiences e "
+            "JOIN chunk_rows x ON x.id = e.id WHERE e.agent_id = ?) FROM chunk_rows WHERE agent_id = ?",
+            (agent_id, agent_id, agent_id))
         return {"facts": row[0], "superseded_facts": row[1], "memories": row[2], "pending_vectors": row[3],
                 "blocks": row[4], "experiences": row[5]}
 

@@ -20,7 +20,7 @@ from hippo.stores.base import PruneCandidate
 from hippo.stores.retrievals import STRONG_LINK, RetrievalBatch
 from hippo.stores.sql.blocks import count_retrieval_days
 from hippo.stores.sql.capture import release_sources
-from hippo.stores.sql.database import SqlDatabase, fetch, fetch_among
+from hippo.stores.sql.database import SqlDatabase, fetch, fetch_among, write_many
 from hippo.stores.sql.rows import chunk_columns, chunk_of, time_of
 from hippo.types import ArchivedMemory, Chunk
 
@@ -65,6 +65,20 @@ class SqlArchive:
     archive_search_sql: str
     # The backend's keyword query for sanitised words (OR, or AND with ``every``); None: no word.
     keyword_query: Callable[..., str | None]
+    # Inside a restore's write: move the agent's archived chunks among the ids back among the chunks
+    # (out of the archive and its keyword index); how many moved.
+    _restore_rows: Callable[[Any, str, Sequence[str]], int]
+
+    def restore_chunks(self, agent_id: str, ids: Sequence[str]) -> int:
+        if not ids:
+            return 0
+        with self.db.writing(agent_id) as conn:
+            moved = self._restore_rows(conn, agent_id, ids)
+        self._restored(agent_id)
+        return moved
+
+    def _restored(self, agent_id: str) -> None:
+        """Once the restore committed: what the backend keeps of the agent's counts (its store's)."""
 
     def used_bytes(self) -> int:
         with self.db.reading() as conn:
@@ -165,11 +179,8 @@ class SqlLinks:
             count_retrieval_days(self.db, conn, agent_id, batch.day_counts(found))
 
     def strengthen_links(self, agent_id: str, pairs: Sequence[tuple[str, str]], kind: str, now: datetime) -> None:
-        if not pairs:
-            return
         d = self.db.dialect
-        with self.db.writing(agent_id) as conn:
-            d.many(conn, "INSERT INTO chunk_links (agent_id, kind, a, b, strength, updated_at) "
+        write_many(self.db, agent_id, "INSERT INTO chunk_links (agent_id, kind, a, b, strength, updated_at) "
                    "SELECT ?, ?, ?, ?, 1.0, ? "
                    f"WHERE (SELECT count(*) FROM {d.rows} WHERE {d.unindexed('agent_id')} = ? AND id IN (?, ?)) = 2 "
                    "ON CONFLICT (agent_id, kind, a, b) DO UPDATE SET strength = chunk_links.strength + 1.0, "

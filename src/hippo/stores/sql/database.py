@@ -14,7 +14,7 @@ from typing import Any, Callable, ContextManager, Protocol, Sequence
 from hippo.stores.base import ChunkFilter
 from hippo.stores.sql.dialect import Dialect
 
-__all__ = ["Handle", "SqlDatabase", "blank", "fetch", "fetch_among"]
+__all__ = ["Handle", "SqlDatabase", "blank", "fetch", "fetch_among", "write_many"]
 
 
 class SqlDatabase(Protocol):
@@ -62,7 +62,10 @@ class Handle:
     """What both backends' handles do alike: a read first waits for the recalls' queued bookkeeping
     it must see (``before_read``: ``RetrievalQueue.before_read``, set by the store once its queue
     exists), then takes the backend's connection for it (:meth:`connection`); a filter is the
-    backend's own translation (``filter_sql``)."""
+    backend's own translation (``filter_sql``); a hard delete of chunks is one statement, then what
+    the rows leaving takes in the backend (``_dropped``)."""
+
+    dialect: Dialect
 
     def __init__(self, filter_sql: Callable[[ChunkFilter], tuple[str, list[Any]]]) -> None:
         self.before_read: Callable[[str | None], None] = lambda agent_id: None
@@ -77,6 +80,22 @@ class Handle:
         return self.connection(agent_id)
 
     def connection(self, agent_id: str | None = None) -> ContextManager[Any]:
+        raise NotImplementedError
+
+    def drop_chunks(self, conn: Any, agent_id: str, ids: Sequence[str] | None) -> list[str]:
+        """See :meth:`SqlDatabase.drop_chunks`."""
+        d = self.dialect
+        test, values = "agent_id = ?", list[Any]()  # every chunk of the agent: through its index
+        if ids is not None:
+            among, values = d.among("id", ids)
+            test = f"{d.unindexed('agent_id')} = ? AND {among}"
+        rows = d.run(conn, f"DELETE FROM {d.rows} WHERE {test} RETURNING {d.stored_order}, kind",
+                     (agent_id, *values)).fetchall()
+        self._dropped(agent_id, [r[0] for r in rows])
+        return [r[1] for r in rows]
+
+    def _dropped(self, agent_id: str, stored: list[Any]) -> None:
+        """Inside the write that hard-deleted these chunk rows (``stored``: their ``stored_order``)."""
         raise NotImplementedError
 
 
@@ -96,6 +115,14 @@ def fetch_among(db: SqlDatabase, agent_id: str, test: str, column: str, ids: Seq
         return []
     among, values = db.dialect.among(column, ids)
     return fetch(db, agent_id, f"{test} {among}{then}", (*params, *values))
+
+
+def write_many(db: SqlDatabase, agent_id: str, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+    """Run one shared statement once per row of parameters, in ``agent_id``'s write (or the
+    thread's); no write when there is no row."""
+    if rows:
+        with db.writing(agent_id) as conn:
+            db.dialect.many(conn, sql, rows)
 
 
 def blank(db: SqlDatabase, agent_id: str, sql: str, params: Sequence[Any]) -> int:

@@ -45,6 +45,7 @@ class Dialect:
     held = "chunks c ON c.rowid = e.chunk"
     record_order = "e.rowid"  # the order of records observed at the same time
     record_chunk = (", chunk", ", c.rowid FROM chunks c WHERE c.id = ? AND c.agent_id = ?")
+    now = "datetime('now')"  # the time of the statement, as a recorded time column holds it
 
     def sql(self, text: str) -> str:
         """A shared statement in this dialect's parameter style."""
@@ -135,6 +136,7 @@ class _Postgres(Dialect):
     record_order = "e.id"
     record_chunk = ("", " WHERE EXISTS (SELECT 1 FROM chunk_rows c WHERE c.id = ? AND c.agent_id = ?)")
     json_mark = "?::jsonb"
+    now = "now()"
 
     def sql(self, text: str) -> str:
         return _pyformat(text)

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from hippo.stores.base import ChunkFilter, ExperienceFilter, ExperienceRecord
-from hippo.stores.sql.database import SqlDatabase, fetch
+from hippo.stores.sql.database import SqlDatabase, fetch, write_many
 from hippo.stores.sql.filters import experience_tests
 from hippo.stores.sql.rows import RECORD_COLUMNS, SHORT_TERM_COLUMNS, entry_of, entry_values, record_of, record_values
 from hippo.types import Experience
@@ -33,13 +33,10 @@ class SqlExperiences:
     # -- long-term records ------------------------------------------------------------------
 
     def put_experiences(self, agent_id: str, records: Sequence[ExperienceRecord]) -> None:
-        if not records:
-            return
         d = self.db.dialect
         column, source = d.record_chunk  # beside its chunk: a record of a chunk that is gone is not kept
-        with self.db.writing(agent_id) as conn:
-            d.many(conn, f"INSERT INTO experiences ({RECORD_COLUMNS}{column}) SELECT ?,?,?,?,{d.json_mark},?,?,?,?,?"
-                   f"{source} ON CONFLICT (id) DO NOTHING",
+        write_many(self.db, agent_id, f"INSERT INTO experiences ({RECORD_COLUMNS}{column}) "
+                   f"SELECT ?,?,?,?,{d.json_mark},?,?,?,?,?{source} ON CONFLICT (id) DO NOTHING",
                    [(*record_values(agent_id, r, iso=d.iso_times), r.id, agent_id) for r in records])
 
     def experience_records(self, agent_id: str, ids: Sequence[str]) -> dict[str, ExperienceRecord]:
@@ -127,11 +124,7 @@ class SqlExperiences:
     # -- the consolidation counters -------------------------------------------------------------
 
     def add_stats(self, agent_id: str, counts: dict[str, float]) -> None:
-        if not counts:
-            return
-        d = self.db.dialect
-        with self.db.writing(agent_id) as conn:
-            d.many(conn, "INSERT INTO agent_stats (agent_id, name, value) VALUES (?, ?, ?) "
+        write_many(self.db, agent_id, "INSERT INTO agent_stats (agent_id, name, value) VALUES (?, ?, ?) "
                    "ON CONFLICT (agent_id, name) DO UPDATE SET value = CASE WHEN agent_stats.name "
                    "LIKE 'last\\_%' ESCAPE '\\' THEN excluded.value "
                    "ELSE agent_stats.value + excluded.value END",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Sequence
 
-from hippo.stores.sql.database import SqlDatabase, blank, fetch_among
+from hippo.stores.sql.database import SqlDatabase, blank, fetch_among, write_many
 from hippo.stores.sql.rows import time_of
 from hippo.types import MergedWording
 
@@ -26,11 +26,9 @@ class SqlMerges:
     db: SqlDatabase
 
     def add_merged(self, agent_id: str, wordings: Sequence[MergedWording]) -> None:
-        if not wordings:
-            return
         d = self.db.dialect
-        with self.db.writing(agent_id) as conn:
-            d.many(conn, f"INSERT INTO fact_merges (agent_id, {_COLUMNS}) VALUES (?,?,?,?,?,?,?,{d.json_mark},?,?,?)",
+        write_many(self.db, agent_id,
+                   f"INSERT INTO fact_merges (agent_id, {_COLUMNS}) VALUES (?,?,?,?,?,?,?,{d.json_mark},?,?,?)",
                    [(agent_id, w.id, w.fact_id, w.content, d.time(w.merged_at), w.similarity, w.intensity,
                      json.dumps(w.metadata, ensure_ascii=False) if w.metadata else None, w.source, w.session_id,
                      d.time(w.observed_at)) for w in wordings])

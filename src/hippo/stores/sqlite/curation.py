@@ -59,13 +59,10 @@ class Curation:
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
-    def restore_chunks(self, agent_id: str, ids: Sequence[str]) -> int:
-        if not ids:
-            return 0
-        with self.db.writing(agent_id) as conn:
-            moved = conn.execute(f"INSERT INTO chunks ({MOVED}) SELECT {MOVED} FROM chunks_archive WHERE agent_id = ? "
-                                 f"AND id IN ({self.db.dialect.marks(len(ids))})", (agent_id, *ids)).rowcount
-            delete_archived_rows(self.db, conn, agent_id, ids)  # out of the archive's keyword index too
+    def _restore_rows(self, conn: Any, agent_id: str, ids: Sequence[str]) -> int:
+        moved = conn.execute(f"INSERT INTO chunks ({MOVED}) SELECT {MOVED} FROM chunks_archive WHERE agent_id = ? "
+                             f"AND id IN ({self.db.dialect.marks(len(ids))})", (agent_id, *ids)).rowcount
+        delete_archived_rows(self.db, conn, agent_id, ids)  # out of the archive's keyword index too
         return int(moved)
 
     def count_accesses(self, conn: Any, agent_id: str, batch: RetrievalBatch) -> set[str]:

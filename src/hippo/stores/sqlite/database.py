@@ -16,7 +16,7 @@ import os
 import sqlite3
 import threading
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator
 
 from hippo.errors import StorageError
 from hippo.stores.sql.database import Handle
@@ -167,20 +167,14 @@ class SQLiteDatabase(Handle):
         if self.scrub.after_delete not in self._after_commit:
             self._after_commit.append(self.scrub.after_delete)
 
-    def drop_chunks(self, conn: Any, agent_id: str, ids: Sequence[str] | None) -> list[str]:
-        """Inside the write: the rows go, their vectors leave the index (and the saved ANN files),
-        FTS5 rewrites its index without their words, and the WAL is scrubbed after the commit."""
-        if ids is None:
-            rows = conn.execute("DELETE FROM chunks WHERE agent_id = ? RETURNING rowid, kind", (agent_id,)).fetchall()
-        else:
-            rows = conn.execute(f"DELETE FROM chunks WHERE +agent_id = ? AND id IN ({self.dialect.marks(len(ids))}) "
-                                "RETURNING rowid, kind", (agent_id, *ids)).fetchall()
-        if rows:
-            self.text_rewritten(agent_id, [r[0] for r in rows])
-        return [r[1] for r in rows]
+    def _dropped(self, agent_id: str, stored: list[Any]) -> None:
+        """Their vectors leave the index (and the saved ANN files), FTS5 rewrites its index without
+        their words, and the WAL is scrubbed after the commit."""
+        if stored:
+            self.text_rewritten(agent_id, stored)
 
     def text_rewritten(self, agent_id: str, rowids: list[int]) -> None:
-        """Inside a write that deleted or rewrote these chunk rows: as :meth:`drop_chunks` says."""
+        """Inside a write that deleted or rewrote these chunk rows: as :meth:`_dropped` says."""
         self.vectors.stage_remove(agent_id, rowids, forget=True)
         drop_deleted_terms(self.conn, "chunks_fts")
         self.text_deleted(agent_id, len(rowids))

@@ -11,27 +11,23 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
 from hippo.config import DEFAULT_ANN_THRESHOLD
-from hippo.stores.base import ChunkFilter, StoreCapabilities
+from hippo.stores.base import StoreCapabilities
 from hippo.stores.neighbours import nearest_runs
 from hippo.stores.retrievals import DEFAULT_DELAY, RetrievalQueue
-from hippo.stores.sql.capture import release_sources
-from hippo.stores.sql.chunks import check_dimension
 from hippo.stores.sql.conversation import Messages
 from hippo.stores.sql.dialect import SQLITE
 from hippo.stores.sql.rows import chunk_columns, chunk_of
-from hippo.stores.sql.store import SqlStore
+from hippo.stores.sql.store import Rewrite, SqlStore
 from hippo.stores.sqlite.bm25 import Bm25
 from hippo.stores.sqlite.conversation import has_messages_table, search_messages
 from hippo.stores.sqlite.curation import Curation
 from hippo.stores.sqlite.database import SQLiteDatabase
-from hippo.stores.sqlite.filters import filter_sql
 from hippo.stores.sqlite.narrowing.supersets import Supersets
 from hippo.stores.sqlite.search import SearchMixin
 from hippo.stores.sqlite.summary import Summary
@@ -73,113 +69,83 @@ class SQLiteStore(SqlStore, SearchMixin, Curation, Summary):
         with self.db.lock:
             self._bm25.close()
 
-    def set_embedder_record(self, model_id: str, dimension: int | None) -> None:
-        with self.db.writing() as conn:
-            conn.execute(
-                "INSERT INTO embedding_model(id, model_id, dimension, recorded_at) "
-                "VALUES (1, ?, ?, datetime('now')) ON CONFLICT(id) DO UPDATE SET "
-                "model_id = excluded.model_id, dimension = excluded.dimension, recorded_at = excluded.recorded_at",
-                (model_id, dimension),
-            )
-
     # -- chunks and their vectors ----------------------------------------------
 
-    def insert_chunks(self, agent_id: str, chunks: Sequence[Chunk], vectors: Sequence[np.ndarray | None]) -> None:
+    def _write_chunks(self, conn: Any, agent_id: str, chunks: Sequence[Chunk],
+                      vectors: Sequence[np.ndarray | None]) -> None:
         d = self.db.dialect
-        with self.db.writing(agent_id) as conn:
-            check_dimension(self.db, conn, vectors)
-            for chunk, vector in zip(chunks, vectors):
-                cur = conn.execute(
-                    "INSERT INTO chunks(id, agent_id, content, content_hash, embedding, metadata, kind, "
-                    "running_intensity, encounter_count, access_count, last_accessed_at, superseded_by, "
-                    "created_at, observed_at, feedback, reinforced_at, source, session_id) "
-                    f"VALUES ({_marks(18)})",
-                    (chunk.id, agent_id, chunk.content, chunk.content_hash,
-                     encode_vector(split(vector)[0]) if vector is not None else None,
-                     json.dumps(chunk.metadata, ensure_ascii=False) if chunk.metadata else None,
-                     chunk.kind, chunk.running_intensity, chunk.encounter_count, chunk.access_count,
-                     d.time(chunk.last_accessed_at), chunk.superseded_by, d.time(chunk.created_at),
-                     d.time(chunk.observed_at), chunk.feedback, d.time(chunk.reinforced_at), chunk.source,
-                     chunk.session_id))
-                if vector is not None:
-                    write_windows(conn, cur.lastrowid or 0, vector)  # an INSERT always has a rowid
-                if vector is not None and chunk.superseded_by is None:
-                    self._vectors.stage_add(agent_id, cur.lastrowid or 0, vector)
-                else:
-                    self._vectors.stage_touch(agent_id)
-
-    def supersede(self, agent_id: str, old_ids: Sequence[str], new_id: str) -> list[str]:
-        if not old_ids:
-            return []
-        with self.db.writing(agent_id) as conn:
-            rows = conn.execute(
-                f"UPDATE chunks SET superseded_by = ? WHERE +agent_id = ? AND superseded_by IS NULL "
-                f"AND id IN ({_marks(len(old_ids))}) RETURNING rowid, id", (new_id, agent_id, *old_ids)).fetchall()
-            self._vectors.stage_remove(agent_id, [r[0] for r in rows])
-        return [r[1] for r in rows]
-
-    def set_vectors(self, agent_id: str, vectors: dict[str, np.ndarray]) -> None:
-        with self.db.writing(agent_id) as conn:
-            check_dimension(self.db, conn, vectors.values())
-            for chunk_id, vector in vectors.items():
-                row = conn.execute(
-                    "UPDATE chunks SET embedding = ? WHERE agent_id = ? AND id = ? RETURNING rowid, superseded_by",
-                    (encode_vector(split(vector)[0]), agent_id, chunk_id)).fetchone()
-                if row:
-                    write_windows(conn, row[0], vector)  # the trigger took the old ones
-                if row and row[1] is None:
-                    self._vectors.stage_add(agent_id, row[0], vector)
-
-    def update_content(self, agent_id: str, chunk_id: str, content: str, content_hash: str,
-                       vector: np.ndarray | None, now: datetime) -> bool:
-        with self.db.writing(agent_id) as conn:
+        for chunk, vector in zip(chunks, vectors):
+            cur = conn.execute(
+                "INSERT INTO chunks(id, agent_id, content, content_hash, embedding, metadata, kind, "
+                "running_intensity, encounter_count, access_count, last_accessed_at, superseded_by, "
+                "created_at, observed_at, feedback, reinforced_at, source, session_id) "
+                f"VALUES ({_marks(18)})",
+                (chunk.id, agent_id, chunk.content, chunk.content_hash,
+                 encode_vector(split(vector)[0]) if vector is not None else None,
+                 json.dumps(chunk.metadata, ensure_ascii=False) if chunk.metadata else None,
+                 chunk.kind, chunk.running_intensity, chunk.encounter_count, chunk.access_count,
+                 d.time(chunk.last_accessed_at), chunk.superseded_by, d.time(chunk.created_at),
+                 d.time(chunk.observed_at), chunk.feedback, d.time(chunk.reinforced_at), chunk.source,
+                 chunk.session_id))
             if vector is not None:
-                check_dimension(self.db, conn, [vector])
-            release_sources(self.db, conn, "chunks", agent_id, [chunk_id])
+                write_windows(conn, cur.lastrowid or 0, vector)  # an INSERT always has a rowid
+            if vector is not None and chunk.superseded_by is None:
+                self._vectors.stage_add(agent_id, cur.lastrowid or 0, vector)
+            else:
+                self._vectors.stage_touch(agent_id)
+
+    def _superseded(self, agent_id: str, stored: list[Any]) -> None:
+        self._vectors.stage_remove(agent_id, stored)
+
+    def _write_vectors(self, conn: Any, agent_id: str, vectors: dict[str, np.ndarray]) -> None:
+        for chunk_id, vector in vectors.items():
             row = conn.execute(
-                "UPDATE chunks SET content = ?, content_hash = ?, embedding = ?, last_accessed_at = ? "
-                "WHERE agent_id = ? AND id = ? RETURNING rowid, superseded_by",
-                (content, content_hash, None if vector is None else encode_vector(split(vector)[0]),
-                 self.db.dialect.time(now), agent_id, chunk_id)).fetchone()
-            if row is None:
-                return False
-            self.db.text_rewritten(agent_id, [row[0]])  # the triggers reindexed the row, took its old windows
-            if vector is not None:
-                write_windows(conn, row[0], vector)
-            if vector is not None and row[1] is None:
+                "UPDATE chunks SET embedding = ? WHERE agent_id = ? AND id = ? RETURNING rowid, superseded_by",
+                (encode_vector(split(vector)[0]), agent_id, chunk_id)).fetchone()
+            if row:
+                write_windows(conn, row[0], vector)  # the trigger took the old ones
+            if row and row[1] is None:
                 self._vectors.stage_add(agent_id, row[0], vector)
-        return True
 
-    def clear_vectors(self) -> None:
-        with self.db.writing() as conn:
-            conn.execute("UPDATE chunks SET embedding = NULL WHERE embedding IS NOT NULL")
-            self._vectors.stage_clear()
+    def _rewrite_chunk(self, conn: Any, agent_id: str, rewrite: Rewrite) -> int:
+        vector = rewrite.vector
+        row = conn.execute(
+            "UPDATE chunks SET content = ?, content_hash = ?, embedding = ?, last_accessed_at = ? "
+            "WHERE agent_id = ? AND id = ? RETURNING rowid, superseded_by",
+            (rewrite.content, rewrite.content_hash, None if vector is None else encode_vector(split(vector)[0]),
+             self.db.dialect.time(rewrite.now), agent_id, rewrite.chunk_id)).fetchone()
+        if row is None:
+            return 0
+        self.db.text_rewritten(agent_id, [row[0]])  # the triggers reindexed the row, took its old windows
+        if vector is not None:
+            write_windows(conn, row[0], vector)
+        if vector is not None and row[1] is None:
+            self._vectors.stage_add(agent_id, row[0], vector)
+        return 1
+
+    def _vectors_cleared(self) -> None:
+        self._vectors.stage_clear()
 
     # -- listings ---------------------------------------------------------------
 
-    def neighbours(
-        self, agent_id: str, ids: Sequence[str], reach: int, where: ChunkFilter
-    ) -> dict[str, list[tuple[str, int]]]:
-        if not ids:
-            return {}
-        condition, params = filter_sql(where)
-        with self.db.reading(agent_id) as conn:
-            seeds = dict(conn.execute(
-                f"SELECT id, session_id FROM chunks WHERE +agent_id = ? AND kind = 'memory' "
-                f"AND id IN ({_marks(len(ids))})", (agent_id, *ids)).fetchall())
-            in_session = [seed for seed, session in seeds.items() if session is not None]
-            if not in_session:
-                return {seed: [] for seed in seeds}
-            # Both sides of every seed in one statement: a seek on (agent_id, session_id, kind, id) each.
-            side = (f"SELECT * FROM (SELECT ?, c.id, {condition} FROM chunks c INDEXED BY idx_chunks_session "
-                    "WHERE c.agent_id = ? AND c.session_id = ? AND c.kind = 'memory' AND c.id {} ? "
-                    "ORDER BY c.id {} LIMIT ?)")
-            parts, values = [], []
-            for seed in in_session:
-                for sign, order in (("<", "DESC"), (">", "ASC")):
-                    parts.append(side.format(sign, order))
-                    values += [seed, *params, agent_id, seeds[seed], seed, reach]
-            rows = conn.execute(" UNION ALL ".join(parts), values).fetchall()
+    def _session_neighbours(self, conn: Any, agent_id: str, ids: Sequence[str], reach: int, condition: str,
+                            params: list[Any]) -> dict[str, list[tuple[str, int]]]:
+        seeds = dict(conn.execute(
+            f"SELECT id, session_id FROM chunks WHERE +agent_id = ? AND kind = 'memory' "
+            f"AND id IN ({_marks(len(ids))})", (agent_id, *ids)).fetchall())
+        in_session = [seed for seed, session in seeds.items() if session is not None]
+        if not in_session:
+            return {seed: [] for seed in seeds}
+        # Both sides of every seed in one statement: a seek on (agent_id, session_id, kind, id) each.
+        side = (f"SELECT * FROM (SELECT ?, c.id, {condition} FROM chunks c INDEXED BY idx_chunks_session "
+                "WHERE c.agent_id = ? AND c.session_id = ? AND c.kind = 'memory' AND c.id {} ? "
+                "ORDER BY c.id {} LIMIT ?)")
+        parts, values = [], []
+        for seed in in_session:
+            for sign, order in (("<", "DESC"), (">", "ASC")):
+                parts.append(side.format(sign, order))
+                values += [seed, *params, agent_id, seeds[seed], seed, reach]
+        rows = conn.execute(" UNION ALL ".join(parts), values).fetchall()
         return nearest_runs(seeds, rows)
 
     def size_bytes(self) -> int:

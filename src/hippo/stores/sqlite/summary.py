@@ -13,17 +13,13 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-from datetime import date, datetime, timezone
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from datetime import datetime, timezone
+from typing import Any
 
 from hippo.clock import to_iso
-from hippo.stores.base import BrowseOrder, ChunkFilter, ChunkSummary
-from hippo.stores.sqlite.filters import filter_sql
+from hippo.stores.base import BrowseOrder, ChunkFilter
+from hippo.stores.sql.summary import Browse, SqlSummary, SummaryAsk, SummaryCounts
 from hippo.stores.sqlite.narrowing.driving import narrowed
-from hippo.types import Chunk
-
-if TYPE_CHECKING:
-    from hippo.stores.sqlite.database import SQLiteDatabase
 
 __all__ = ["Summary", "register_math"]
 
@@ -42,13 +38,6 @@ def _strength_bin(bins: int) -> str:
     return f"min({bins - 1}, max(0, CAST({_strength()} * {bins} AS INTEGER)))"
 
 
-def _order_sql(order: BrowseOrder) -> tuple[str, list[Any]]:
-    """The ORDER BY of a browse (see ``BrowseOrder``) and its parameters."""
-    columns = {"strength": _strength(), "last_access": "last_accessed_at", "feedback": "feedback"}
-    params = [order.decay_lambda, _julian(order.now)] if "strength" in order.keys else []
-    return "".join(f"{columns[k]} DESC, " for k in order.keys) + "created_at DESC, id DESC", params
-
-
 def _browsed_rows(conn: sqlite3.Connection, agent_id: str, where: ChunkFilter) -> tuple[str, list[Any]]:
     """The FROM and first WHERE test of a browse: the rows a filter's own index lists (a tag, a
     session, a type, a period; ``narrowing/driving.py``) when it lists few enough, else the agent's rows read
@@ -64,49 +53,43 @@ def _julian(moment: datetime) -> float:
     return moment.timestamp() / 86400.0 + _JULIAN_EPOCH
 
 
-class Summary:
-    """The SQLite store's whole-agent aggregates, through its ``db``."""
+class Summary(SqlSummary):
+    """The SQLite store's whole-agent aggregates."""
 
-    db: "SQLiteDatabase"
-    get_chunks: Callable[[str, Sequence[str]], list[Chunk]]
+    @staticmethod
+    def _order_sql(order: BrowseOrder) -> tuple[str, list[Any]]:
+        columns = {"strength": _strength(), "last_access": "last_accessed_at", "feedback": "feedback"}
+        params = [order.decay_lambda, _julian(order.now)] if "strength" in order.keys else []
+        return "".join(f"{columns[k]} DESC, " for k in order.keys) + "created_at DESC, id DESC", params
 
-    def chunk_summary(self, agent_id: str, now: datetime, *, since: date, decay_lambda: float,
-                      bins: int) -> ChunkSummary:
-        julian_now = _julian(now)
-        first = to_iso(datetime(since.year, since.month, since.day, tzinfo=timezone.utc))
-        with self.db.reading(agent_id) as conn:
-            strength = conn.execute(
-                f"SELECT {_strength_bin(bins)} AS bin, count(*) FROM chunks INDEXED BY idx_chunks_summary "
-                "WHERE agent_id = ? AND superseded_by IS NULL GROUP BY bin",
-                (decay_lambda, julian_now, agent_id)).fetchall()
-            stored = conn.execute(
-                "SELECT substr(created_at, 1, 10) AS day, count(*) FROM chunks INDEXED BY idx_chunks_summary "
-                "WHERE agent_id = ? AND created_at >= ? GROUP BY day", (agent_id, first)).fetchall()
-            accessed = conn.execute(
-                "SELECT substr(last_accessed_at, 1, 10) AS day, count(*) FROM chunks INDEXED BY idx_chunks_summary "
-                "WHERE agent_id = ? AND superseded_by IS NULL AND access_count > 0 AND last_accessed_at >= ? "
-                "GROUP BY day", (agent_id, first)).fetchall()
-            types = conn.execute(
-                # held, not archived: an experience keeps its chunk's rowid while the chunk is held
-                # (narrowing/driving.py), so its own index answers (40 ms at 100k through the chunks, 2.5 here)
-                "SELECT type, count(*) FROM experiences INDEXED BY idx_experiences_type_chunk WHERE agent_id = ? "
-                "AND chunk IS NOT NULL GROUP BY type", (agent_id,)).fetchall()
-        histogram = [0] * bins
-        for index, count in strength:
-            histogram[index] += count
-        return ChunkSummary(tuple(histogram), dict(stored), dict(accessed), dict(types))
+    def _summary_counts(self, conn: Any, agent_id: str, ask: SummaryAsk) -> SummaryCounts:
+        first = to_iso(datetime(ask.since.year, ask.since.month, ask.since.day, tzinfo=timezone.utc))
+        strength = conn.execute(
+            f"SELECT {_strength_bin(ask.bins)} AS bin, count(*) FROM chunks INDEXED BY idx_chunks_summary "
+            "WHERE agent_id = ? AND superseded_by IS NULL GROUP BY bin",
+            (ask.decay_lambda, _julian(ask.now), agent_id)).fetchall()
+        stored = conn.execute(
+            "SELECT substr(created_at, 1, 10) AS day, count(*) FROM chunks INDEXED BY idx_chunks_summary "
+            "WHERE agent_id = ? AND created_at >= ? GROUP BY day", (agent_id, first)).fetchall()
+        accessed = conn.execute(
+            "SELECT substr(last_accessed_at, 1, 10) AS day, count(*) FROM chunks INDEXED BY idx_chunks_summary "
+            "WHERE agent_id = ? AND superseded_by IS NULL AND access_count > 0 AND last_accessed_at >= ? "
+            "GROUP BY day", (agent_id, first)).fetchall()
+        types = conn.execute(
+            # held, not archived: an experience keeps its chunk's rowid while the chunk is held
+            # (narrowing/driving.py), so its own index answers (40 ms at 100k through the chunks, 2.5 here)
+            "SELECT type, count(*) FROM experiences INDEXED BY idx_experiences_type_chunk WHERE agent_id = ? "
+            "AND chunk IS NOT NULL GROUP BY type", (agent_id,)).fetchall()
+        return SummaryCounts(strength, dict(stored), dict(accessed), dict(types))
 
-    def browse_chunks(self, agent_id: str, where: ChunkFilter, order: BrowseOrder, *, offset: int,
-                      limit: int) -> tuple[list[Chunk], int]:
-        clause, params = filter_sql(where)
-        key, key_params = _order_sql(order)
-        with self.db.reading(agent_id) as conn:
-            source, source_params = _browsed_rows(conn, agent_id, where)
-            total = conn.execute(f"SELECT count(*) FROM {source} AND {clause}", (*source_params, *params)).fetchone()[0]
-            ids = [row[0] for row in conn.execute(
-                f"SELECT c.id FROM {source} AND {clause} ORDER BY {key} LIMIT ? OFFSET ?",
-                (*source_params, *params, *key_params, limit, offset))]
-        return self.get_chunks(agent_id, ids), int(total)  # in the order of ids
+    def _browsed(self, conn: Any, agent_id: str, browse: Browse) -> tuple[list[str], int]:
+        source, source_params = _browsed_rows(conn, agent_id, browse.where)
+        total = conn.execute(f"SELECT count(*) FROM {source} AND {browse.clause}",
+                             (*source_params, *browse.params)).fetchone()[0]
+        ids = [row[0] for row in conn.execute(
+            f"SELECT c.id FROM {source} AND {browse.clause} ORDER BY {browse.key} LIMIT ? OFFSET ?",
+            (*source_params, *browse.params, *browse.key_params, browse.limit, browse.offset))]
+        return ids, int(total)
 
 
 def register_math(conn: sqlite3.Connection) -> None:
