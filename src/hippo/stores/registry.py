@@ -20,6 +20,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from hippo.errors import ConfigError
+from hippo.stores.base import validate_table_name
 from hippo.stores.names import AGENT_FIELD, Target, parse, shown
 
 if TYPE_CHECKING:
@@ -89,6 +90,7 @@ def create_messages_table(target: Any, name: str = "messages") -> None:
     names (or an open ``sqlite3.Connection``)."""
     import sqlite3
 
+    name = validate_table_name(name)
     if isinstance(target, sqlite3.Connection):
         from hippo.stores.sqlite.conversation import create_messages_table as create
 

@@ -9,22 +9,17 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from hippo.errors import NotFound
-from hippo.stores.base import validate_table_name
 from hippo.stores.postgres.search import tsquery
-from hippo.stores.sql.conversation import message_hits, scope
-from hippo.stores.sql.dialect import POSTGRES
-from hippo.types import ConversationHit
+from hippo.stores.sql.conversation import Messages
 
-__all__ = ["create_messages_table", "has_messages_table", "search_messages"]
+__all__ = ["MESSAGES", "create_messages_table"]
 
 
 def create_messages_table(url: str, name: str = "messages") -> None:
     """Create ``name`` (id, agent_id, session_id, role, content, created_at) with its full-text
-    column and index, unless it exists."""
+    column and index, unless it exists (``name`` validated)."""
     import psycopg
 
-    name = validate_table_name(name)
     with psycopg.connect(url, autocommit=True) as conn, conn.transaction():
         conn.execute(f"""
             CREATE TABLE IF NOT EXISTS "{name}" (
@@ -40,30 +35,20 @@ def create_messages_table(url: str, name: str = "messages") -> None:
         conn.execute(f'CREATE INDEX IF NOT EXISTS "{name}_tsv" ON "{name}" USING gin (tsv)')
 
 
-def _columns(conn: Any, table: str) -> list[str]:
+def _columns(conn: Any, table: str) -> list[str] | None:
     rows = conn.execute("SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
                         "AND table_name = %s ORDER BY ordinal_position", (table,)).fetchall()
-    return [r[0] for r in rows]
+    columns = [r[0] for r in rows]
+    return columns if {"content", "tsv"} <= set(columns) else None
 
 
-def has_messages_table(conn: Any, table: str) -> bool:
-    return {"content", "tsv"} <= set(_columns(conn, validate_table_name(table)))
-
-
-def search_messages(conn: Any, agent_id: str, table: str, terms: Sequence[str], limit: int) -> list[ConversationHit]:
-    table = validate_table_name(table)
-    columns = _columns(conn, table)
-    if not {"content", "tsv"} <= set(columns):
-        raise NotFound(f"no messages table {table!r} with a tsv column in this database; "
-                       "create it with hippo.create_messages_table()")
-    words = tsquery(terms)
-    if words is None:
-        return []
+def _tsv_search(table: str, columns: Sequence[str], mine: str) -> tuple[str, list[str]]:
     shown = [c for c in columns if c != "tsv"]
-    mine, params = scope(POSTGRES, columns, words, agent_id, limit)
-    sql = ("SELECT m.id, ts_rank(m.tsv, q, 1)::float8 AS rank, "
-           "ts_headline('hippo_english', m.content, q, 'StartSel=[, StopSel=], MaxWords=16, MinWords=4'), "
-           + ", ".join(f'm."{c}"' for c in shown)
-           + f" FROM \"{table}\" m, to_tsquery('hippo_english', hippo_fold(%s)) q WHERE m.tsv @@ q{mine}"
-           + " ORDER BY rank DESC, m.id LIMIT %s")
-    return message_hits(conn.execute(sql, params), shown)
+    return ("SELECT m.id, ts_rank(m.tsv, q, 1)::float8 AS rank, "
+            "ts_headline('hippo_english', m.content, q, 'StartSel=[, StopSel=], MaxWords=16, MinWords=4'), "
+            + ", ".join(f'm."{c}"' for c in shown)
+            + f" FROM \"{table}\" m, to_tsquery('hippo_english', hippo_fold(%s)) q WHERE m.tsv @@ q{mine}"
+            + " ORDER BY rank DESC, m.id LIMIT %s"), shown
+
+
+MESSAGES = Messages(columns=_columns, query=tsquery, statement=_tsv_search, missing="with a tsv column")

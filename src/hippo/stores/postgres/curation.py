@@ -12,8 +12,7 @@ gives it back to the system.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from hippo.stores.postgres.connection import Connections
 from hippo.stores.postgres.search import tsquery
@@ -47,19 +46,13 @@ class Curation:
         "ORDER BY rank DESC, c.id LIMIT %s")
     keyword_query = staticmethod(tsquery)
 
-    @contextmanager
-    def exclusive(self, name: str) -> Iterator[bool]:
+    def _lock(self, name: str) -> Iterator[Callable[[], object] | None]:
         """A session-level advisory lock on one pooled connection, held for the whole operation (it
         spans many transactions) and released before the connection goes back to the pool."""
         with self.db.session() as conn:
             key = conn.execute("SELECT hashtextextended(%s, 2)", (f"hippo:{name}",)).fetchone()[0]
-            if not conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
-                yield False
-                return
-            try:
-                yield True
-            finally:
-                conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+            held = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]
+            yield (lambda: conn.execute("SELECT pg_advisory_unlock(%s)", (key,))) if held else None
 
     def _restore_rows(self, conn: Any, agent_id: str, ids: Sequence[str]) -> int:
         moved = conn.execute(f"INSERT INTO chunk_rows ({_ROW}) SELECT {_ROW} FROM chunks_archive "

@@ -13,10 +13,10 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from hippo.stores.base import ChunkFilter, MetaCondition
+from hippo.stores.base import ChunkFilter
 from hippo.stores.sql import filters
 from hippo.stores.sql.dialect import POSTGRES
-from hippo.stores.sql.filters import COMPARE, experience_tests
+from hippo.stores.sql.filters import JsonTests, experience_tests
 
 __all__ = ["filter_sql", "words_filter_sql"]
 
@@ -24,12 +24,8 @@ def filter_sql(where: ChunkFilter, *, driven_for: str | None = None) -> tuple[st
     """A condition (never empty) and its parameters. ``driven_for`` (an agent id): for a statement
     that reads every row that passes (the exact vector scan), that agent's experiences are asked as
     the list of their ids (see ``_experience_sql``)."""
-    return filters.filter_sql(POSTGRES, where, tag=_tag, metadata=_metadata_sql,
+    return filters.filter_sql(POSTGRES, where, json=_JSON,
                               experience=lambda chosen: _experience_sql(chosen, driven_for))
-
-
-def _tag(tag: str) -> tuple[str, list[Any]]:
-    return "c.metadata -> 'tags' @> %s::jsonb", [json.dumps([tag])]
 
 
 def words_filter_sql(where: ChunkFilter) -> tuple[str, list[Any]] | None:
@@ -70,23 +66,6 @@ def _records_narrow_most(where: ChunkFilter) -> bool:
         where.tags or where.since or where.until or where.session_id or where.sources or where.metadata)
 
 
-def _metadata_sql(condition: MetaCondition) -> tuple[str, list[Any]]:
-    key, op, value = condition.key, condition.op, condition.value
-    if op == "eq":
-        return _equal(key, [value])
-    if op == "ne":
-        return "NOT COALESCE(c.metadata -> %s = %s::jsonb, false)", [key, json.dumps(value)]
-    if op == "in":
-        return _equal(key, list(value)) if value else ("false", [])
-    if op == "exists":
-        return ("" if value else "NOT ") + "(c.metadata ? %s)", [key]
-    if isinstance(value, (int, float)):
-        return (f"jsonb_typeof(c.metadata -> %s) = 'number' AND (c.metadata ->> %s)::double precision "
-                f"{COMPARE[op]} %s", [key, key, value])
-    return (f"jsonb_typeof(c.metadata -> %s) = 'string' AND (c.metadata ->> %s) COLLATE \"C\" {COMPARE[op]} %s",
-            [key, key, value])
-
-
 def _equal(key: str, values: list[Any]) -> tuple[str, list[Any]]:
     """The field equals one of ``values``, asked as containment (``chunks_metadata``, a GIN index,
     answers it: ``metadata -> key = value`` reads every row's JSON); a list or an object contains
@@ -96,3 +75,16 @@ def _equal(key: str, values: list[Any]) -> tuple[str, list[Any]]:
     if any(isinstance(item, (list, dict)) for item in values):
         return f"({tests}) AND c.metadata -> %s = ANY(%s::jsonb[])", [*params, key, [json.dumps(v) for v in values]]
     return f"({tests})", params
+
+
+_JSON = JsonTests(
+    tagged=lambda tag: ("c.metadata -> 'tags' @> %s::jsonb", [json.dumps([tag])]),
+    equal=_equal,
+    differs=lambda key, value: ("NOT COALESCE(c.metadata -> %s = %s::jsonb, false)", [key, json.dumps(value)]),
+    present=lambda key: ("(c.metadata ? %s)", [key]),
+    number=lambda key, sign, value: (
+        f"jsonb_typeof(c.metadata -> %s) = 'number' AND (c.metadata ->> %s)::double precision {sign} %s",
+        [key, key, value]),
+    text=lambda key, sign, value: (
+        f"jsonb_typeof(c.metadata -> %s) = 'string' AND (c.metadata ->> %s) COLLATE \"C\" {sign} %s",
+        [key, key, value]))

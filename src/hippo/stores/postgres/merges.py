@@ -8,9 +8,11 @@ chunk's do.
 
 from __future__ import annotations
 
+from hippo.stores.postgres.triggers import DELETE_MERGES, gone_with_chunk
+
 __all__ = ["MIGRATION", "PROVENANCE", "REWRITTEN"]
 
-MIGRATION = """
+MIGRATION = f"""
 CREATE TABLE fact_merges (
     id          text PRIMARY KEY,
     agent_id    text NOT NULL,
@@ -21,17 +23,7 @@ CREATE TABLE fact_merges (
     merged_at   timestamptz NOT NULL
 );
 CREATE INDEX fact_merges_fact ON fact_merges (fact_id, agent_id);
-CREATE FUNCTION hippo_merges_gone() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    IF TG_TABLE_NAME = 'chunks' THEN
-        DELETE FROM fact_merges WHERE fact_id = OLD.id AND agent_id = OLD.agent_id
-            AND NOT EXISTS (SELECT 1 FROM chunks_archive WHERE id = OLD.id);
-    ELSE
-        DELETE FROM fact_merges WHERE fact_id = OLD.id AND agent_id = OLD.agent_id
-            AND NOT EXISTS (SELECT 1 FROM chunks WHERE id = OLD.id);
-    END IF;
-    RETURN NULL;
-END $$;
+{gone_with_chunk("hippo_merges_gone", DELETE_MERGES, "chunks")}
 CREATE TRIGGER fact_merges_chunk_ad AFTER DELETE ON chunks FOR EACH ROW EXECUTE FUNCTION hippo_merges_gone();
 CREATE TRIGGER fact_merges_archive_ad AFTER DELETE ON chunks_archive
     FOR EACH ROW EXECUTE FUNCTION hippo_merges_gone();

@@ -25,6 +25,7 @@ from typing import Any
 
 from hippo.errors import StorageError
 from hippo.stores.postgres import merges, strength, windows
+from hippo.stores.postgres.triggers import DELETE_EXPERIENCE, gone_with_chunk
 
 __all__ = ["MIGRATIONS", "MIGRATION_LOCK", "SESSIONS_MIGRATION", "migrate", "vector_index"]
 
@@ -164,7 +165,7 @@ CREATE INDEX chunk_links_b ON chunk_links (b);
 # Experiences, as in SQLite (stores/sqlite/schema.py): a record beside its chunk, gone
 # with it and kept while the chunk is archived (a trigger, not a foreign key: the chunk moves
 # between two tables); the short-term buffer every server shares; the consolidation counters.
-_EXPERIENCES = """
+_EXPERIENCES = f"""
 CREATE TABLE experiences (
     id              text PRIMARY KEY,
     agent_id        text NOT NULL,
@@ -183,15 +184,7 @@ CREATE INDEX experiences_importance ON experiences (agent_id, importance);
 CREATE INDEX experiences_user ON experiences (agent_id, user_ref, observed_at) WHERE user_ref IS NOT NULL;
 CREATE INDEX experiences_room ON experiences (agent_id, room_ref, observed_at) WHERE room_ref IS NOT NULL;
 CREATE INDEX experiences_task ON experiences (agent_id, task_ref, observed_at) WHERE task_ref IS NOT NULL;
-CREATE FUNCTION hippo_experience_gone() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    IF TG_TABLE_NAME = 'chunks' THEN
-        DELETE FROM experiences WHERE id = OLD.id AND NOT EXISTS (SELECT 1 FROM chunks_archive WHERE id = OLD.id);
-    ELSE
-        DELETE FROM experiences WHERE id = OLD.id AND NOT EXISTS (SELECT 1 FROM chunks WHERE id = OLD.id);
-    END IF;
-    RETURN NULL;
-END $$;
+{gone_with_chunk("hippo_experience_gone", DELETE_EXPERIENCE, "chunks")}
 CREATE TRIGGER experiences_chunk_ad AFTER DELETE ON chunks FOR EACH ROW EXECUTE FUNCTION hippo_experience_gone();
 CREATE TRIGGER experiences_archive_ad AFTER DELETE ON chunks_archive
     FOR EACH ROW EXECUTE FUNCTION hippo_experience_gone();

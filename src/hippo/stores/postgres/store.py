@@ -25,7 +25,7 @@ import numpy as np
 from hippo.stores.base import StoreCapabilities
 from hippo.stores.names import shown
 from hippo.stores.postgres.connection import Connections, storage_errors
-from hippo.stores.postgres.conversation import has_messages_table, search_messages
+from hippo.stores.postgres.conversation import MESSAGES
 from hippo.stores.postgres.curation import Curation
 from hippo.stores.postgres.schema import migrate, vector_index
 from hippo.stores.postgres.search import SearchMixin
@@ -33,7 +33,6 @@ from hippo.stores.postgres.strength import CHUNKS, insert_counters
 from hippo.stores.postgres.summary import Summary
 from hippo.stores.postgres.windows import write_windows
 from hippo.stores.retrievals import DEFAULT_DELAY, RetrievalQueue
-from hippo.stores.sql.conversation import Messages
 from hippo.stores.sql.database import fetch
 from hippo.stores.sql.dialect import POSTGRES
 from hippo.stores.sql.rows import chunk_columns, chunk_of
@@ -54,7 +53,7 @@ class PostgresStore(SqlStore, SearchMixin, Curation, Summary):
 
     capabilities = StoreCapabilities(supports_ann=True, secure_delete=False, conversation=True, shared=True)
     db: Connections
-    messages = Messages(exists=has_messages_table, search=search_messages)
+    messages = MESSAGES
 
     def __init__(self, url: str, *, ann_threshold: int | None = 50_000, pool_size: int = 10,
                  retrieval_delay: float = DEFAULT_DELAY) -> None:

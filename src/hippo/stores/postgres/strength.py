@@ -19,6 +19,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Sequence
 
+from hippo.stores.postgres.triggers import DELETE_EXPERIENCE, DELETE_MERGES, gone_with_chunk
+
 __all__ = ["CHUNKS", "COUNTERS", "MIGRATION", "insert_counters"]
 
 # What the store's reads name when they need the counters beside the row (``s`` is the counters).
@@ -47,26 +49,8 @@ CREATE INDEX chunks_summary ON chunk_rows (agent_id, created_at, id, superseded_
 ANALYZE chunk_strength;
 
 -- The triggers that tell a chunk's delete from an archived one's name the table they fire on.
-CREATE OR REPLACE FUNCTION hippo_experience_gone() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    IF TG_TABLE_NAME = 'chunk_rows' THEN
-        DELETE FROM experiences WHERE id = OLD.id AND NOT EXISTS (SELECT 1 FROM chunks_archive WHERE id = OLD.id);
-    ELSE
-        DELETE FROM experiences WHERE id = OLD.id AND NOT EXISTS (SELECT 1 FROM chunk_rows WHERE id = OLD.id);
-    END IF;
-    RETURN NULL;
-END $$;
-CREATE OR REPLACE FUNCTION hippo_merges_gone() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    IF TG_TABLE_NAME = 'chunk_rows' THEN
-        DELETE FROM fact_merges WHERE fact_id = OLD.id AND agent_id = OLD.agent_id
-            AND NOT EXISTS (SELECT 1 FROM chunks_archive WHERE id = OLD.id);
-    ELSE
-        DELETE FROM fact_merges WHERE fact_id = OLD.id AND agent_id = OLD.agent_id
-            AND NOT EXISTS (SELECT 1 FROM chunk_rows WHERE id = OLD.id);
-    END IF;
-    RETURN NULL;
-END $$;
+{gone_with_chunk("hippo_experience_gone", DELETE_EXPERIENCE, "chunk_rows", replace=True)}
+{gone_with_chunk("hippo_merges_gone", DELETE_MERGES, "chunk_rows", replace=True)}
 
 CREATE VIEW chunks AS SELECT c.id, c.agent_id, c.content, c.content_hash, c.embedding, c.metadata, c.kind,
     s.running_intensity, s.encounter_count, s.access_count, s.last_accessed_at, c.superseded_by, c.created_at,

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from hippo.errors import NotFound
+from hippo.stores.base import validate_table_name
 from hippo.stores.sql.database import SqlDatabase
 from hippo.stores.sql.dialect import Dialect
 from hippo.types import ConversationHit
@@ -20,11 +22,15 @@ __all__ = ["Messages", "SqlConversation", "message_hits", "scope"]
 
 @dataclass(frozen=True)
 class Messages:
-    """A backend's reading of an application's messages table, on a connection."""
+    """A backend's reading of an application's messages table (``table`` already validated)."""
 
-    exists: Callable[[Any, str], bool]  # (connection, table): whether it is there, searchable
-    # (connection, agent, table, sanitised words, limit): the best hits, NotFound when it is not there
-    search: Callable[[Any, str, str, Sequence[str], int], list[ConversationHit]]
+    # (connection, table): the table's columns when it is there and searchable, else None
+    columns: Callable[[Any, str], list[str] | None]
+    query: Callable[[Sequence[str]], str | None]  # the words as the backend's full-text query, None: nothing to ask
+    # (table, columns, the agent's test): the search statement and the columns its rows show after
+    # id, rank and snippet
+    statement: Callable[[str, Sequence[str], str], tuple[str, list[str]]]
+    missing: str  # what a missing table lacks, for the error
 
 
 class SqlConversation:
@@ -35,11 +41,21 @@ class SqlConversation:
 
     def has_messages_table(self, table: str) -> bool:
         with self.db.reading() as conn:
-            return self.messages.exists(conn, table)
+            return self.messages.columns(conn, validate_table_name(table)) is not None
 
     def search_messages(self, agent_id: str, table: str, terms: Sequence[str], limit: int) -> list[ConversationHit]:
+        table = validate_table_name(table)
         with self.db.reading(agent_id) as conn:
-            return self.messages.search(conn, agent_id, table, terms, limit)
+            columns = self.messages.columns(conn, table)
+            if columns is None:
+                raise NotFound(f"no messages table {table!r} {self.messages.missing} in this database; "
+                               "create one with hippo.create_messages_table()")
+            query = self.messages.query(terms)
+            if query is None:
+                return []
+            mine, params = scope(self.db.dialect, columns, query, agent_id, limit)
+            sql, shown = self.messages.statement(table, columns, mine)
+            return message_hits(conn.execute(sql, params), shown)
 
 
 def scope(d: Dialect, columns: Sequence[str], query: str, agent_id: str, limit: int) -> tuple[str, tuple[Any, ...]]:

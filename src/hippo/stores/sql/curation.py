@@ -13,8 +13,9 @@ bookkeeping as a forget (``SqlDatabase.text_deleted``).
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from datetime import datetime
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from hippo.stores.base import PruneCandidate
 from hippo.stores.retrievals import STRONG_LINK, RetrievalBatch
@@ -68,6 +69,20 @@ class SqlArchive:
     # Inside a restore's write: move the agent's archived chunks among the ids back among the chunks
     # (out of the archive and its keyword index); how many moved.
     _restore_rows: Callable[[Any, str, Sequence[str]], int]
+    # The lock of a long maintenance, tried without waiting: a generator that yields how to release
+    # it, or None when another holds it, and cleans up when resumed.
+    _lock: Callable[[str], Iterator[Callable[[], object] | None]]
+
+    @contextmanager
+    def exclusive(self, name: str) -> Iterator[bool]:
+        with contextmanager(self._lock)(name) as release:
+            if release is None:
+                yield False
+                return
+            try:
+                yield True
+            finally:
+                release()
 
     def restore_chunks(self, agent_id: str, ids: Sequence[str]) -> int:
         if not ids:

@@ -10,22 +10,52 @@ backend's parts are written in it (PostgreSQL's ``jsonb ? key`` would not surviv
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from hippo.stores.base import ChunkFilter, ExperienceFilter, MetaCondition
 from hippo.stores.sql.dialect import Dialect
 
-__all__ = ["COMPARE", "Part", "experience_tests", "filter_sql"]
+__all__ = ["COMPARE", "JsonTests", "Part", "experience_tests", "filter_sql", "metadata_sql"]
 
 COMPARE = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 
 Part = tuple[str, list[Any]]  # a test and its parameters
 
 
-def filter_sql(d: Dialect, where: ChunkFilter, *, tag: Callable[[str], Part],
-               metadata: Callable[[MetaCondition], Part], experience: Callable[[ChunkFilter], Part]) -> Part:
-    """A test (never empty) that ``c`` passes ``where``, and its parameters; ``tag``, ``metadata``
-    and ``experience`` write those parts in the backend's style."""
+@dataclass(frozen=True)
+class JsonTests:
+    """How a backend tests ``c.metadata``, a JSON object, in its own parameter style. Keys are
+    validated (no quotes, no backslashes); JSON types stay apart (``true`` is not ``1``)."""
+
+    tagged: Callable[[str], Part]  # its ``tags`` list holds the tag
+    equal: Callable[[str, list[Any]], Part]  # (key, values): the field equals one of the values
+    differs: Callable[[str, Any], Part]  # (key, value): it does not, also where the field is missing
+    present: Callable[[str], Part]  # the field is there (JSON null included)
+    number: Callable[[str, str, Any], Part]  # (key, comparison, value): a number field compares so
+    text: Callable[[str, str, Any], Part]  # a text field compares so (byte order)
+
+
+def metadata_sql(tests: JsonTests, condition: MetaCondition) -> Part:
+    """One metadata condition as a test, through the backend's ``tests``."""
+    key, op, value = condition.key, condition.op, condition.value
+    if op == "eq":
+        return tests.equal(key, [value])
+    if op == "ne":
+        return tests.differs(key, value)
+    if op == "in":
+        return tests.equal(key, list(value)) if value else ("false", [])
+    if op == "exists":
+        clause, params = tests.present(key)
+        return (clause if value else f"NOT ({clause})"), params
+    ranged = tests.number if isinstance(value, (int, float)) else tests.text
+    return ranged(key, COMPARE[op], value)
+
+
+def filter_sql(d: Dialect, where: ChunkFilter, *, json: JsonTests,
+               experience: Callable[[ChunkFilter], Part]) -> Part:
+    """A test (never empty) that ``c`` passes ``where``, and its parameters; ``json`` and
+    ``experience`` write the tags, the metadata and the experience in the backend's style."""
     parts: list[Part] = []
     if not where.include_superseded:
         parts.append((d.sql("c.superseded_by IS NULL"), []))
@@ -35,8 +65,8 @@ def filter_sql(d: Dialect, where: ChunkFilter, *, tag: Callable[[str], Part],
             parts.append((d.sql(among), params))
     if where.session_id is not None:
         parts.append((d.sql("c.session_id = ?"), [where.session_id]))
-    parts += [tag(name) for name in where.tags]
-    parts += [(f"({clause})", params) for clause, params in map(metadata, where.metadata)]
+    parts += [json.tagged(name) for name in where.tags]
+    parts += [(f"({clause})", params) for clause, params in (metadata_sql(json, m) for m in where.metadata)]
     if where.experience is not None:
         parts.append(experience(where))
     if where.since is not None:

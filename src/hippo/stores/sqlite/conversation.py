@@ -11,19 +11,14 @@ import sqlite3
 from pathlib import Path
 from typing import Sequence
 
-from hippo.errors import NotFound
-from hippo.stores.base import validate_table_name
-from hippo.stores.sql.conversation import message_hits, scope
-from hippo.stores.sql.dialect import SQLITE
+from hippo.stores.sql.conversation import Messages
 from hippo.stores.sqlite.search import match_expression
-from hippo.types import ConversationHit
 
-__all__ = ["create_messages_table", "has_messages_table", "search_messages", "validate_table_name"]
+__all__ = ["MESSAGES", "create_messages_table"]
 
 def create_messages_table(target: str | Path | sqlite3.Connection, name: str = "messages") -> None:
     """Create ``name`` (id, agent_id, session_id, role, content, created_at), its FTS5
-    table and the triggers that keep them in sync, unless they exist."""
-    name = validate_table_name(name)
+    table and the triggers that keep them in sync, unless they exist (``name`` validated)."""
     conn = target if isinstance(target, sqlite3.Connection) else sqlite3.connect(str(target), isolation_level=None)
     try:
         conn.execute("PRAGMA journal_mode=WAL")
@@ -61,30 +56,18 @@ def create_messages_table(target: str | Path | sqlite3.Connection, name: str = "
             conn.close()
 
 
-def has_messages_table(conn: sqlite3.Connection, table: str) -> bool:
-    table = validate_table_name(table)
+def _columns(conn: sqlite3.Connection, table: str) -> list[str] | None:
     fts = f"{table}_fts"
     existing = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE name IN (?, ?)", (table, fts))}
-    return existing == {table, fts}
+    return [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')] if existing == {table, fts} else None
 
 
-def search_messages(conn: sqlite3.Connection, agent_id: str, table: str, terms: Sequence[str],
-                    limit: int) -> list[ConversationHit]:
-    match = match_expression(terms)
-    if match is None:
-        return []
-    table = validate_table_name(table)
+def _fts_search(table: str, columns: Sequence[str], mine: str) -> tuple[str, list[str]]:
     fts = f"{table}_fts"
-    if not has_messages_table(conn, table):
-        raise NotFound(
-            f"no messages table {table!r} with its FTS table {fts!r} in this database; "
-            "create them with hippo.create_messages_table()"
-        )
-    columns = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
-    mine, params = scope(SQLITE, columns, match, agent_id, limit)
-    sql = (
-        f'SELECT m.rowid, -bm25("{fts}"), snippet("{fts}", 0, \'[\', \']\', \'…\', 16), m.* '
-        f'FROM "{fts}" JOIN "{table}" m ON m.rowid = "{fts}".rowid WHERE "{fts}" MATCH ?{mine} '
-        f'ORDER BY bm25("{fts}") LIMIT ?'
-    )
-    return message_hits(conn.execute(sql, params), columns)
+    return (f'SELECT m.rowid, -bm25("{fts}"), snippet("{fts}", 0, \'[\', \']\', \'…\', 16), m.* '
+            f'FROM "{fts}" JOIN "{table}" m ON m.rowid = "{fts}".rowid WHERE "{fts}" MATCH ?{mine} '
+            f'ORDER BY bm25("{fts}") LIMIT ?'), list(columns)
+
+
+MESSAGES = Messages(columns=_columns, query=match_expression, statement=_fts_search,
+                    missing="with its FTS5 table (<table>_fts)")

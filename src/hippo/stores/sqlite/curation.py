@@ -11,8 +11,7 @@ is scrubbed after the commit.
 from __future__ import annotations
 
 import fcntl
-from contextlib import contextmanager
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from hippo.stores.retrievals import RetrievalBatch
 from hippo.stores.sql.curation import MOVED, delete_archived_rows
@@ -41,23 +40,19 @@ class Curation:
         "AND c.agent_id = ? ORDER BY bm25(chunks_archive_fts), c.id LIMIT ?")
     keyword_query = staticmethod(match_expression)
 
-    @contextmanager
-    def exclusive(self, name: str) -> Iterator[bool]:
+    def _lock(self, name: str) -> Iterator[Callable[[], object] | None]:
         """A lock file beside the database (``<db>.<name>.lock``), held with ``flock``; an in-memory
         database has one process."""
         if self.db.file in ("", ":memory:") or self.db.file.startswith("file:"):
-            yield True
+            yield lambda: None
             return
         with open(f"{self.db.file}.{name}.lock", "a") as handle:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                held = True
             except BlockingIOError:
-                yield False
-                return
-            try:
-                yield True
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+                held = False
+            yield (lambda: fcntl.flock(handle, fcntl.LOCK_UN)) if held else None
 
     def _restore_rows(self, conn: Any, agent_id: str, ids: Sequence[str]) -> int:
         moved = conn.execute(f"INSERT INTO chunks ({MOVED}) SELECT {MOVED} FROM chunks_archive WHERE agent_id = ? "

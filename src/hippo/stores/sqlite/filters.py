@@ -4,24 +4,20 @@ JSON functions, its experiences through their records (the rest: ``stores/sql/fi
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, Callable
 
-from hippo.stores.base import ChunkFilter, ExperienceFilter, MetaCondition
+from hippo.stores.base import ChunkFilter, ExperienceFilter
 from hippo.stores.sql import filters
 from hippo.stores.sql.dialect import SQLITE
-from hippo.stores.sql.filters import COMPARE, experience_tests
+from hippo.stores.sql.filters import JsonTests, Part, experience_tests
 
 __all__ = ["experience_rowids_sql", "filter_sql"]
 
 
 def filter_sql(where: ChunkFilter) -> tuple[str, list[Any]]:
     """A condition (never empty) and its bound parameters."""
-    return filters.filter_sql(SQLITE, where, tag=_tag, metadata=_metadata_sql,
+    return filters.filter_sql(SQLITE, where, json=_JSON,
                               experience=lambda chosen: _experience_sql(chosen.experience or ExperienceFilter()))
-
-
-def _tag(tag: str) -> tuple[str, list[Any]]:
-    return "EXISTS (SELECT 1 FROM json_each(c.metadata, '$.tags') WHERE value = ?)", [tag]
 
 
 def _experience_sql(wanted: ExperienceFilter) -> tuple[str, list[Any]]:
@@ -44,7 +40,11 @@ def experience_rowids_sql(where: ChunkFilter, agent_id: str) -> tuple[str, list[
             [agent_id, *params, agent_id, *rest_params])
 
 
-def _equals(path: str, value: Any) -> tuple[str, list[Any]]:
+def _path(key: str) -> str:
+    return '$."' + key + '"'  # keys are validated: no quotes or backslashes
+
+
+def _equals(path: str, value: Any) -> Part:
     """The field holds exactly ``value`` (JSON types kept apart: true is not 1)."""
     if value is None:
         return "json_type(c.metadata, ?) = 'null'", [path]
@@ -57,19 +57,25 @@ def _equals(path: str, value: Any) -> tuple[str, list[Any]]:
     return "json_type(c.metadata, ?) = 'text' AND json_extract(c.metadata, ?) = ?", [path, path, value]
 
 
-def _metadata_sql(condition: MetaCondition) -> tuple[str, list[Any]]:
-    path = '$."' + condition.key + '"'  # keys are validated: no quotes or backslashes
-    op, value = condition.op, condition.value
-    if op == "eq":
-        return _equals(path, value)
-    if op == "ne":  # also true where the field is missing
-        clause, params = _equals(path, value)
-        return f"NOT COALESCE(({clause}), 0)", params
-    if op == "in":
-        parts = [_equals(path, item) for item in value]
-        return " OR ".join(f"({c})" for c, _ in parts), [p for _, ps in parts for p in ps]
-    if op == "exists":
-        return f"json_type(c.metadata, ?) IS {'NOT ' if value else ''}NULL", [path]
-    kinds = "IN ('integer', 'real')" if isinstance(value, (int, float)) else "= 'text'"
-    return (f"json_type(c.metadata, ?) {kinds} AND json_extract(c.metadata, ?) {COMPARE[op]} ?",
-            [path, path, value])
+def _any_equals(key: str, values: list[Any]) -> Part:
+    parts = [_equals(_path(key), item) for item in values]
+    return " OR ".join(f"({c})" for c, _ in parts), [p for _, ps in parts for p in ps]
+
+
+def _not_equals(key: str, value: Any) -> Part:
+    clause, params = _equals(_path(key), value)
+    return f"NOT COALESCE(({clause}), 0)", params
+
+
+def _typed(types: str) -> Callable[[str, str, Any], Part]:
+    """A comparison of a field whose JSON type is among ``types``."""
+    return lambda key, sign, value: (
+        f"json_type(c.metadata, ?) IN ({types}) AND json_extract(c.metadata, ?) {sign} ?",
+        [_path(key), _path(key), value])
+
+
+_JSON = JsonTests(
+    tagged=lambda tag: ("EXISTS (SELECT 1 FROM json_each(c.metadata, '$.tags') WHERE value = ?)", [tag]),
+    equal=_any_equals, differs=_not_equals,
+    present=lambda key: ("json_type(c.metadata, ?) IS NOT NULL", [_path(key)]),
+    number=_typed("'integer', 'real'"), text=_typed("'text'"))

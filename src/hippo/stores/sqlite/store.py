@@ -20,12 +20,11 @@ from hippo.config import DEFAULT_ANN_THRESHOLD
 from hippo.stores.base import StoreCapabilities
 from hippo.stores.neighbours import nearest_runs
 from hippo.stores.retrievals import DEFAULT_DELAY, RetrievalQueue
-from hippo.stores.sql.conversation import Messages
 from hippo.stores.sql.dialect import SQLITE
 from hippo.stores.sql.rows import chunk_columns, chunk_of
 from hippo.stores.sql.store import Rewrite, SqlStore
 from hippo.stores.sqlite.bm25 import Bm25
-from hippo.stores.sqlite.conversation import has_messages_table, search_messages
+from hippo.stores.sqlite.conversation import MESSAGES
 from hippo.stores.sqlite.curation import Curation
 from hippo.stores.sqlite.database import SQLiteDatabase
 from hippo.stores.sqlite.narrowing.supersets import Supersets
@@ -50,7 +49,7 @@ class SQLiteStore(SqlStore, SearchMixin, Curation, Summary):
 
     capabilities = StoreCapabilities(supports_ann=False, secure_delete=True, conversation=True)
     db: SQLiteDatabase
-    messages = Messages(exists=has_messages_table, search=search_messages)
+    messages = MESSAGES
 
     def __init__(self, path: str | Path, *, ann_threshold: int | None = DEFAULT_ANN_THRESHOLD,
                  retrieval_delay: float = DEFAULT_DELAY) -> None:
