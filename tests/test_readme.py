@@ -92,3 +92,26 @@ def test_the_experiences_then_the_capture_example_in_one_database_surface_only_t
     printed = capsys.readouterr().out.splitlines()
     shown = printed[printed.index("Relevant memories (hippo):") + 1:]
     assert len(shown) == 1 and "] Kris: We decided to ship billing on Fridays only. (" in shown[0], printed
+
+
+def test_every_public_operation_of_memory_is_documented():
+    import hippo
+
+    pages = "".join(page.read_text(encoding="utf-8") for page in [README, *(ROOT / "docs" / "guide").glob("*.md")])
+    public = [name for name in dir(hippo.Memory) if not name.startswith("_")]
+    assert len(public) > 40
+    missing = [name for name in public if not re.search(rf"[`.]{name}\b", pages)]
+    assert not missing, f"not in the README or a guide page: {missing}"
+
+
+def test_every_agent_tool_and_mcp_tool_is_named_in_the_guides(tmp_path):
+    import hippo
+    from hippo.surfaces.capture_tools import capture_tools
+    from hippo.surfaces.tools import TOOL_NAMES
+
+    with hippo.open(str(tmp_path / "m.db"), agent_id="a", embedder="fake") as mem:
+        captured = [tool.name for tool in capture_tools(mem)]
+    tools_page = (ROOT / "docs" / "guide" / "tools.md").read_text(encoding="utf-8")
+    mcp_page = (ROOT / "docs" / "guide" / "mcp.md").read_text(encoding="utf-8")
+    assert [name for name in TOOL_NAMES if f"`{name}`" not in tools_page] == []
+    assert [name for name in captured if f"`{name}`" not in mcp_page] == []
