@@ -81,6 +81,23 @@ def test_what_a_session_was_shown_is_kept_in_the_database(noted, make_mem, local
     assert NOTES[0] in [h.content for h in other.surface(ask, session_id="s-2").hits]  # a new session
 
 
+def test_what_the_session_just_said_is_not_offered_back(noted):
+    """Captured after every reply (Claude Code's hooks), the last turn is already a memory: offered
+    back, it would say again what the conversation shows, and its words, the query's own, would
+    crowd out the older memory the prompt is about."""
+    said = [{"role": "user", "id": "u-7", "content": "Write the release checklist for the billing service."},
+            {"role": "assistant", "id": "a-7", "content": "Here is the billing release checklist: run the "
+                                                          "migrations, tag the release, deploy."}]
+    noted.observe(said, session_id="s-echo")
+    assert noted.process_pending().memories >= 1
+    echoes = {m.id for m in noted.list_memories(limit=50).items if m.session_id == "s-echo"}
+    ask = [*said, {"role": "user", "content": "Which day of the week can we ship the billing release?"}]
+    found = noted.surface(ask, session_id="s-echo")
+    assert NOTES[0] in [h.content for h in found.hits] and not echoes & {h.id for h in found.hits}
+    elsewhere = noted.surface(ask, session_id="s-other")  # message ids are a session's own: no echo there
+    assert echoes & {h.id for h in elsewhere.hits}
+
+
 def test_nothing_is_surfaced_when_nothing_is_relevant(noted):
     found = noted.surface([{"role": "user", "content": "What is the capital of Mongolia and its population?"}],
                           session_id="s-x")

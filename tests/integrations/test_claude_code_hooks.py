@@ -7,14 +7,14 @@ hook exits 0 with no output in under 1 s."""
 from __future__ import annotations
 
 import json
-import os
+import shlex
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from hook_runs import SESSION, command, line, payload, run, wait_until
 from typer.testing import CliRunner
 
 import hippo
@@ -23,20 +23,11 @@ from hippo.surfaces.cli import app
 pytest.importorskip("fastapi")
 from hippo.surfaces.http.server import BackgroundServer  # noqa: E402
 
-SESSION = "9b2c1a4e-0000-4000-8000-000000000001"
-
 
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def line(kind: str, uuid: str, content, parent: str | None = None) -> str:
-    return json.dumps({"parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": "/repo",
-                       "sessionId": SESSION, "version": "1.0.0", "type": kind, "uuid": uuid,
-                       "timestamp": "2026-11-01T10:00:00.000Z",
-                       "message": {"role": kind, "content": content}}) + "\n"
 
 
 def install(tmp_path: Path, *extra: str, db: Path | None = None) -> dict:
@@ -47,27 +38,6 @@ def install(tmp_path: Path, *extra: str, db: Path | None = None) -> dict:
     result = CliRunner().invoke(app, argv)
     assert result.exit_code == 0, result.stderr
     return json.loads((project / ".claude" / "settings.json").read_text())
-
-
-def command(settings: dict, event: str) -> str:
-    found = [h["command"] for g in settings["hooks"][event] for h in g["hooks"] if " hook " in h["command"]]
-    assert len(found) == 1
-    return found[0]
-
-
-def run(cmd: str, payload: dict, tmp_path: Path, **env: str) -> tuple[subprocess.CompletedProcess, float]:
-    environment = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "HOME": str(tmp_path),
-                   "HIPPO_CONFIG": str(tmp_path / "none.toml"), **env}
-    environment.pop("HIPPO_URL", None) if "HIPPO_URL" not in env else None
-    started = time.monotonic()
-    done = subprocess.run(["sh", "-c", cmd], input=json.dumps(payload), capture_output=True, text=True,
-                          env=environment, cwd=tmp_path, timeout=60)
-    return done, time.monotonic() - started
-
-
-def payload(event: str, transcript: Path, **more) -> dict:
-    return {"session_id": SESSION, "transcript_path": str(transcript), "cwd": "/repo", "hook_event_name": event,
-            **more}
 
 
 def test_install_merges_and_twice_adds_nothing(tmp_path):
@@ -83,6 +53,37 @@ def test_install_merges_and_twice_adds_nothing(tmp_path):
         assert f" hook {event}" in command(first, event) and command(first, event).endswith("|| true")
     moved = install(tmp_path, "--url", "http://127.0.0.1:9")  # another server: the entry is replaced
     assert "--url http://127.0.0.1:9" in command(moved, "Stop") and len(moved["hooks"]["Stop"]) == 2
+
+
+def agents_installed(tmp_path: Path, *argv: str, **env: str) -> set[str]:
+    """The agents the hook commands name, installed with ``argv`` (global options, then ``--``,
+    then install's own) in the environment ``env``."""
+    split = argv.index("--") if "--" in argv else len(argv)
+    project = tmp_path / "project"
+    result = CliRunner().invoke(app, ["--db", str(tmp_path / "agents.db"), *argv[:split], "hooks", "install",
+                                      "--project", str(project), *argv[split + 1:]], env=env)
+    assert result.exit_code == 0, result.stderr
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    named = set()
+    for event in settings["hooks"]:
+        words = shlex.split(command(settings, event).removesuffix(" 2>/dev/null || true"))
+        named.add(words[words.index("--agent") + 1])
+    return named
+
+
+def test_install_names_the_agent_hippo_mcp_would_use(tmp_path):
+    config = tmp_path / "hippo.toml"
+    config.write_text('agent_id = "from-toml"\n')
+    assert agents_installed(tmp_path) == {"default"}
+    assert agents_installed(tmp_path, HIPPO_CONFIG=str(config)) == {"from-toml"}
+    assert agents_installed(tmp_path, HIPPO_CONFIG=str(config), HIPPO_AGENT_ID="from-env") == {"from-env"}
+    assert agents_installed(tmp_path, "--agent", "global", HIPPO_AGENT_ID="from-env") == {"global"}
+    assert agents_installed(tmp_path, "--agent", "global", "--", "--agent", "me", HIPPO_AGENT_ID="x") == {"me"}
+
+    before = (tmp_path / "project" / ".claude" / "settings.json").read_text()
+    refused = CliRunner().invoke(app, ["hooks", "install", "--project", str(tmp_path / "project"), "--agent", "a/b"])
+    assert refused.exit_code == 1 and "agent" in refused.stderr and "Traceback" not in refused.stderr
+    assert (tmp_path / "project" / ".claude" / "settings.json").read_text() == before
 
 
 def test_the_installed_hooks_capture_surface_and_compact(tmp_path):
@@ -126,8 +127,10 @@ def test_the_hooks_use_a_running_server(tmp_path, db, clock):
         done, _ = run(command(settings, "Stop"), payload("Stop", transcript), tmp_path)
         assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
         alice = base.for_agent("alice")
-        assert alice.pending_agents() == ["alice"]
-        alice.process_pending()
+        # the hook's background worker asks the server to process (POST .../process): no capture_every here
+        assert base.settings.capture_every is None
+        wait_until(lambda: not alice.pending_agents() and alice.list_memories(limit=10).items,
+                   "the server processed what the Stop hook observed")
         ask = payload("UserPromptSubmit", transcript, prompt="The release train leaves every second Tuesday.",
                       session_id="other")
         done, _ = run(command(settings, "UserPromptSubmit"), ask, tmp_path)

@@ -1,7 +1,8 @@
-"""hippo as Claude Code hooks (seed 002): capture and surfacing with no effort from the agent.
+"""hippo as Claude Code hooks: capture and surfacing with no effort from the agent.
 
 ``hippo hooks install`` writes one command per event into ``.claude/settings.json`` (a project's)
-or ``~/.claude/settings.json`` (the user's), next to whatever hooks are there. Each command is
+or ``~/.claude/settings.json`` (the user's), next to whatever hooks are there; each command names
+the database and the agent, so the hooks and ``hippo mcp`` share one memory. Each command is
 ``hippo hook EVENT``, which reads Claude Code's hook input (JSON on standard input: ``session_id``,
 ``transcript_path``, ``cwd``, ``hook_event_name``, ``prompt``, ...):
 
@@ -10,12 +11,15 @@ or ``~/.claude/settings.json`` (the user's), next to whatever hooks are there. E
 - ``Stop``, ``SessionEnd``: observe the part of the transcript not observed yet.
 - ``PreCompact``: the same, then ``compact`` the session Claude Code holds (what fades is stored).
 
-With a server (``--url`` at install, or ``HIPPO_URL``; ``HIPPO_API_KEY`` for a keyed one) the hook
-only talks HTTP with a short timeout; otherwise it opens the database itself and, at
-``SessionEnd`` and ``PreCompact``, starts ``hippo process`` in the background. Where a transcript
-was read up to is kept per session under ``$XDG_STATE_HOME/hippo/claude-code`` (message uuids are
-message ids, so a lost state only costs a re-read). The command line wraps everything: whatever
-fails, the hook prints nothing and exits 0 (see :mod:`hippo.surfaces.cli.hooks`).
+After ``Stop``, ``PreCompact`` and ``SessionEnd``, what was observed is processed in the background
+(detached and debounced: see :func:`request`), so a memory said early in a session surfaces later
+in it. With a server (``--url`` at install, or ``HIPPO_URL``; ``HIPPO_API_KEY`` for a keyed one)
+the hook only talks HTTP with a short timeout, and the background worker asks the server to process
+(``POST .../process``) and waits for its answer; otherwise the hook opens the database itself and
+the worker processes it. Where a transcript was read up to is
+kept per session under ``$XDG_STATE_HOME/hippo/claude-code`` (message uuids are message ids, so a
+lost state only costs a re-read). The command line wraps everything: whatever fails, the hook
+prints nothing and exits 0 (see :mod:`hippo.surfaces.cli.hooks`).
 """
 
 from __future__ import annotations
@@ -35,14 +39,21 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 from hippo.errors import InvalidInput, ProviderError
 from hippo.integrations.claude_code import new_lines, read_transcript, since_last_compaction, tail_messages, text_only
 
+try:
+    import fcntl
+except ImportError:  # Windows: no flock; each request starts a worker (processing is safe concurrently)
+    fcntl = None  # type: ignore[assignment]
+
 if TYPE_CHECKING:
     from hippo.core.memory import Memory
 
-__all__ = ["EVENTS", "Refused", "Target", "event_name", "hook_command", "install", "run", "settings_path"]
+__all__ = ["EVENTS", "Files", "Refused", "Target", "event_name", "files", "hook_command", "install", "request", "run",
+           "settings_path", "state_dir", "work"]
 
 EVENTS = ("UserPromptSubmit", "Stop", "PreCompact", "SessionEnd")
 TIMEOUTS = {"UserPromptSubmit": 15, "Stop": 30, "PreCompact": 120, "SessionEnd": 30}  # Claude Code's, seconds
 HTTP_TIMEOUT, COMPACT_TIMEOUT = 2.0, 30.0
+PROCESS_TIMEOUT = 600.0  # the background worker waits this long for a server's processing
 BATCH = 200  # messages observed per call
 
 
@@ -114,7 +125,7 @@ class Target:
     url: str | None = None
     api_key: str | None = None
     open_memory: Callable[[bool], AbstractContextManager["Memory"]] | None = None
-    background: Sequence[str] | None = None  # the command that processes in the background (direct only)
+    processor: Sequence[str] | None = None  # the command that processes in the background
     where: str = ""  # the database, naming where a transcript's reading state belongs
     _stack: list[Any] = field(default_factory=list)
 
@@ -166,17 +177,26 @@ class Target:
         else:
             self.memory(True).compact(messages, session_id=session)
 
-    def process_later(self) -> None:
-        if not self.url and self.background:
-            subprocess.Popen(list(self.background), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+    def processing_files(self) -> Files:
+        """The background processing's marker and lock for this database (or server) and agent."""
+        return files(self.url or self.where, self.agent)
+
+    def request_processing(self) -> bool:
+        """Start processing what was observed in the background, unless a worker is already on it."""
+        return request(self.processing_files(), self.processor) if self.processor else False
+
+    def process(self) -> None:
+        """Process what was observed now: what the background worker does."""
+        if self.url:
+            self.post("/process", {}, timeout=PROCESS_TIMEOUT)
+        else:
+            self.memory(False).process_pending()
 
 
 def _state_file(target: Target, session: str) -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     where = target.url or target.where
     key = hashlib.sha256(f"{where}\0{target.agent}\0{session}".encode()).hexdigest()[:32]
-    return Path(base) / "hippo" / "claude-code" / f"{key}.json"
+    return state_dir() / f"{key}.json"
 
 
 def _read_offset(state: Path, transcript: str) -> int:
@@ -244,14 +264,114 @@ def run(event: str, payload: Mapping[str, Any], target: Target, *, max_tokens: i
         transcript = payload.get("transcript_path")
         if not isinstance(transcript, str) or not os.path.isfile(transcript):
             return ""
-        observe_new(target, transcript, session)
+        observed = observe_new(target, transcript, session)
         if event == "PreCompact":
             with open(transcript, encoding="utf-8", errors="replace") as f:
                 held = since_last_compaction(f)
             if held:
                 target.compact(held, session)
-        if event in ("PreCompact", "SessionEnd"):
-            target.process_later()
+        if observed or event in ("PreCompact", "SessionEnd"):
+            target.close()  # the worker writes to the database: this hook is done with it
+            target.request_processing()
         return ""
     finally:
         target.close()
+
+
+# -- processing in the background ----------------------------------------------------------------
+#
+# After a hook observed new messages (``Stop``, ``PreCompact``, ``SessionEnd``), :func:`request` asks
+# for them to be processed (windows, the gate, extraction: ``process_pending``) by a detached process,
+# ``hippo hooks process``, so the hook returns at once and what was said early in a session can
+# surface later in the same session. Two files per database (or server) and agent, in the hooks'
+# state directory, make a burst of hooks start one processing, not one each:
+#
+# - ``process-KEY.pending``: there is something to process. Every request creates it.
+# - ``process-KEY.lock``: an exclusive ``flock`` that the worker holds for its whole life. The hook
+#   takes it before it starts the worker and hands it over (the worker inherits the descriptor), so
+#   a worker never starts without it, and no second one starts while the first is loading.
+#
+# A request creates the marker, then tries the lock. Held, a worker is running: it will see the
+# marker. Free, the hook starts a worker. The worker removes the marker and processes, again while the
+# marker comes back; then it lets the lock go and looks once more, so a request that came between its
+# last look and the release is not lost. A request's messages are committed before its marker is
+# made, and a pass starts after the marker it removed: no observed message waits for a later request.
+# The system releases the lock of a worker that dies, so a killed worker blocks nothing.
+
+
+def state_dir() -> Path:
+    """Where the hooks keep their state: ``$XDG_STATE_HOME/hippo/claude-code``."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "hippo" / "claude-code"
+
+
+@dataclass(frozen=True, slots=True)
+class Files:
+    """The marker and the lock of one database (or server) and agent."""
+
+    pending: Path
+    lock: Path
+
+
+def files(where: str, agent: str) -> Files:
+    """The files of the database or server ``where`` and ``agent``."""
+    key = hashlib.sha256(f"{where}\0{agent}".encode()).hexdigest()[:32]
+    folder = state_dir()
+    return Files(folder / f"process-{key}.pending", folder / f"process-{key}.lock")
+
+
+def _take(fd: int) -> bool:
+    """The lock, if no one holds it."""
+    assert fcntl is not None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+
+
+def _start(command: Sequence[str], lock_fd: int | None) -> None:
+    """The worker, detached: its own session, no terminal, nothing inherited but the lock."""
+    subprocess.Popen(list(command), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                     start_new_session=True, close_fds=True, pass_fds=() if lock_fd is None else (lock_fd,))
+
+
+def request(where: Files, command: Sequence[str]) -> bool:
+    """Ask for processing; start ``command`` (followed by ``--lock-fd N``) unless a worker runs.
+    True when a worker was started. Returns at once: the worker is detached."""
+    where.pending.parent.mkdir(parents=True, exist_ok=True)
+    where.pending.touch()
+    if fcntl is None:
+        _start(command, None)
+        return True
+    fd = os.open(where.lock, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        if not _take(fd):
+            return False
+        _start([*command, "--lock-fd", str(fd)], fd)
+        return True
+    finally:
+        os.close(fd)  # the worker's copy keeps the lock
+
+
+def _consume(marker: Path) -> bool:
+    try:
+        marker.unlink()
+        return True
+    except FileNotFoundError:
+        return False
+
+
+def work(where: Files, lock_fd: int | None, process: Callable[[], object]) -> int:
+    """The worker: ``process`` once, then again while requests come, holding the lock handed over
+    as ``lock_fd`` (None: a worker started by hand, or without flock); the number of passes."""
+    passes = 0
+    while True:
+        while _consume(where.pending) or passes == 0:
+            process()
+            passes += 1
+        if lock_fd is None or fcntl is None:
+            return passes
+        fcntl.flock(lock_fd, fcntl.LOCK_UN)
+        if not where.pending.exists() or not _take(lock_fd):
+            return passes  # nothing came, or a new worker took over

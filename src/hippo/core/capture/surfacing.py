@@ -2,7 +2,8 @@
 
 ``surface`` reads the last few messages (``surface_messages``, seed 002: about 3) as the query,
 recalls, keeps hits whose own match to it reaches ``surface_threshold`` and that this session was
-not shown before, and renders them as a compact block with their ids within ``max_tokens`` (counted
+not shown before nor captured from the messages given (what the conversation says right now), and
+renders them as a compact block with their ids within ``max_tokens`` (counted
 with the real tokenizer of :mod:`hippo.core.tokens`). What a session was shown is kept in the
 database, so every server and every restart agrees. Small talk surfaces nothing: when the newest
 user message would not pass the capture gate ("thanks!", "ok"), there is no question worth asking.
@@ -53,17 +54,24 @@ def surface(store: "AgentStore", embedding: "EmbeddingService", messages: Sequen
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or not _BUDGET[0] <= max_tokens <= _BUDGET[1]:
         raise InvalidInput(f"max_tokens must be a whole number from {_BUDGET[0]} to {_BUDGET[1]}, "
                            f"got {v.shown(max_tokens)}")
-    recent = [m for m in read_messages(messages) if m.role in ("user", "assistant") and m.text]
-    recent = recent[-settings.surface_messages:]
+    given = read_messages(messages)
+    recent = [m for m in given if m.role in ("user", "assistant") and m.text][-settings.surface_messages:]
     newest = next((m for m in reversed(recent) if m.role == "user"), recent[-1] if recent else None)
     if newest is None or not worth_keeping(newest.text):  # small talk asks for nothing
         return Surfaced("", 0, [])
     query = "\n".join(m.text for m in recent)[-settings.max_query_chars:]
-    ranked, _ = ranked_pool(store, query, embedding.query(query), ChunkFilter(), _CANDIDATES, now,
-                            settings=settings, fusion=fusion, weights=weights)
+    vector = embedding.query(query)
+    hits = _relevant(store, query, vector, now, settings, fusion, weights)
+    # A memory this session captured from a message given here is what the conversation says right
+    # now (Claude Code's hooks capture after every reply): not news, and sharing the query's very
+    # words, it would outweigh an older memory on keywords. Searched again without those.
+    said = {m.id for m in given if m.id}
+    echoes = frozenset(h.id for h in hits
+                       if h.chunk.session_id == session and said.intersection(h.chunk.source_ids))
+    if echoes:
+        hits = _relevant(store, query, vector, now, settings, fusion, weights, exclude=echoes)
     shown = store.surfaced_ids(session)
-    fresh = [h for h in as_hits(store, ranked)
-             if h.id not in shown and _own_match(h, fusion) >= settings.surface_threshold]
+    fresh = [h for h in hits if h.id not in shown and _own_match(h, fusion) >= settings.surface_threshold]
     text, kept = _render(fresh, max_tokens)
     if not kept:
         return Surfaced("", 0, [])
@@ -71,6 +79,13 @@ def surface(store: "AgentStore", embedding: "EmbeddingService", messages: Sequen
         store.record_retrievals([h.id for h in kept], now, boost=RETRIEVAL_BOOST)
         store.mark_surfaced(session, [h.id for h in kept], now)
     return Surfaced(text, count_tokens([text])[0], touched(kept, now))
+
+
+def _relevant(store: "AgentStore", query: str, vector: Any, now: datetime, settings: "Settings", fusion: "Fusion",
+              weights: "ScoreWeights", exclude: frozenset[str] = frozenset()) -> list[Hit]:
+    ranked, _ = ranked_pool(store, query, vector, ChunkFilter(), _CANDIDATES, now, settings=settings, fusion=fusion,
+                            weights=weights, exclude=exclude)
+    return as_hits(store, ranked)
 
 
 def _own_match(hit: Hit, fusion: "Fusion") -> float:

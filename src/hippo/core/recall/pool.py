@@ -142,22 +142,32 @@ def touched(hits: list[Hit], now: datetime) -> list[Hit]:
     return out
 
 
+def _without(found: Candidates, ids: frozenset[str]) -> Candidates:
+    """The candidates but ``ids``, left out before keyword scores are scaled against the best."""
+    if not ids:
+        return found
+    return replace(found, chunks=[c for c in found.chunks if c.id not in ids],
+                   similarity={k: v for k, v in found.similarity.items() if k not in ids},
+                   bm25={k: v for k, v in found.bm25.items() if k not in ids})
+
+
 def ranked_pool(store: "AgentStore", query: str, query_vector: np.ndarray | None, where: ChunkFilter,
                 limit: int, now: datetime, *, settings: "Settings", fusion: Fusion,
-                weights: ScoreWeights) -> tuple[list[Ranked], Candidates]:
-    """The best ``limit`` candidates and the pool they came from. A query that names a day or month
-    ("on October 13, 2023") prefers what was observed then, unless the caller bounded the time."""
+                weights: ScoreWeights, exclude: frozenset[str] = frozenset()) -> tuple[list[Ranked], Candidates]:
+    """The best ``limit`` candidates (none of ``exclude``) and the pool they came from. A query that
+    names a day or month ("on October 13, 2023") prefers what was observed then, unless the caller
+    bounded the time."""
     pool = max(50, limit * 5)
     period = None
     if settings.date_preference and where.since is None and where.until is None:
         period = named_period(query, now)
     while True:
-        found = find_candidates(store, query, query_vector, pool, where)
+        found = _without(find_candidates(store, query, query_vector, pool, where), exclude)
         unseen = unseen_relevance(found, fusion)
         preferred: frozenset[str] = frozenset()
         if period is not None:
-            dated = find_candidates(store, query, query_vector, pool,
-                                    replace(where, since=period[0], until=period[1]))
+            dated = _without(find_candidates(store, query, query_vector, pool,
+                                             replace(where, since=period[0], until=period[1])), exclude)
             unseen = max(unseen, unseen_relevance(dated, fusion) + settings.date_preference)
             found, preferred = found.merged(dated), frozenset(c.id for c in dated.chunks)
         relevance = own_relevance(found, fusion, preferred, settings.date_preference)

@@ -1,5 +1,6 @@
-"""Claude Code hooks: ``hippo hooks install`` and ``hippo hook EVENT``, the command each
-installed hook runs (see :mod:`hippo.integrations.claude_code_hooks`).
+"""Claude Code hooks: ``hippo hooks install``, ``hippo hook EVENT`` (the command each installed
+hook runs) and ``hippo hooks process`` (the background processing a hook starts); see
+:mod:`hippo.integrations.claude_code_hooks`.
 
 ``hippo hook`` is not a user's command but Claude Code's: it must never get in the session's way.
 Whatever goes wrong (hippo broken, the database unreadable, the server down), it prints nothing,
@@ -13,7 +14,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
@@ -21,12 +22,18 @@ from hippo.errors import InvalidInput
 from hippo.surfaces.cli import render
 from hippo.surfaces.cli.app import Options, app, opened
 
+if TYPE_CHECKING:
+    from hippo.integrations.claude_code_hooks import Target
+
 hooks_app = typer.Typer(help="Claude Code hooks: `hippo hooks install` captures sessions and surfaces memories.",
                         no_args_is_help=True)
 app.add_typer(hooks_app, name="hooks")
 
 URL = typer.Option("--url", metavar="URL", help="A running `hippo serve` to use (default: HIPPO_URL, else the "
                                                 "database directly).")
+AGENT = typer.Option("--agent", metavar="ID", help="Agent whose memory the hooks use (default: as for `hippo mcp`, "
+                                                   "the global --agent, HIPPO_AGENT_ID, hippo.toml's agent_id, "
+                                                   "else 'default').")
 
 
 def _executable() -> str:
@@ -34,14 +41,25 @@ def _executable() -> str:
     return str(beside) if beside.exists() else shutil.which("hippo") or "hippo"
 
 
-def _global_options(options: Options) -> list[str]:
+def _agent(options: Options, given: str | None = None) -> str:
+    """The agent as `hippo mcp` finds it: given, the global --agent (or HIPPO_AGENT_ID), hippo.toml's
+    agent_id, else 'default'."""
+    from hippo import wiring
+    from hippo.core.validation import check_agent_id
+
+    return check_agent_id(wiring.settings(options.db, agent_id=given or options.agent).agent_id)
+
+
+def _global_options(options: Options, agent: str) -> list[str]:
     """The global options the hook commands carry: the database as an absolute path (a server URL
-    is left to HIPPO_DB: it may hold a password), and the agent, embedder and LLM when given."""
+    is left to HIPPO_DB: it may hold a password), the agent always (the hooks must write where
+    `hippo mcp` reads, whatever the environment Claude Code gives them), the embedder and LLM when given."""
     found: list[str] = []
     path = options.path()
     if "://" not in path:
         found += ["--db", str(Path(path).expanduser().resolve())]
-    for name in ("agent", "embedder", "llm"):
+    found += ["--agent", agent]
+    for name in ("embedder", "llm"):
         if getattr(options, name):
             found += [f"--{name}", getattr(options, name)]
     return found
@@ -54,23 +72,26 @@ def install(
         "--project", metavar="DIR", help="Into DIR/.claude/settings.json (default: the current directory).")] = None,
     user: Annotated[bool, typer.Option("--user", help="Into ~/.claude/settings.json, for every project.")] = False,
     url: Annotated[Optional[str], URL] = None,
+    agent: Annotated[Optional[str], AGENT] = None,
 ) -> None:
     """Add hippo's hooks to Claude Code's settings (UserPromptSubmit surfaces memories; Stop,
-    PreCompact and SessionEnd observe the transcript), keeping every other hook; safe to run twice."""
+    PreCompact and SessionEnd observe the transcript and process it in the background), keeping
+    every other hook; safe to run twice."""
     from hippo.integrations.claude_code_hooks import EVENTS, hook_command, settings_path
     from hippo.integrations.claude_code_hooks import install as merge
 
     if project is not None and user:
         raise InvalidInput("give --project DIR or --user, not both")
     options: Options = ctx.find_root().obj or Options()
-    carried = _global_options(options)
+    name = _agent(options, agent)
+    carried = _global_options(options, name)
     path = settings_path(str(project) if project else None, user)
     changed, kept = merge(path, {e: hook_command(e, _executable(), carried, url) for e in EVENTS})
-    render.note(f"hippo hooks in {path}: " + ", ".join(
+    render.note(f"hippo hooks in {path} for agent {name}: " + ", ".join(
         [*(f"{e} (added)" for e in changed), *(f"{e} (already there)" for e in kept)]))
     if url is None and os.environ.get("HIPPO_URL") is None:
         render.note("the hooks open the database directly; with `hippo serve` running, --url or HIPPO_URL makes "
-                    "them faster (and capture_every processes what they observe)")
+                    "them faster")
 
 
 @app.command(hidden=False)
@@ -90,11 +111,23 @@ def hook(
     raise typer.Exit(0)
 
 
+def _target(ctx: typer.Context, url: str | None) -> "Target":
+    """Where a hook's work goes, with the command that processes it in the background."""
+    from hippo.integrations.claude_code_hooks import Target
+
+    options: Options = ctx.find_root().obj or Options()
+    agent = _agent(options)
+    processor = [sys.executable, "-c", "from hippo.surfaces.cli import main; main()",
+                 *_global_options(options, agent), "hooks", "process", *(["--url", url] if url else [])]
+    return Target(agent=agent, url=url, api_key=os.environ.get("HIPPO_API_KEY") or None,
+                  open_memory=lambda create: opened(ctx, create=create), processor=processor, where=options.path())
+
+
 def _hook(ctx: typer.Context, event: str, url: str | None, max_tokens: int) -> None:
     import logging
     import warnings
 
-    from hippo.integrations.claude_code_hooks import Target, event_name, run
+    from hippo.integrations.claude_code_hooks import event_name, run
 
     logging.disable(logging.CRITICAL)
     warnings.simplefilter("ignore")
@@ -102,12 +135,23 @@ def _hook(ctx: typer.Context, event: str, url: str | None, max_tokens: int) -> N
     payload = json.loads(sys.stdin.read() or "{}")
     if not isinstance(payload, dict):
         return
-    options: Options = ctx.find_root().obj or Options()
-    background = [sys.executable, "-c", "from hippo.surfaces.cli import main; main()",
-                  *_global_options(options), "process"]
-    target = Target(agent=options.agent or "default", url=url, api_key=os.environ.get("HIPPO_API_KEY") or None,
-                    open_memory=lambda create: opened(ctx, create=create), background=background,
-                    where=options.path())
-    printed = run(name, payload, target, max_tokens=max_tokens)
+    printed = run(name, payload, _target(ctx, url), max_tokens=max_tokens)
     if printed:
         sys.stdout.write(printed + "\n")
+
+
+@hooks_app.command("process", hidden=True)
+def process(
+    ctx: typer.Context,
+    url: Annotated[Optional[str], URL] = None,
+    lock_fd: Annotated[Optional[int], typer.Option("--lock-fd", hidden=True)] = None,
+) -> None:
+    """Process what the hooks observed, then again while they ask; what a hook starts in the
+    background after Stop, PreCompact and SessionEnd (one at a time per database and agent)."""
+    from hippo.integrations.claude_code_hooks import work
+
+    target = _target(ctx, url or os.environ.get("HIPPO_URL") or None)
+    try:
+        work(target.processing_files(), lock_fd, target.process)
+    finally:
+        target.close()
