@@ -6,6 +6,7 @@ The fixtures ``browser`` and ``site`` over these are in ``conftest.py``."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Iterator
@@ -20,12 +21,14 @@ pytest.importorskip("fastapi")
 pytest.importorskip("jinja2")
 from hippo.surfaces.http.server import BackgroundServer  # noqa: E402
 
-__all__ = ["CHROMIUM", "SHOTS", "Site", "chromium_only", "cookies_of", "fact", "launched", "only_loopback", "served",
-           "shot", "tab_for"]
+__all__ = ["CHROMIUM", "README_IMAGES", "SHOTS", "Site", "chromium_only", "cookies_of", "fact", "launched",
+           "only_loopback", "readme_shot", "served", "shot", "tab_for"]
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 chromium_only = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (scripts/test.sh)")
 SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "dashboard"
+README_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
+WRITE_README = os.environ.get("HIPPO_README_SHOTS") == "1"  # read at import: the tests run with HIPPO_* cleared
 
 
 def launched() -> Iterator[object]:
@@ -101,6 +104,19 @@ def tab_for(browser, site, key: str):
 def shot(tab, name: str) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
     tab.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def readme_shot(tab, name: str, height: int | None = None) -> None:
+    """The test's screenshot (the whole page), and with HIPPO_README_SHOTS=1 the README's copy of
+    it: the whole page, or its top ``height`` pixels."""
+    shot(tab, name)
+    if WRITE_README:
+        README_IMAGES.mkdir(parents=True, exist_ok=True)
+        if height is None:
+            shutil.copyfile(SHOTS / f"{name}.png", README_IMAGES / f"{name}.png")
+        else:
+            tab.screenshot(path=str(README_IMAGES / f"{name}.png"), full_page=True,
+                           clip={"x": 0, "y": 0, "width": tab.viewport_size["width"], "height": height})
 
 
 def cookies_of(tab) -> dict[str, str]:

@@ -20,14 +20,18 @@ from hippo.surfaces.http.server import BackgroundServer  # noqa: E402
 # -- login, browse, search ------------------------------------------------------------------------
 
 
+def agents_listed(tab) -> list[str]:
+    return [row.get_attribute("data-agent") for row in tab.locator("#agents tbody tr").all()]
+
+
 def test_login_browse_and_search(browser, site):
     tab = tab_for(browser, site, site.key_a)
     session = next(c for c in tab.context.cookies() if c["name"] == "hippo_session")
     assert session["httpOnly"] and session["sameSite"] == "Strict" and site.key_a not in session["value"]
-    assert tab.locator("ul.agents li").all_inner_texts() == ["alice"]  # not bob
+    assert agents_listed(tab) == ["alice"]  # not bob
     shot(tab, "agents")
 
-    tab.click("text=alice")
+    tab.click("#agents td.name >> text=alice")
     rows = tab.locator("#memories tbody tr")
     assert rows.count() == 25
     assert rows.first.get_attribute("data-id") == site.garden  # newest first
@@ -274,7 +278,7 @@ def test_a_key_for_one_agent_cannot_reach_another(browser, site):
         assert bob.memory_block("persona") is None
 
     admin = tab_for(browser, site, site.admin)
-    assert admin.locator("ul.agents li").all_inner_texts() == ["alice", "bob"]
+    assert agents_listed(admin) == ["alice", "bob"]
 
 
 def test_no_session_means_the_login_page_and_a_bad_key_is_refused(browser, site):
@@ -298,6 +302,6 @@ def test_a_keyless_loopback_server_needs_no_login(browser, db_path):
     with BackgroundServer(hippo.open(db_path, agent_id="alice", embedder=FakeEmbedder())) as url:
         tab = browser.new_context().new_page()
         tab.goto(f"{url}/")
-        assert tab.locator("ul.agents li").all_inner_texts() == ["alice"]
-        tab.click("text=alice")
+        assert agents_listed(tab) == ["alice"]
+        tab.click("#agents td.name >> text=alice")
         assert "A keyless note" in tab.inner_text("#memories")

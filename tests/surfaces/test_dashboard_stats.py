@@ -11,9 +11,7 @@ writes the README's two screenshots (docs/images/dashboard-stats.png, dashboard-
 from __future__ import annotations
 
 import json
-import os
 import random
-import shutil
 from pathlib import Path
 from typing import Iterator
 
@@ -24,12 +22,10 @@ from hippo.providers.fake import FakeEmbedder, FakeLLM
 
 pytest.importorskip("fastapi")
 pytest.importorskip("jinja2")
-from dashboard_site import SHOTS, fact, only_loopback, shot, tab_for  # noqa: E402
+from dashboard_site import fact, only_loopback, readme_shot, tab_for  # noqa: E402
 
 from hippo.surfaces.http.server import BackgroundServer  # noqa: E402
 
-README_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
-WRITE_README = os.environ.get("HIPPO_README_SHOTS") == "1"  # read at import: the tests run with HIPPO_* cleared
 PLACES = ["the heron by the pond", "the tomatoes in the garden", "the train to Porto", "the blue kayak",
           "the dentist on Friday", "the book about tides", "the migration project", "the bakery on Rua Augusta"]
 EXPERIENCES = [("decision", "We chose the blue kayak for the river trip"), ("insight", "Herons feed at dawn"),
@@ -91,19 +87,6 @@ def chart(tab, name: str) -> dict:
 
 def series(data: dict) -> dict[str, list[int]]:
     return {d["label"]: d["data"] for d in data["datasets"]}
-
-
-def readme_shot(tab, name: str, height: int | None = None) -> None:
-    """The test's screenshot (the whole page), and with HIPPO_README_SHOTS=1 the README's copy of
-    it: the whole page, or its top ``height`` pixels."""
-    shot(tab, name)
-    if WRITE_README:
-        README_IMAGES.mkdir(parents=True, exist_ok=True)
-        if height is None:
-            shutil.copyfile(SHOTS / f"{name}.png", README_IMAGES / f"{name}.png")
-        else:
-            tab.screenshot(path=str(README_IMAGES / f"{name}.png"), full_page=True,
-                           clip={"x": 0, "y": 0, "width": tab.viewport_size["width"], "height": height})
 
 
 def wide_tab(browser, lived):

@@ -25,9 +25,10 @@ def install_dashboard(app: FastAPI) -> None:
         from hippo.errors import MissingDependency
 
         raise MissingDependency("jinja2", "http") from exc
-    from hippo.surfaces.dashboard import edits, pages, panels, short_term
+    from hippo.surfaces.dashboard import edits, landing, pages, panels, short_term
 
     app.mount(ASSETS, StaticFiles(directory=Path(__file__).parent / "static"), name="dashboard-assets")
+    app.include_router(landing.router)
     app.include_router(pages.router)
     app.include_router(edits.router)
     app.include_router(panels.router)

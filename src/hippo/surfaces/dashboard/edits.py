@@ -1,7 +1,8 @@
-"""The dashboard's changes: edit a memory in place (text, tags, metadata), split a merged wording
-back into a fact of its own, restore an archived one, delete one, forget by description after a
-preview. Every form carries the session's CSRF token (``check_csrf``); each change is the core's
-own operation, with its guarantees (the old or forgotten text leaves the database files)."""
+"""The dashboard's changes: add a memory, reinforce or demote one, edit one in place (text, tags,
+metadata), split a merged wording back into a fact of its own, restore an archived one, delete
+one, forget by description after a preview. Every form carries the session's CSRF token
+(``check_csrf``); each change is the core's own operation, with its guarantees (the old or
+forgotten text leaves the database files)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,16 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Form, Query, Request, Response
 from fastapi.responses import RedirectResponse
 
+from hippo.core.memory import Memory
 from hippo.errors import Conflict, InvalidInput
-from hippo.surfaces.dashboard.pages import MEMORY_ID, Agent, memory_page, persons_keys
+from hippo.surfaces.dashboard.pages import MEMORY_ID, Agent, BrowseQuery, browse_page, memory_page, persons_keys
 from hippo.surfaces.dashboard.render import PageRoute, page
 from hippo.surfaces.dashboard.sessions import check_csrf
+from hippo.types import StoreResult
 
-__all__ = ["router"]
+__all__ = ["router", "add_memory", "added_url"]
+
+SOURCE = "dashboard"  # the provenance of what a person adds here (the API's default is "agent")
 
 router = APIRouter(route_class=PageRoute, include_in_schema=False)
 Token = Annotated[str, Form(max_length=200)]
@@ -24,6 +29,68 @@ Token = Annotated[str, Form(max_length=200)]
 
 def tag_list(text: str) -> list[str]:
     return list(dict.fromkeys(t.strip() for t in text.split(",") if t.strip()))
+
+
+def add_memory(mem: Memory, content: str, tags: str, metadata: str, intensity: str) -> StoreResult:
+    """Store what the add form holds through the core's ``store_memory`` (what ``POST
+    /v1/agents/{id}/memories`` calls), with its checks; the same text again strengthens the memory
+    that holds it."""
+    wanted = person_metadata(metadata, nothing="nothing was stored")
+    if tag_list(tags):
+        wanted["tags"] = tag_list(tags)
+    return mem.store_memory(content.replace("\r\n", "\n"), wanted or None, starting_strength(intensity),
+                            source=SOURCE)
+
+
+def starting_strength(text: str) -> float:
+    """The form's starting strength: a number from 0 to 1 (empty: the API's default, 0.5)."""
+    if not text.strip():
+        return 0.5
+    try:
+        value = float(text)
+    except ValueError:
+        raise InvalidInput(f"the starting strength is a number from 0 to 1, not {text.strip()[:20]!r}; "
+                           "nothing was stored") from None
+    if not 0.0 <= value <= 1.0:
+        raise InvalidInput(f"the starting strength is a number from 0 to 1, not {value:g}; nothing was stored")
+    return value
+
+
+def added_url(mem: Memory, result: StoreResult) -> str:
+    """The page of the memory just stored, saying whether it is new or was there and strengthened."""
+    return f"/agents/{mem.agent_id}/memories/{result.id}?added={result.action}"
+
+
+@router.post("/agents/{agent_id}/memories")
+def add(request: Request, view: Agent, content: Annotated[str, Form()] = "",
+        tags: Annotated[str, Form(max_length=4_000)] = "", metadata: Annotated[str, Form(max_length=200_000)] = "",
+        intensity: Annotated[str, Form(max_length=20)] = "", csrf: Token = "") -> Response:
+    """The agent page's add form: store a memory and show its page. A bad entry shows the agent's
+    page again with the error and what was typed; nothing is stored then."""
+    check_csrf(request, view.viewer, csrf)
+    try:
+        result = add_memory(view.mem, content, tags, metadata, intensity)
+    except InvalidInput as exc:
+        typed = {"content": content, "tags": tags, "metadata": metadata, "intensity": intensity}
+        return browse_page(request, view, BrowseQuery.model_validate({}), 400, add_error=exc.message, typed=typed)
+    return RedirectResponse(added_url(view.mem, result), status_code=303)
+
+
+@router.post("/agents/{agent_id}/memories/{memory_id}/reinforce")
+def reinforce(request: Request, view: Agent, memory_id: Annotated[str, MEMORY_ID], csrf: Token = "") -> Response:
+    """The memory helped: the core's ``reinforce_memory`` (feedback up, recency restarted)."""
+    check_csrf(request, view.viewer, csrf)
+    view.mem.reinforce_memory(memory_id)
+    return RedirectResponse(f"/agents/{view.mem.agent_id}/memories/{memory_id}?feedback=reinforced", status_code=303)
+
+
+@router.post("/agents/{agent_id}/memories/{memory_id}/demote")
+def demote(request: Request, view: Agent, memory_id: Annotated[str, MEMORY_ID], csrf: Token = "") -> Response:
+    """The memory is stale, wrong or irrelevant: the core's ``demote_memory`` (feedback down,
+    nothing deleted)."""
+    check_csrf(request, view.viewer, csrf)
+    view.mem.demote_memory(memory_id)
+    return RedirectResponse(f"/agents/{view.mem.agent_id}/memories/{memory_id}?feedback=demoted", status_code=303)
 
 
 @router.post("/agents/{agent_id}/memories/{memory_id}/edit")
@@ -61,25 +128,26 @@ def edited_metadata(stored: dict[str, Any], tags: str, text: str | None) -> dict
     return wanted
 
 
-def person_metadata(text: str) -> dict[str, Any]:
-    """The form's metadata: a JSON object (empty text: none) without hippo's own keys or the tags."""
+def person_metadata(text: str, *, nothing: str = "nothing was changed") -> dict[str, Any]:
+    """The form's metadata: a JSON object (empty text: none) without hippo's own keys or the tags;
+    ``nothing`` ends an error's message (what the refused form did not do)."""
     if not text.strip():
         return {}
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"metadata is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}; "
-                           "nothing was changed") from None
+                           f"{nothing}") from None
     if not isinstance(value, dict):
         kind = "a list" if isinstance(value, list) else "a single value"
         raise InvalidInput(f'metadata must be a JSON object such as {{"project": "hippo"}}, not {kind}; '
-                           "nothing was changed")
+                           f"{nothing}")
     forged = sorted(k for k in value if k.startswith("_"))
     if forged:
         raise InvalidInput(f"keys starting with _ are hippo's own and are kept as they are: remove "
-                           f"{', '.join(forged)}; nothing was changed")
+                           f"{', '.join(forged)}; {nothing}")
     if "tags" in value:
-        raise InvalidInput('the tags have their own field: remove "tags" from the metadata; nothing was changed')
+        raise InvalidInput(f'the tags have their own field: remove "tags" from the metadata; {nothing}')
     return value
 
 

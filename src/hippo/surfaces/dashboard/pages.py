@@ -1,4 +1,5 @@
-"""The dashboard's pages: login, the agents, browsing, search and one memory's page.
+"""The dashboard's pages: login, browsing, search and one memory's page (the landing page is
+:mod:`.landing`'s).
 
 Each route is a few lines: check who is looking, call the core, render. Browsing and search never
 count as a retrieval (``list_memories``, ``get_memory``, ``recall_memories(touch=False)``).
@@ -34,7 +35,8 @@ from hippo.surfaces.dashboard.sessions import (
 from hippo.surfaces.http.service import Service
 from hippo.types import Chunk
 
-__all__ = ["router", "agent_view", "AgentView", "memory_page", "persons_keys"]
+__all__ = ["router", "agent_view", "AgentView", "BrowseQuery", "Seen", "browse_page", "memory_page",
+           "persons_keys"]
 
 router = APIRouter(route_class=PageRoute, include_in_schema=False)
 AGENT = Path(pattern=AGENT_ID.pattern)
@@ -115,16 +117,7 @@ def logout(request: Request, viewer: Seen, csrf: Annotated[str, Form(max_length=
     return response
 
 
-# -- agents, browsing, search -------------------------------------------------------------
-
-
-@router.get("/")
-def agents(request: Request, viewer: Seen) -> Response:
-    service: Service = request.app.state.service
-    known = set(service.base.agent_ids())
-    if viewer.key is not None and not viewer.key.admin:
-        known = {a for a in known if viewer.allows(a)} | set(viewer.key.agents)
-    return page(request, viewer, "agents.html", agents=sorted(known))
+# -- browsing, search -------------------------------------------------------------
 
 
 class BrowseQuery(BaseModel):
@@ -147,7 +140,12 @@ class BrowseQuery(BaseModel):
 @router.get("/agents/{agent_id}")
 def browse(request: Request, view: Agent, q: Annotated[BrowseQuery, Query()]) -> Response:
     """Every fact and memory, filtered and sorted (newest first by default), a page at a time;
-    superseded facts and archived memories on request, marked."""
+    superseded facts and archived memories on request, marked. Above them, the add form."""
+    return browse_page(request, view, q)
+
+
+def browse_page(request: Request, view: AgentView, q: BrowseQuery, status: int = 200, **extra: Any) -> Response:
+    """The agent's page; ``extra`` for the template (the add form's error and what was typed)."""
     found = view.mem.browse_memories(
         sort=q.sort, limit=PAGE_SIZE, offset=q.offset, kind=q.kind or None, tags=[q.tag] if q.tag else None,
         source=q.source or None, session_id=q.session or None, since=q.since or None, until=q.until or None,
@@ -155,8 +153,8 @@ def browse(request: Request, view: Agent, q: Annotated[BrowseQuery, Query()]) ->
         types=q.type or None)
     rows = [(c, strength_of(view.mem, c)) for c in found.items]
     link = {k: v for k, v in q.model_dump().items() if v and k != "offset"}
-    return page(request, view.viewer, "browse.html", agent=view.mem.agent_id, rows=rows, q=q, found=found,
-                query=urlencode(link), types=EXPERIENCE_TYPES, archive_scan=ARCHIVE_SCAN)
+    return page(request, view.viewer, "browse.html", status, agent=view.mem.agent_id, rows=rows, q=q, found=found,
+                query=urlencode(link), types=EXPERIENCE_TYPES, archive_scan=ARCHIVE_SCAN, **extra)
 
 
 @router.get("/agents/{agent_id}/search")
@@ -177,8 +175,15 @@ def memory(request: Request, view: Agent, memory_id: Annotated[str, MEMORY_ID]) 
         gone = view.mem.get_archived(memory_id)  # NotFound again: neither live nor archived
         return page(request, view.viewer, "archived.html", agent=view.mem.agent_id, gone=gone, chunk=gone.chunk,
                     strength=strength_of(view.mem, gone.chunk))
-    return memory_page(request, view, chunk, saved=request.query_params.get("saved"),
-                       restored=request.query_params.get("restored"), split_from=split_from(request))
+    said = request.query_params
+    return memory_page(request, view, chunk, saved=said.get("saved"), restored=said.get("restored"),
+                       split_from=split_from(request), added=one_of(said.get("added"), "inserted", "strengthened"),
+                       feedback=one_of(said.get("feedback"), "reinforced", "demoted"))
+
+
+def one_of(value: str | None, *known: str) -> str | None:
+    """A query parameter the page names in its note, when it is one the page knows."""
+    return value if value in known else None
 
 
 def split_from(request: Request) -> str | None:

@@ -21,7 +21,7 @@ from hippo.errors import HippoError
 from hippo.surfaces.dashboard.sessions import CSRF_COOKIE, LoginRequired, Refused, Viewer, anonymous_token
 from hippo.surfaces.http.errors import status_of
 
-__all__ = ["PageRoute", "page", "templates", "cookie_options"]
+__all__ = ["PageRoute", "ago", "headline", "page", "templates", "cookie_options"]
 
 HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=str(HERE / "templates"))
@@ -33,7 +33,34 @@ def _when(value: datetime | None) -> str:
     return value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M")
 
 
+def headline(text: str, limit: int = 70) -> str:
+    """A memory's text as a title: on one line, cut at a word before ``limit`` characters with an
+    ellipsis when longer (within the last word when it is one long word)."""
+    line = " ".join(text.split())
+    if len(line) <= limit:
+        return line
+    cut = line[:limit - 1]
+    space = cut.rfind(" ")
+    if line[limit - 1] != " " and space >= limit // 2:  # the cut falls inside a word: drop that word
+        cut = cut[:space]
+    return cut.rstrip(" ,;:.-–—") + "…"
+
+
+def ago(value: datetime | None, now: datetime) -> str:
+    """How long before ``now``, in its largest whole unit ("3 days ago", "just now")."""
+    if value is None:
+        return ""
+    seconds = (now - value).total_seconds()
+    if seconds < 60:
+        return "just now"
+    unit, size = next((u, s) for u, s in (("day", 86400), ("hour", 3600), ("minute", 60)) if seconds >= s)
+    count = int(seconds // size)
+    return f"{count} {unit}{'' if count == 1 else 's'} ago"
+
+
 templates.env.filters["when"] = _when
+templates.env.filters["headline"] = headline
+templates.env.filters["ago"] = ago
 templates.env.filters["num"] = lambda value, digits=3: "" if value is None else f"{value:.{digits}f}"
 
 
