@@ -6,6 +6,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any, Iterator, Literal
 
+from typing_extensions import TypedDict  # pydantic reads typing's only from Python 3.12
+
 __all__ = [
     "UNCHANGED",
     "ArchivedHit",
@@ -19,6 +21,7 @@ __all__ = [
     "ConversationHit",
     "Captured",
     "Consolidation",
+    "ConsolidationStats",
     "Erased",
     "Experience",
     "FactHistory",
@@ -389,6 +392,31 @@ class Erased(_Dictable):
     short_term: int = 0  # short-term experiences that were in the database (see ``short_term_durable``)
 
 
+class ConsolidationStats(TypedDict):
+    """Consolidation's counters of one agent (``Stats.consolidation``): experiences ``recorded``,
+    ``evicted`` from a full buffer, ``consolidated`` into long-term memory (``merged`` of them
+    into a memory already held), ``pruned`` from the buffer and ``archived`` by the long-term
+    bounds; ``runs`` and when the last one ran (None before the first); the rate (consolidated
+    over recorded) and the buffer's ``capacity``."""
+
+    recorded: int
+    evicted: int
+    consolidated: int
+    merged: int
+    pruned: int
+    archived: int
+    runs: int
+    last_run_at: datetime | None
+    consolidation_rate: float
+    capacity: int
+
+
+def _no_consolidation(capacity: int) -> ConsolidationStats:
+    """The counters of an agent that has recorded nothing yet."""
+    return ConsolidationStats(recorded=0, evicted=0, consolidated=0, merged=0, pruned=0, archived=0, runs=0,
+                              last_run_at=None, consolidation_rate=0.0, capacity=capacity)
+
+
 @dataclass(frozen=True, slots=True)
 class Stats(_Dictable):
     """What one agent's memory holds, and what it runs on."""
@@ -406,7 +434,7 @@ class Stats(_Dictable):
     archived: int = 0  # memories pruning moved to the archive
     experiences: int = 0  # long-term experiences, also counted among ``memories``
     short_term: int = 0  # experiences in the short-term buffer, not yet consolidated
-    consolidation: dict[str, float] = field(default_factory=dict)  # consolidation's counters (see Consolidation)
+    consolidation: ConsolidationStats = field(default_factory=lambda: _no_consolidation(0))
 
 
 @dataclass(frozen=True, slots=True)

@@ -229,7 +229,7 @@ def test_the_summary_has_the_seeds_layout_line_by_line():
     compressed = ['[USER] "Build a React app with TypeScript"', '[TOOL:read] 1200tok → "File content preview"']
     after = sum(count_tokens(lines + compressed)) + 50
     assert result.summary.split("\n") == [
-        "# hippocampus.md Compaction",
+        "# Session compaction (hippo)",
         '<!-- decay_λ={"decision":0.03,"user_intent":0.05,"context":0.12,"tool_result":0.2,"ephemeral":0.35,'
         '"unknown":0.15} sparse_threshold=0.25 compress_threshold=0.65 -->',
         "<!-- entries: 5 | sparse: 2 | compressed: 2 | kept: 1 | dropped: 0 -->",
@@ -251,7 +251,7 @@ def test_the_summary_has_the_seeds_layout_line_by_line():
         "## Sparse Index (decayed — pointers only)",
         *lines,
         "",
-        f"<!-- hippocampus stats: 6350tok → {after}tok ({fixed(6350 / after, 1)}× compression) -->",
+        f"<!-- hippo compaction stats: 6350tok → {after}tok ({fixed(6350 / after, 1)}× compression) -->",
     ]
     assert (result.stats.tokens_before, result.stats.tokens_after) == (6350, after)
 
@@ -281,7 +281,7 @@ def test_kept_entries_show_500_characters_and_numbers_print_as_javascript_does()
     assert f"### [context] (r=0.70)\n{'y' * 500}…\n" in result.summary
     assert fixed(0.125, 2) == "0.13" and fixed(2.25, 1) == "2.3"  # toFixed rounds half up
     empty = hippo.compact([], DEFAULT)
-    assert empty.summary.endswith("<!-- hippocampus stats: 0tok → 0tok (∞× compression) -->")
+    assert empty.summary.endswith("<!-- hippo compaction stats: 0tok → 0tok (∞× compression) -->")
     assert empty.stats.ratio is None and "entries: 0" in empty.summary
 
 
@@ -374,7 +374,8 @@ def test_the_seeds_log_lines_go_to_the_logger_and_the_log_file(tmp_path, caplog)
     ]
     written = log_file.read_text(encoding="utf-8").splitlines()
     assert len(written) == 3
-    assert all(re.fullmatch(r"\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\] \[hippocampus\] .+", line) for line in written)
+    assert all(re.fullmatch(r"\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\] \[hippo compaction\] .+", line)
+               for line in written)
     assert written[0].endswith(messages[0])
 
 
@@ -412,7 +413,7 @@ def test_loading_a_config_file_logs_the_loaded_line(tmp_path, caplog):
     path.write_text("{}", encoding="utf-8")
     with caplog.at_level(logging.INFO, logger="hippo.compaction"):
         CompactionConfig.from_file(path)
-    assert caplog.records[-1].getMessage().startswith("🧠 hippocampus.md compaction loaded")
+    assert caplog.records[-1].getMessage().startswith("🧠 compaction settings loaded")
 
 
 # --- a 150k-token session ---------------------------------------------------------------------

@@ -48,8 +48,9 @@ def test_health_and_openapi(api):
     assert api.get("/healthz").json() == {"status": "ok", "version": hippo.__version__, "auth": False}
     paths = api.get("/openapi.json").json()["paths"]
     assert {f"{A.replace('alice', '{agent_id}')}{p}" for p in (
-        "/memories", "/memories/{memory_id}", "/facts", "/forget", "/blocks", "/blocks/{key}", "/conversation",
-        "/tools/{name}", "/stats")} <= set(paths)
+        "/memories", "/memories/recall", "/memories/{memory_id}", "/facts", "/forget", "/blocks", "/blocks/{key}",
+        "/conversation", "/tools/{name}", "/stats")} <= set(paths)
+    assert set(paths[f"{A.replace('alice', '{agent_id}')}/memories/recall"]) == {"post"}
 
 
 def test_memories_routes(api, db_path):
@@ -91,16 +92,57 @@ def test_feedback_and_provenance_routes(api):
 
     hits = api.get(f"{A}/memories", params={"q": "build", "source": "migration"}).json()["hits"]
     assert [h["chunk"]["id"] for h in hits] == [ids[0]] and hits[0]["chunk"]["session_id"] == "s1"
-    both = api.get(f"{A}/memories", params=[("q", "build"), ("source", "migration"), ("source", "agent")]).json()
+    looked = api.get(f"{A}/memories", params=[("q", "build"), ("source", "migration"), ("source", "agent")]).json()
+    assert {h["chunk"]["id"] for h in looked["hits"]} == set(ids)
+    assert api.get(f"{A}/memories/{ids[0]}/related").json()["links"] == []  # a look links nothing
+    both = api.post(f"{A}/memories/recall", json={"query": "build", "source": ["migration", "agent"]}).json()
     assert {h["chunk"]["id"] for h in both["hits"]} == set(ids)
     assert both["hits"][0]["chunk"]["id"] == ids[1] and both["hits"][0]["feedback"] > 1
-    api.get(f"{A}/memories", params={"q": "build", "limit": 2})  # a second joint recall: a strong link
+    api.post(f"{A}/memories/recall", json={"query": "build", "limit": 2})  # a second joint recall: a strong link
     related = api.get(f"{A}/memories/{ids[0]}/related").json()["links"]
     assert [(x["chunk"]["id"], x["kind"], x["strength"]) for x in related] == [(ids[1], "co_recall", 2.0)]
     expanded = api.get(f"{A}/memories", params={"q": "make", "limit": 1, "expand": "true"}).json()["hits"]
     assert [(h["chunk"]["id"], h["linked_from"]) for h in expanded] == [(ids[0], None), (ids[1], ids[0])]
+    counted = api.post(f"{A}/memories/recall", json={"query": "make", "limit": 1, "expand": True}).json()["hits"]
+    assert [(h["chunk"]["id"], h["linked_from"]) for h in counted] == [(ids[0], None), (ids[1], ids[0])]
     error(api.get(f"{A}/memories", params={"source": "agent"}), 400, "invalid_input")
     error(api.post(f"{A}/memories", json={"content": "x", "source": "Bad Source"}), 400, "invalid_input")
+
+
+def test_a_get_search_counts_nothing_and_a_post_recall_counts(api):
+    """GET memories?q= is a look; POST memories/recall is the recall an agent makes: its hits count
+    as retrieved (access count, last access, +0.02 strength)."""
+    memory_id = api.post(f"{A}/memories", json={"content": "The staging database listens on port 5433"}).json()["id"]
+    start = api.get(f"{A}/memories/{memory_id}").json()
+    for _ in range(3):
+        hits = api.get(f"{A}/memories", params={"q": "staging database port"}).json()["hits"]
+        assert [h["chunk"]["id"] for h in hits] == [memory_id]
+    looked = api.get(f"{A}/memories/{memory_id}").json()
+    assert (looked["access_count"], looked["running_intensity"], looked["last_accessed_at"]) == \
+        (start["access_count"], start["running_intensity"], start["last_accessed_at"])
+    recalled = api.post(f"{A}/memories/recall", json={"query": "staging database port", "kind": "memory"})
+    assert recalled.status_code == 200 and [h["chunk"]["id"] for h in recalled.json()["hits"]] == [memory_id]
+    counted = api.get(f"{A}/memories/{memory_id}").json()
+    assert counted["access_count"] == start["access_count"] + 1
+    assert counted["running_intensity"] == pytest.approx(start["running_intensity"] + 0.02)
+    error(api.post(f"{A}/memories/recall", json={"q": "staging"}), 422)  # the body names it query
+    error(api.post(f"{A}/memories/recall", json={"query": ""}), 422)
+    error(api.post(f"{A}/memories/recall", json={"query": "x", "metadata": {"n": {"$near": 1}}}), 400, "invalid_input")
+    error(api.get(f"{A}/memories/recall"), 422)  # not a memory id
+
+
+def test_stats_are_whole_counts_and_iso_times(api, clock):
+    api.post(f"{A}/experiences", json={"type": "error", "content": "Kafka broker 3 ran out of disk"})
+    api.post(f"{A}/consolidate")
+    stats = api.get(f"{A}/stats").json()
+    numbers = {k: v for k, v in stats.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    assert numbers and all(type(v) is int for v in numbers.values()), numbers
+    counters = stats["consolidation"]
+    assert {k: type(v) for k, v in counters.items() if k not in ("last_run_at", "consolidation_rate")} == \
+        dict.fromkeys(("recorded", "evicted", "consolidated", "merged", "pruned", "archived", "runs", "capacity"), int)
+    assert counters["runs"] == 2 and counters["consolidated"] == 1 and counters["consolidation_rate"] == 1.0
+    assert datetime.fromisoformat(counters["last_run_at"]) == clock()  # ISO 8601, not seconds since 1970
+    assert '"consolidated":1,' in api.get(f"{A}/stats").text  # not 1.0
 
 
 def test_archive_routes(base, clock):
@@ -262,6 +304,7 @@ def agent_routes(agent):
     mid = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
     return [
         ("GET", f"{p}/memories", None), ("GET", f"{p}/memories?q=x", None),
+        ("POST", f"{p}/memories/recall", {"query": "x"}),
         ("POST", f"{p}/memories", {"content": "x"}), ("GET", f"{p}/memories/{mid}", None),
         ("PATCH", f"{p}/memories/{mid}", {"metadata": {}}), ("DELETE", f"{p}/memories/{mid}", None),
         ("DELETE", f"{p}/memories?confirm={agent}", None), ("GET", f"{p}/context", None),

@@ -55,7 +55,7 @@ def test_compact_with_and_without_a_session(api):
     talk = [{"role": "user", "content": f"Step {n}: check the deploy log of service {n} for errors"}
             for n in range(40)]
     plain = api.post(f"{A}/compact", json={"messages": talk, "previous_summary": "Earlier: we set up CI."}).json()
-    assert plain["summary"].startswith("# hippocampus.md Compaction") and "Earlier: we set up CI." in plain["summary"]
+    assert plain["summary"].startswith("# Session compaction (hippo)") and "Earlier: we set up CI." in plain["summary"]
     assert plain["stats"]["entries"] == 40 and len(plain["entries"]) == 40
     assert all(entry["memory_ids"] == [] for entry in plain["entries"])
     assert api.get(f"{A}/memories").json()["items"] == []

@@ -27,7 +27,7 @@ HIPPO = str(Path(sys.executable).with_name("hippo"))
 def test_the_routes_are_in_the_openapi_document(api):
     paths = api.get("/openapi.json").json()["paths"]
     routes = {"/experiences": {"get", "post"}, "/experiences/short-term": {"get"}, "/experiences/related": {"get"},
-              "/consolidate": {"post"}}
+              "/experiences/recall": {"post"}, "/consolidate": {"post"}}
     for route, methods in routes.items():
         assert set(paths[f"/v1/agents/{{agent_id}}{route}"]) == methods
 
@@ -72,6 +72,21 @@ def test_record_recall_short_term_related_and_consolidate(api, clock):
     stats = api.get(f"{A}/stats").json()
     assert stats["experiences"] == 2 and stats["short_term"] == 0 and stats["consolidation"]["pruned"] == 1
     assert api.get("/v1/agents/bob/experiences").json() == {"items": []}  # agents never mix
+
+
+def test_a_get_recall_counts_nothing_and_a_post_recall_counts(api):
+    kafka = api.post(f"{A}/experiences", json={"type": "error", "content": "Kafka broker 3 ran out of disk"}).json()
+    assert kafka["tier"] == "long_term"
+    start = api.get(f"{A}/memories/{kafka['id']}").json()["access_count"]
+    for params in ({"q": "Kafka disk"}, {}):
+        assert [e["id"] for e in api.get(f"{A}/experiences", params=params).json()["items"]] == [kafka["id"]]
+    assert api.get(f"{A}/memories/{kafka['id']}").json()["access_count"] == start
+    found = api.post(f"{A}/experiences/recall", json={"query": "Kafka disk", "types": ["error"], "limit": 3})
+    assert found.status_code == 200 and [e["id"] for e in found.json()["items"]] == [kafka["id"]]
+    latest = api.post(f"{A}/experiences/recall", json={}).json()["items"]  # no query: the latest first
+    assert [e["id"] for e in latest] == [kafka["id"]]
+    assert api.get(f"{A}/memories/{kafka['id']}").json()["access_count"] == start + 2
+    error(api.post(f"{A}/experiences/recall", json={"type": "error"}), 422)  # the body names it types
 
 
 def test_errors_come_through_the_one_table(api):

@@ -52,7 +52,7 @@ async def store_and_recall(client: Client) -> None:
         {"role": "user", "id": "m1", "content": "We moved the staging cluster to Frankfurt"}]})
     assert seen.is_error is False and seen.structured_content["accepted"] == 1
     compacted = await client.call_tool("compact_session", {"messages": [{"role": "user", "content": "Fix the build"}]})
-    assert compacted.structured_content["summary"].startswith("# hippocampus.md Compaction")
+    assert compacted.structured_content["summary"].startswith("# Session compaction (hippo)")
     decided = await client.call_tool("record_experience", {"type": "decision", "content": "We moved CI to arm64",
                                                            "context": {"taskId": "ci-7"}})
     assert decided.is_error is False and decided.structured_content["importance"] == 0.8

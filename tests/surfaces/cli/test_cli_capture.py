@@ -86,7 +86,7 @@ def test_compact_prints_the_summary_and_stores_with_a_session(cli, tmp_path, db_
     path = tmp_path / "session.jsonl"
     path.write_text("\n".join(transcript_lines()) + "\n")
     summary = ok(cli("compact", path, db=tmp_path / "never.db")).stdout
-    assert summary.startswith("# hippocampus.md Compaction") and "## Goal" in summary
+    assert summary.startswith("# Session compaction (hippo)") and "## Goal" in summary
     assert not (tmp_path / "never.db").exists()  # without --session nothing is opened
     done = as_json(cli("compact", path, "--session", "cc-1", "--json"))
     ids = [i for entry in done["entries"] for i in entry["memory_ids"]]
@@ -109,6 +109,6 @@ def test_the_capture_tools_are_mcp_only(tmp_path):
         found = tools["surface_memories"].call({"session_id": "s2", "messages": TALK[:1]})
         assert found["ok"] and found["ids"] and found["text"].startswith("Relevant memories")
         done = tools["compact_session"].call({"messages": TALK})
-        assert done["ok"] and done["summary"].startswith("# hippocampus.md") and done["stats"]["entries"] == 2
+        assert done["ok"] and done["summary"].startswith("# Session compaction (hippo)") and done["stats"]["entries"] == 2
         bad = tools["observe_messages"].call({"session_id": "s", "messages": [{"role": "robot", "content": "x"}]})
         assert bad == {"ok": False, "error": {"code": "invalid_input", "message": bad["error"]["message"]}}

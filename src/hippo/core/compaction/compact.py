@@ -1,4 +1,4 @@
-"""Decay-based compaction of a long session (seed 004, after the hippocampus.md extension).
+"""Decay-based compaction of a long session (seed 004's reference extension).
 
 Each message is classified (decision, user intent, context, tool result, ephemeral, unknown),
 given the base importance of its type, moved by seed 004's modifiers (+0.15 for the last five,
@@ -11,7 +11,9 @@ Tokens are counted with :func:`hippo.core.tokens.count_tokens` (real word pieces
 reference's four characters a token. Two departures from the reference, both where it reads
 nothing: a message with no text is referenced by nothing (the reference's empty preview matches
 every later message), and a tool result carried in an Anthropic user turn is a tool result (the
-reference reads it as the user's intent). Pure: no store, no clock.
+reference reads it as the user's intent). One addition: a message that only acknowledges ("yes
+please", "ok, thanks", "👍"), from the user or the assistant, is ephemeral
+(:mod:`hippo.core.compaction.wording`). Pure: no store, no clock.
 """
 
 from __future__ import annotations
@@ -28,13 +30,14 @@ from typing import Any, Mapping, Sequence
 
 from hippo.core.compaction.config import CompactionConfig, for_call, load_compaction_config
 from hippo.core.compaction.summary import summarize
+from hippo.core.compaction.wording import is_acknowledgement
 from hippo.core.messages import ChatMessage, read_messages
 from hippo.core.tokens import count_tokens
 from hippo.errors import InvalidInput
 from hippo.types import Compaction
 
-__all__ = ["BASE_IMPORTANCE", "CompactionConfig", "Scored", "classify", "compact", "preview", "resolve_config",
-           "score"]
+__all__ = ["BASE_IMPORTANCE", "LOG_PREFIX", "CompactionConfig", "Scored", "classify", "compact", "preview",
+           "resolve_config", "score"]
 
 log = logging.getLogger("hippo.compaction")
 
@@ -47,14 +50,16 @@ RECENCY_BONUS = 0.15
 LARGE, HUGE = 10_000, 30_000  # tokens
 LARGE_PENALTY, HUGE_PENALTY = 0.15, 0.10
 REFERENCE_BONUS = 0.20
+LOG_PREFIX = "[hippo compaction]"
 _NEEDLE = 30  # a later message refers to this one when it contains the first 30 characters of its 50-character preview
 
 
 @dataclass(frozen=True, slots=True)
 class Scored:
     """One message scored: its place, type, importance after the modifiers, retention after decay,
-    real token count, the seed's 120-character preview (of the tools called when there is no text)
-    and the full text a memory would keep."""
+    real token count, the seed's 120-character preview (of the tools called when there is no text),
+    the full text a memory would keep, and the text the summary shows (the message's words, or the
+    tools called when it has none; ``content`` when not given)."""
 
     index: int
     type: str
@@ -65,21 +70,25 @@ class Scored:
     preview: str
     content: str
     tool: str | None
+    text: str = ""
 
 
 def classify(message: ChatMessage) -> str:
     """Seed 004's type of a message, by the reference's rules in their order: tool results; the
     user's heartbeats and status checks (ephemeral) or intents; the assistant's short acknowledgements
-    (ephemeral), decisions (a marker word) or context; anything else unknown."""
+    (ephemeral), decisions (a marker word) or context; anything else unknown. Added: a message of
+    the user or the assistant that only acknowledges ("yes please", "thanks", "👍") is ephemeral."""
     content = message.text.lower()
     if message.role == "tool":
         return "tool_result"
     if message.role == "user":
         if "heartbeat" in content or "/status" in content or "no_reply" in content:
             return "ephemeral"
-        return "user_intent"
+        return "ephemeral" if is_acknowledgement(message.text) else "user_intent"
     if message.role == "assistant":
         if len(content) < 50 and ("no_reply" in content or "ok" in content):
+            return "ephemeral"
+        if is_acknowledgement(message.text):
             return "ephemeral"
         if any(marker in content for marker in DECISION_MARKERS):
             return "decision"
@@ -146,8 +155,9 @@ def score(messages: Sequence[ChatMessage], config: CompactionConfig) -> list[Sco
     for i, message in enumerate(messages):
         type_, age = classify(message), total - 1 - i
         weight = importance(type_, age, tokens[i], referenced[i])
+        shown = message.text or contents[i]
         scored.append(Scored(i, type_, message.role, weight, retention(weight, age, type_, config), tokens[i],
-                             preview(message.text or contents[i]), contents[i], message.tool))
+                             preview(shown), contents[i], message.tool, shown))
     return scored
 
 
@@ -164,14 +174,14 @@ def resolve_config(config: CompactionConfig | Mapping[str, Any] | None) -> Compa
 
 def emit(config: CompactionConfig, message: str, data: Mapping[str, Any] | None = None) -> None:
     """A log line of seed 004 on logger ``hippo.compaction``; also to ``log_file`` (in the
-    reference's format) when one is named, and to stderr with ``debug``."""
+    reference's format, under hippo's own prefix) when one is named, and to stderr with ``debug``."""
     detail = f" {json.dumps(data, ensure_ascii=False, separators=(',', ':'))}" if data else ""
     log.info("%s%s", message, detail)
     if config.debug:
-        print(f"[hippocampus] {message}{detail}", file=sys.stderr)
+        print(f"{LOG_PREFIX} {message}{detail}", file=sys.stderr)
     if config.log_file:
         stamp = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-        _append(config.log_file, f"[{stamp}] [hippocampus] {message}{detail}\n")
+        _append(config.log_file, f"[{stamp}] {LOG_PREFIX} {message}{detail}\n")
 
 
 def _append(path: str, line: str) -> None:

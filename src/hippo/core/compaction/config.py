@@ -40,11 +40,11 @@ CALL_SETTINGS = ("decay_rates", "sparse_threshold", "compress_threshold", "reten
 
 @dataclass(frozen=True, slots=True)
 class CompactionConfig:
-    """Seed 004's settings. ``decay_rates`` is the lambda of each type (lower remembers longer);
+    """Compaction's settings. ``decay_rates`` is the lambda of each type (lower remembers longer);
     below ``sparse_threshold`` an entry is a pointer, below ``compress_threshold`` a one-line
     summary, else kept in full; ``retention_floor`` anchors a type's retention;
     ``max_sparse_index_tokens`` caps the pointers. ``debug`` also prints the log lines to stderr;
-    ``log_file`` appends them to a file (seed 004's ``logFile``; none unless named)."""
+    ``log_file`` appends them to a file (``logFile`` in a JSON file; none unless named)."""
 
     decay_rates: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_DECAY_RATES))
     sparse_threshold: float = 0.25
@@ -80,7 +80,8 @@ class CompactionConfig:
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> "CompactionConfig":
-        """A ``hippocampus.config.json`` in seed 004's format, read as it is; ConfigError when it
+        """A JSON config file with camelCase names (``decayRates``, ``sparseThreshold``, ...), such as
+        a ``hippocampus.config.json`` an existing setup has, read as it is; ConfigError when it
         cannot be read or holds a value that cannot work."""
         file = Path(path)
         try:
@@ -128,7 +129,7 @@ def load_compaction_config(config_file: str | os.PathLike[str] | None = None) ->
 
 def _loaded(config: CompactionConfig, where: str) -> None:
     shown_config = {**asdict(config), "decay_rates": "..."}
-    log.info("🧠 hippocampus.md compaction loaded %s", json.dumps({"from": where, "config": shown_config}))
+    log.info("🧠 compaction settings loaded %s", json.dumps({"from": where, "config": shown_config}))
 
 
 def _number(value: Any, name: str, low: float, high: float) -> float:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
@@ -27,7 +27,7 @@ from hippo.core.recall.pool import as_hits, ranked_pool
 from hippo.core.strength import RETRIEVAL_BOOST
 from hippo.errors import InvalidInput
 from hippo.stores.base import ChunkFilter, ExperienceFilter
-from hippo.types import Consolidation, Experience
+from hippo.types import Consolidation, ConsolidationStats, Experience
 
 if TYPE_CHECKING:
     from hippo.core.context import AgentContext
@@ -74,13 +74,16 @@ class Episodic:
         return self.buffer.entries()[::-1]
 
     def recall(self, *, query: str | None, types: Any, tags: Any, min_importance: Any, since: Any,
-               limit: int) -> list[Experience]:
+               limit: int, touch: bool = True) -> list[Experience]:
+        """Both tiers (see :meth:`Experiences.recall`); ``touch=False`` writes nothing: no retrieval
+        event, and the short-term entries embedded for this search are not kept."""
         where = _filter(types, tags, min_importance, since)
         recent = [e for e in self.buffer.entries() if _passes(e, where)]
+        done = self._touched if touch else _as_they_are
         if query is None:
             ids = self.store.list_experiences(where, limit)
             found = self._long_terms(ids)
-            return self._touched(_merged(recent, found, key=lambda e: (e.observed_at, e.id))[:limit])
+            return done(_merged(recent, found, key=lambda e: (e.observed_at, e.id))[:limit])
         query = v.check_text(query, "query", max_chars=self.settings.max_query_chars)
         query_vector = self.embedding.query(query)
         now = self._clock()
@@ -92,8 +95,9 @@ class Episodic:
         # A text long-term memory holds is shown once, as the long-term experience: those entries
         # go first (however many share it), then only the best ``limit`` of the rest can make the cut.
         held = {e.content for e in found}
-        scored = self._scored(query, query_vector, [e for e in recent if e.content not in held], keep=limit)
-        return self._touched(_merged(scored, found, key=_by_relevance)[:limit])
+        scored = self._scored(query, query_vector, [e for e in recent if e.content not in held], keep=limit,
+                              store=touch)
+        return done(_merged(scored, found, key=_by_relevance)[:limit])
 
     def related(self, refs: dict[str, str], limit: int) -> list[Experience]:
         recent = [e for e in self.buffer.entries()
@@ -102,25 +106,26 @@ class Episodic:
         return _merged(recent, found, key=lambda e: (e.observed_at, e.id))[:limit]
 
     def _scored(self, query: str, query_vector: "np.ndarray | None", entries: list[Experience], *,
-                keep: int) -> list[Experience]:
+                keep: int, store: bool) -> list[Experience]:
         """The ``keep`` short-term entries most relevant to the query (the fusion of recall, over a
         scan), of those relevant at all, with their relevance set (a copy of each: 86 of 100 entries
-        copied took 1 ms of a 1.3 ms search)."""
+        copied took 1 ms of a 1.3 ms search). ``store``: keep the vectors embedded for it."""
         words = keyword_overlap(query, entries)
-        cosines = self._cosines(query_vector, entries) if query_vector is not None else {}
+        cosines = self._cosines(query_vector, entries, store=store) if query_vector is not None else {}
         relevance = {e.id: self._fusion.relevance(cosines.get(e.id), words.get(e.id)) for e in entries}
         floor = self.settings.min_relevance
         relevant = [e for e in entries if relevance[e.id] >= floor]
         best = heapq.nlargest(keep, relevant, key=lambda e: (relevance[e.id], e.observed_at))
         return [replace(e, relevance=relevance[e.id]) for e in best]
 
-    def _cosines(self, query_vector: "np.ndarray", entries: list[Experience]) -> dict[str, float]:
+    def _cosines(self, query_vector: "np.ndarray", entries: list[Experience], *, store: bool) -> dict[str, float]:
         vectors = self.buffer.vectors([e.id for e in entries])
         missing = [e for e in entries if e.id not in vectors]
-        if missing:  # embedded once, at the first search that needs them; kept with the entry
+        if missing:  # embedded once, at the first search that may write; kept with the entry
             made = {e.id: vec for e, vec in zip(missing, self.embedding.documents([e.content for e in missing]))
                     if vec is not None}
-            self.buffer.set_vectors(made)
+            if store:
+                self.buffer.set_vectors(made)
             vectors.update(made)
         ids = [i for i, vec in vectors.items() if len(vec) == len(query_vector)]
         if not ids:
@@ -144,26 +149,35 @@ class Episodic:
             self.store.record_retrievals(ids, self._clock(), boost=RETRIEVAL_BOOST)
         return found
 
-    def stats(self) -> dict[str, float]:
+    def stats(self) -> ConsolidationStats:
         """Seed 001's memory_stats: experiences recorded, evicted, consolidated (``merged`` of them
-        into memories already held), pruned and archived; runs, the last run's time, and the rate."""
-        counts = {name: 0.0 for name in ("recorded", "evicted", "consolidated", "merged", "pruned", "archived",
-                                         "runs")}
+        into memories already held), pruned and archived; runs, the last run's time, and the rate.
+        The store keeps them as numbers (the time as seconds since the epoch); they leave here as
+        whole counts and a datetime."""
+        counts: dict[str, float] = {}
         for source in (self.store.read_stats(), self.buffer.pending_counts()):
             for name, value in source.items():
                 counts[name] = value if name.startswith("last_") else counts.get(name, 0.0) + value
-        counts["consolidation_rate"] = counts["consolidated"] / counts["recorded"] if counts["recorded"] else 0.0
-        counts["capacity"] = float(self.settings.short_term_size)
-        return counts
+
+        def whole(name: str) -> int:
+            return round(counts.get(name, 0.0))
+
+        recorded, consolidated, last = whole("recorded"), whole("consolidated"), counts.get("last_run_at")
+        return ConsolidationStats(
+            recorded=recorded, evicted=whole("evicted"), consolidated=consolidated, merged=whole("merged"),
+            pruned=whole("pruned"), archived=whole("archived"), runs=whole("runs"),
+            last_run_at=None if last is None else datetime.fromtimestamp(last, timezone.utc),
+            consolidation_rate=consolidated / recorded if recorded else 0.0, capacity=self.settings.short_term_size)
 
     # -- forget ---------------------------------------------------------------------------
 
     def matching(self, vector: "np.ndarray | None", words: Sequence[str], threshold: float,
                  limit: int) -> list[tuple[Experience, float | None]]:
         """Short-term entries a forget description matches, as for long-term memory: cosine at
-        least ``threshold``, or every meaningful word of the description."""
+        least ``threshold``, or every meaningful word of the description. Writes nothing (a
+        preview is a look; a forget deletes the entries it matched)."""
         entries = self.buffer.entries()
-        cosines = self._cosines(vector, entries) if vector is not None and entries else {}
+        cosines = self._cosines(vector, entries, store=False) if vector is not None and entries else {}
         out: list[tuple[Experience, float | None]] = []
         for entry in sorted(entries, key=lambda e: -cosines.get(e.id, -1.0)):
             sim = cosines.get(entry.id)
@@ -198,6 +212,10 @@ def _passes(entry: Experience, where: ChunkFilter) -> bool:
 
 def _by_relevance(entry: Experience) -> tuple[float, datetime]:
     return entry.relevance or 0.0, entry.observed_at
+
+
+def _as_they_are(found: list[Experience]) -> list[Experience]:
+    return found
 
 
 def _merged(recent: list[Experience], found: list[Experience], *, key: Callable[[Experience], Any]) -> list[Experience]:

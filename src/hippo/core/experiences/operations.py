@@ -47,12 +47,13 @@ class Experiences(Capability):
 
     def recall(self, *, types: str | Sequence[str] | None = None, tags: str | Sequence[str] | None = None,
                min_importance: float | None = None, since: datetime | str | None = None, limit: int = 10,
-               query: str | None = None) -> list[Experience]:
+               query: str | None = None, touch: bool = True) -> list[Experience]:
         """Experiences from short-term and long-term memory together, deduplicated: by relevance
         to ``query`` when one is given, else the latest first; filtered by type, tags, importance
-        and time. Long-term results count as retrieved (the retrieval event of recall)."""
+        and time. Long-term results count as retrieved (the retrieval event of recall) unless
+        ``touch=False``, a look that writes nothing at all."""
         return self.episodic.recall(query=query, types=types, tags=tags, min_importance=min_importance,
-                                     since=since, limit=v.check_limit(limit))
+                                     since=since, limit=v.check_limit(limit), touch=touch)
 
     def recall_related(self, *, user_id: str | int | None = None, room_id: str | int | None = None,
                        task_id: str | int | None = None, limit: int = 100) -> list[Experience]:

@@ -54,7 +54,7 @@ def stats(request: Request, view: Agent) -> Response:
     kinds = {"facts": found.facts, "superseded facts": found.superseded_facts,
              "memories": found.memories - found.experiences, "experiences": found.experiences,
              "archived": found.archived, "short-term": found.short_term}
-    counters = {name: int(found.consolidation.get(name, 0)) for name in COUNTERS}
+    counters = {name: found.consolidation[name] for name in COUNTERS}
     days, daily = summary.days, summary.daily
     charts: dict[str, Any] = {
         "kinds": {"labels": list(kinds), "values": list(kinds.values())},

@@ -4,7 +4,7 @@ now" button (a CSRF-checked form posting to the core's own ``consolidate``)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Form, Request, Response
 
@@ -15,7 +15,8 @@ from hippo.surfaces.dashboard.sessions import check_csrf
 __all__ = ["router"]
 
 router = APIRouter(route_class=PageRoute, include_in_schema=False)
-COUNTERS = ("recorded", "evicted", "consolidated", "merged", "pruned", "archived", "runs")
+Counter = Literal["recorded", "evicted", "consolidated", "merged", "pruned", "archived", "runs"]
+COUNTERS: tuple[Counter, ...] = ("recorded", "evicted", "consolidated", "merged", "pruned", "archived", "runs")
 
 
 @router.get("/agents/{agent_id}/short-term")
@@ -34,6 +35,6 @@ def consolidate(request: Request, view: Agent, csrf: Annotated[str, Form(max_len
 def _page(request: Request, view: Agent, done: object = None) -> Response:
     counts = view.mem.stats().consolidation
     return page(request, view.viewer, "short_term.html", agent=view.mem.agent_id, entries=view.mem.short_term(),
-                counters={name: int(counts.get(name, 0)) for name in COUNTERS},
-                rate=counts.get("consolidation_rate", 0.0), capacity=int(counts.get("capacity", 0)),
+                counters={name: counts[name] for name in COUNTERS},
+                rate=counts["consolidation_rate"], capacity=counts["capacity"],
                 threshold=view.mem.settings.consolidation_threshold, done=done)

@@ -35,6 +35,7 @@ from hippo.surfaces.http.models import (
     Health,
     MemoryPage,
     PatchMemoryBody,
+    RecallBody,
     RelatedList,
     RememberBody,
     ReplaceBody,
@@ -94,16 +95,29 @@ def search_or_list(
         'With `q`: a JSON object of metadata conditions, e.g. {"status": {"$in": ["open", "blocked"]}, '
         '"priority": {"$gte": 2}} ($eq $ne $in $gt $gte $lt $lte $exists; a plain value means $eq)'))] = None,
 ) -> Any:
-    """Search by meaning and keywords when `q` is given; otherwise list, newest first, a page at a time."""
+    """Search by meaning and keywords when `q` is given; otherwise list, newest first, a page at a time.
+
+    A look that changes nothing: no hit counts as retrieved. `POST memories/recall` is the recall
+    that counts (access count, strength, co-recall links), as an agent's."""
     if q is not None:
         conditions = parse_json(metadata, "metadata") if metadata is not None else None
         return mem.recall_memories(q, limit, kind=kind, tags=tag, since=since, until=until, metadata=conditions,
                                    source=source, session_id=session_id, include_archived=include_archived,
-                                   expand=expand)
+                                   expand=expand, touch=False)
     if metadata is not None or source or session_id is not None or include_archived or expand:
         raise InvalidInput("metadata, source and session_id filters apply to a search: give q too")
     page = mem.list_memories(limit=limit, cursor=cursor, kind=kind)
     return MemoryPage(items=page.items, next_cursor=page.next_cursor)
+
+
+@router.post(f"{base_path}/memories/recall", response_model=Recall, tags=["memories"])
+def recall(mem: Mem, body: RecallBody) -> Recall:
+    """Recall as an agent does: ranked by meaning, keywords, strength and recency, and the hits
+    count as retrieved (access count, last access, +0.02 strength, co-recall links among them).
+    `GET memories?q=` is the same search without counting."""
+    return mem.recall_memories(body.query, body.limit, kind=body.kind, tags=body.tags, since=body.since,
+                               until=body.until, metadata=body.metadata, source=body.source,
+                               session_id=body.session_id, include_archived=body.include_archived, expand=body.expand)
 
 
 @router.post(f"{base_path}/memories", response_model=StoreResult, status_code=201, tags=["memories"],

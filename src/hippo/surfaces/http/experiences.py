@@ -9,7 +9,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from hippo.surfaces.http.models import ExperienceBody, ExperienceList
+from hippo.surfaces.http.models import ExperienceBody, ExperienceList, ExperienceRecallBody
 from hippo.surfaces.http.service import Mem, base_path
 from hippo.types import Consolidation, Experience
 
@@ -41,10 +41,18 @@ def recall_experiences(
     since: Annotated[datetime | None, Query(description="Observed at or after (ISO 8601)")] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 10,
 ) -> ExperienceList:
-    """Experiences from short-term and long-term memory together, deduplicated. Long-term results count
-    as retrieved."""
+    """Experiences from short-term and long-term memory together, deduplicated. A look that changes
+    nothing; `POST experiences/recall` is the recall whose long-term results count as retrieved."""
     return ExperienceList(items=mem.recall(types=types, tags=tags, min_importance=min_importance, since=since,
-                                           limit=limit, query=q))
+                                           limit=limit, query=q, touch=False))
+
+
+@router.post(f"{base_path}/experiences/recall", response_model=ExperienceList)
+def recall_experiences_counted(mem: Mem, body: ExperienceRecallBody) -> ExperienceList:
+    """Experiences from both tiers, as `GET experiences`; the long-term results count as retrieved
+    (access count, last access, +0.02 strength)."""
+    return ExperienceList(items=mem.recall(types=body.types, tags=body.tags, min_importance=body.min_importance,
+                                           since=body.since, limit=body.limit, query=body.query))
 
 
 @router.get(f"{base_path}/experiences/short-term", response_model=ExperienceList)

@@ -11,8 +11,8 @@ from hippo.types import ArchivedHit, Block, Chunk, Experience, Link
 
 __all__ = [
     "AppendBody", "ArchiveHits", "BlockContext", "BlockList", "CompactBody", "ErrorBody", "ExperienceBody",
-    "ExperienceList", "ForgetBody", "Health", "MemoryPage", "ObserveBody", "PatchMemoryBody", "RelatedList",
-    "RememberBody", "ReplaceBody", "SetBlockBody", "StoreBody", "SurfaceBody",
+    "ExperienceList", "ExperienceRecallBody", "ForgetBody", "Health", "MemoryPage", "ObserveBody", "PatchMemoryBody",
+    "RecallBody", "RelatedList", "RememberBody", "ReplaceBody", "SetBlockBody", "StoreBody", "SurfaceBody",
 ]
 
 _TEXT = 32_000
@@ -44,6 +44,32 @@ class RememberBody(_Body):
         if (self.text is None) == (self.messages is None):
             raise ValueError("give either text or messages")
         return self
+
+
+class RecallBody(_Body):
+    query: str = Field(min_length=1, max_length=4_000, description="What to recall, in words.")
+    limit: int = Field(10, ge=1, le=100)
+    kind: Literal["fact", "memory"] | None = None
+    tags: list[str] | None = Field(None, max_length=100, description="Only memories with all these tags.")
+    since: datetime | None = Field(None, description="Observed (or stored) at or after (ISO 8601).")
+    until: datetime | None = Field(None, description="Observed (or stored) before (ISO 8601).")
+    source: list[str] | None = Field(None, max_length=100, description="Only memories from any of these sources.")
+    session_id: str | None = Field(None, description="Only memories from this session.")
+    include_archived: bool = Field(False, description="Archived memories compete too, marked.")
+    expand: bool = Field(False, description="Memories often recalled with the best hits follow them.")
+    metadata: dict[str, Any] | None = Field(None, description=(
+        'Conditions on metadata, e.g. {"status": {"$in": ["open", "blocked"]}, "priority": {"$gte": 2}} '
+        "($eq $ne $in $gt $gte $lt $lte $exists; a plain value means $eq)."))
+
+
+class ExperienceRecallBody(_Body):
+    query: str | None = Field(None, min_length=1, max_length=4_000,
+                              description="Search text: by relevance; omit for the latest first.")
+    types: list[str] | None = Field(None, max_length=7, description="Only these types (any of them).")
+    tags: list[str] | None = Field(None, max_length=100, description="Only with all these tags.")
+    min_importance: float | None = Field(None, ge=0, le=1)
+    since: datetime | None = Field(None, description="Observed at or after (ISO 8601).")
+    limit: int = Field(10, ge=1, le=100)
 
 
 class ForgetBody(_Body):

@@ -95,6 +95,7 @@ class BackgroundServer:
                                               cors_origins=options.pop("cors_origins", ())))
         self._server.install_signal_handlers = lambda: None  # type: ignore[attr-defined]
         self._thread = threading.Thread(target=self._server.run, daemon=True)
+        self.app = self._server.config.app  # the FastAPI app it serves: its routes, for tests
         self.url = ""
 
     def __enter__(self) -> str:
