@@ -6,8 +6,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
+import time
+import urllib.error
+import urllib.request
 
 import pytest
 import typer
@@ -205,7 +209,7 @@ def test_an_old_name_has_the_same_help_as_its_command(runner, name):
     assert old == new  # all but the usage line, which names what was typed
 
 
-# -- a process of its own: what --help loads -------------------------------------------------------
+# -- a process of its own: what --help loads, what serve says ---------------------------------------
 
 HIPPO = ["-c", "from hippo.surfaces.command import main; main()"]
 
@@ -227,3 +231,31 @@ def test_help_loads_no_command_module_nor_rich_nor_pydantic(tmp_path):
                           text=True, timeout=60, check=True)
     assert "memories" in done.stdout
     assert json.loads(done.stderr) == []
+
+
+def test_serve_names_the_dashboard_and_the_api_docs(tmp_path):
+    pytest.importorskip("uvicorn")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, *HIPPO, "--db", "mem.db", "--embedder", "fake", "serve", "--port",
+                               str(port)], cwd=tmp_path, env=_env(tmp_path), stderr=subprocess.PIPE, text=True)
+    try:
+        said = [server.stderr.readline() for _ in range(2)] if server.stderr else []
+        assert said[0].startswith("hippo ") and f"at http://127.0.0.1:{port}" in said[0]
+        assert said[1] == f"dashboard: http://127.0.0.1:{port}/  API docs: http://127.0.0.1:{port}/docs\n"
+        page = _get(f"http://127.0.0.1:{port}/")
+        assert "<html" in page.lower()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def _get(url: str) -> str:
+    for _ in range(100):  # the line is said before uvicorn listens
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                return response.read().decode()
+        except urllib.error.URLError:
+            time.sleep(0.1)
+    raise AssertionError(f"nothing answered at {url}")
