@@ -259,3 +259,39 @@ def _get(url: str) -> str:
         except urllib.error.URLError:
             time.sleep(0.1)
     raise AssertionError(f"nothing answered at {url}")
+
+
+def test_a_json_recall_loads_neither_rich_nor_pydantic(tmp_path):
+    code = ("import json, sys\n"
+            "import hippo\n"
+            "with hippo.open('m.db', agent_id='me', embedder='fake') as mem:\n"
+            "    mem.store_memory('We chose SQLite')\n"
+            "sys.argv = ['hippo', '--db', 'm.db', '--agent', 'me', '--embedder', 'fake', 'recall', 'SQLite', "
+            "'--limit', '3', '--tag', 'x', '--json']\n"
+            "from hippo.surfaces.command import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print(json.dumps([m for m in sys.modules if m.startswith(('rich', 'pydantic'))]), file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=_env(tmp_path), capture_output=True,
+                          text=True, timeout=60, check=True)
+    assert json.loads(done.stdout)["hits"] == []  # read as a list of tags: none matches "x"
+    assert json.loads(done.stderr) == []
+
+
+@pytest.mark.parametrize("args, said", [
+    (["recall", "x", "--limit", "many"], "'many' is not a whole number."),
+    (["recall", "x", "--limit", "9" * 5000], "a number of 5,000 digits"),
+    (["recall", "x", "--kind", "nope"], "'nope' is not one of fact, memory."),
+    (["store", "x", "--intensity", "much"], "'much' is not a number."),
+    (["blocks", "set", "k", "v", "--char-limit", "0"], "0 is less than 1."),
+    (["server", "http", "--port", "70000"], "70000 is more than 65535."),
+])
+def test_a_bad_value_is_a_usage_error_that_names_it(cli, args, said):
+    result = cli(*args)
+    assert result.exit_code == 2 and said in result.stderr, result.stderr
+
+
+def test_values_arrive_as_their_types(cli):
+    stored = json.loads(ok(cli("store", "Tea at noon", "--intensity", "0.25", "-t", "a", "-t", "b", "--json")).stdout)
+    assert stored["chunk"]["running_intensity"] == 0.25 and stored["chunk"]["metadata"] == {"tags": ["a", "b"]}
+    hits = json.loads(ok(cli("recall", "tea", "--kind", "memory", "--limit", " 2 ", "-t", "a", "--json")).stdout)
+    assert [h["chunk"]["id"] for h in hits["hits"]] == [stored["id"]]

@@ -29,7 +29,7 @@ def search(
     """Search the archive by words (what maintain moved out of recall)."""
     with opened(ctx) as mem:
         found = mem.search_archive(query, limit)
-    render.emit_or_print(json, {"hits": [h.to_dict() for h in found]}, render.archive_table(found))
+    render.emit_or_print(json, {"hits": [h.to_dict() for h in found]}, lambda: render.archive_table(found))
 
 
 @archive.command()

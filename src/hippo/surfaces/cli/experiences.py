@@ -108,4 +108,5 @@ def consolidate(ctx: typer.Context, json: JSON = False) -> None:
 
 
 def _show(found: Sequence["Experience"], json: bool, *, scored: bool = False) -> None:
-    render.emit_or_print(json, {"items": [e.to_dict() for e in found]}, render.experiences_table(found, scored=scored))
+    render.emit_or_print(json, {"items": [e.to_dict() for e in found]},
+                         lambda: render.experiences_table(found, scored=scored))

@@ -21,6 +21,8 @@ from typing import Any
 import typer
 from typer.core import TyperCommand, TyperGroup
 
+from hippo.surfaces.cli.values import read_plainly
+
 __all__ = ["ALIASES", "GROUPS", "Command", "Group", "Root", "Section", "summary"]
 
 
@@ -119,8 +121,23 @@ def _write_parameters(command: Any, ctx: Any, formatter: Any) -> None:
                 formatter.write_dl(rows)
 
 
+def _plain_help(option: Any) -> Any:
+    if option is not None:
+        read_plainly(option)
+    return option
+
+
 class Command(TyperCommand):
-    """A command whose help shows value names and flowing paragraphs."""
+    """A command whose help shows value names and flowing paragraphs, and whose values are read
+    without pydantic (:mod:`hippo.surfaces.cli.values`)."""
+
+    def __init__(self, name: str | None, **attrs: Any) -> None:
+        super().__init__(name, **attrs)
+        for param in self.params:
+            read_plainly(param)
+
+    def get_help_option(self, ctx: Any) -> Any:
+        return _plain_help(super().get_help_option(ctx))
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         return _usage(self, ctx)
@@ -173,6 +190,9 @@ class Group(TyperGroup):
                 self.get_command(ctx, name)
         return super().resolve_command(ctx, args)
 
+    def get_help_option(self, ctx: Any) -> Any:
+        return _plain_help(super().get_help_option(ctx))
+
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         return [*_usage(self, ctx), self.subcommand_metavar]
 
@@ -202,6 +222,11 @@ def section_group(name: str) -> Group:
 
 class Root(Group):
     """``hippo`` itself: the groups of :data:`GROUPS` and, hidden, the names of :data:`ALIASES`."""
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        for param in self.params:  # the global options
+            read_plainly(param)
 
     def list_commands(self, ctx: Any) -> list[str]:
         return [*GROUPS, *ALIASES]

@@ -84,7 +84,7 @@ def recall(
                                     expand=expand)
     if found.warning:
         render.note(f"warning: {found.warning}")
-    render.emit_or_print(json, found.to_dict(), render.hits_table(found))
+    render.emit_or_print(json, found.to_dict(), lambda: render.hits_table(found))
 
 
 @memories.command()
@@ -140,7 +140,7 @@ def update(
     text = read_text(content, "--content") if content is not None else None
     with opened(ctx) as mem:
         chunk = mem.update_memory(chunk_id, content=text, metadata=metadata_from(tag, meta))
-    render.emit_or_print(json, chunk.to_dict(), render.chunk_details(chunk))
+    render.emit_or_print(json, chunk.to_dict(), lambda: render.chunk_details(chunk))
 
 
 @memories.command("delete-all")
@@ -213,7 +213,7 @@ def stats(ctx: typer.Context, json: JSON = False) -> None:
     with opened(ctx) as mem:
         found = mem.stats()
         configured = mem.embedding.embedder.model_id if mem.embedding.embedder else None
-    render.emit_or_print(json, found.to_dict(), render.stats_table(found, configured))
+    render.emit_or_print(json, found.to_dict(), lambda: render.stats_table(found, configured))
 
 
 # -- the agent's feedback, links, and the conversation log ---------------------------------------
@@ -242,7 +242,7 @@ def related(ctx: typer.Context, chunk_id: Annotated[str, ID], json: JSON = False
     """A memory's links: memories recalled with it (strongest first) and its supersession history."""
     with opened(ctx) as mem:
         found = mem.related(chunk_id)
-    render.emit_or_print(json, {"links": [link.to_dict() for link in found]}, render.links_table(found))
+    render.emit_or_print(json, {"links": [link.to_dict() for link in found]}, lambda: render.links_table(found))
 
 
 @memories.command()
@@ -255,7 +255,7 @@ def conversation(
     """Search the application's conversation log (its messages table)."""
     with opened(ctx) as mem:
         hits = mem.recall_conversation(query, limit)
-    render.emit_or_print(json, [hit.to_dict() for hit in hits], render.conversation_table(hits))
+    render.emit_or_print(json, [hit.to_dict() for hit in hits], lambda: render.conversation_table(hits))
 
 
 # -- facts ----------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sys
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -69,11 +69,12 @@ def emit_or_note(json: bool, data: Any, message: str) -> None:
     note(message)
 
 
-def emit_or_print(json: bool, data: Any, shown: Table | Text | str) -> None:
-    """A command's result: with --json ``data`` as one JSON document on stdout, else ``shown`` printed there."""
+def emit_or_print(json: bool, data: Any, shown: Callable[[], Table | Text | str]) -> None:
+    """A command's result: with --json ``data`` as one JSON document on stdout, else what ``shown``
+    makes printed there (made only then: --json loads no Rich)."""
     if json:
         return emit_json(data)
-    print_table(shown)
+    print_table(shown())
 
 
 def plural(n: int, word: str) -> str:
