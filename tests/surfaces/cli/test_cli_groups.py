@@ -165,6 +165,14 @@ def test_storing_again_says_what_happened_to_the_intensity(cli):
     assert json.loads(ok(cli("store", "Krz prefers tea", "--json")).stdout)["action"] == "strengthened"
 
 
+def test_a_fact_learned_again_shows_its_intensity_before_and_after(cli):
+    ok(cli("facts", "remember", "I live in Berlin."))
+    again = json.loads(ok(cli("facts", "remember", "I live in Berlin.", "--json")).stdout)["facts"][0]
+    assert again["action"] == "duplicate"
+    table = ok(cli("facts", "remember", "I live in Berlin.")).stdout
+    assert re.search(rf"{again['intensity_after']:.2f}, unchanged", table), table
+
+
 # -- help -------------------------------------------------------------------------------------------
 
 PLACEHOLDER = re.compile(r"<[\w\[\]|,. ]+>|\{[a-z_]+\}")

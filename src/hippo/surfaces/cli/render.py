@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         ConversationHit,
         Experience,
         FactHistory,
+        FactOutcome,
         Forgotten,
         Link,
         Recall,
@@ -133,8 +134,16 @@ def facts_table(result: RememberResult) -> Table:
 
     table = _table("fact", "action", "intensity", "similarity", "reason")
     for fact in result.facts:
-        table.add_row(Text(fact.fact), fact.action, _num(fact.intensity), _num(fact.similarity), Text(fact.reason))
+        table.add_row(Text(fact.fact), fact.action, _intensity(fact), _num(fact.similarity), Text(fact.reason))
     return table
+
+
+def _intensity(fact: FactOutcome) -> str:
+    """A fact's reading, or what a duplicate did to the stored fact's intensity (down as well as up)."""
+    before, after = fact.intensity_before, fact.intensity_after
+    if before is None or after is None:
+        return _num(fact.intensity)
+    return f"{before:.2f} -> {after:.2f}" if round(before, 2) != round(after, 2) else f"{after:.2f}, unchanged"
 
 
 def forgotten_table(items: Sequence[Forgotten], title: str) -> Table:
