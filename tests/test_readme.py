@@ -3,6 +3,7 @@ fresh folder, with the real local model; every console block runs too, or is tes
 
 from __future__ import annotations
 
+import os
 import re
 import runpy
 from pathlib import Path
@@ -66,6 +67,8 @@ def test_every_console_command_runs_or_is_tested_elsewhere(number, tmp_path):
     home = tmp_path / "home"
     home.mkdir()
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(home), "HIPPO_CONFIG": str(home / "none.toml")}
+    if os.environ.get("PYTHONPATH"):  # the code under test (a worktree's src/), not the one installed
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     done = subprocess.run(["bash", "-c", script], cwd=home, env=env, input="y\n", capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, f"{script}\n{done.stderr}"

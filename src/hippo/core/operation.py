@@ -13,7 +13,6 @@ A facade says which object holds an operation's capability through one public me
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from typing import Any, Awaitable, Callable, Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
 
@@ -75,6 +74,8 @@ class AsyncOperation(_Delegate[C, P, R]):
 
         @functools.wraps(bound)
         async def call(*args: Any, **kwargs: Any) -> Any:
+            import asyncio  # here: a synchronous Memory (the CLI's) never loads it, 17 ms
+
             return await asyncio.to_thread(bound, *args, **kwargs)
 
         return call

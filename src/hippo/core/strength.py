@@ -19,6 +19,7 @@ __all__ = [
     "effective_strength",
     "half_life_hours",
     "hours_between",
+    "intensity_before",
     "recency_after",
     "recency_score",
     "reinforced_intensity",
@@ -84,6 +85,12 @@ def retrieval_boost(running_intensity: float) -> float:
 def reinforced_intensity(old_intensity: float, encounter_count: int, new_reading: float) -> float:
     """Moving average over encounters: ``(old × n + new) / (n + 1)``."""
     return (old_intensity * encounter_count + new_reading) / (encounter_count + 1)
+
+
+def intensity_before(intensity: float, encounter_count: int, new_reading: float) -> float:
+    """The intensity a chunk had before :func:`reinforced_intensity` made it ``intensity`` on its
+    ``encounter_count``-th encounter (at least the second) with ``new_reading``."""
+    return (intensity * encounter_count - new_reading) / (encounter_count - 1)
 
 
 def recency_score(created_at: datetime, now: datetime) -> float:

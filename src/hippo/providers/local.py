@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from hippo.errors import ConfigError, MissingDependency, ProviderError
 from hippo.providers.base import Thresholds, check_batch_size, check_texts, normalize_rows, require, window_starts
-from hippo.providers.pins import PINS, digest_of_pins, pinned
+from hippo.providers.pins import PINS, default_cache_dir, digest_of_pins, pinned
 from hippo.providers.quantized import int8_copy
 
 if TYPE_CHECKING:
@@ -68,15 +68,6 @@ MAX_WINDOWS = 64
 _LOCK = threading.RLock()
 _SESSIONS: dict[str, Any] = {}
 _TOKENIZERS: dict[int | str, Any] = {}  # by max length; "count": the untruncated one
-
-
-def default_cache_dir() -> Path:
-    """``$HIPPO_CACHE_DIR``, else ``$XDG_CACHE_HOME/hippo``, else ``~/.cache/hippo``."""
-    if os.environ.get("HIPPO_CACHE_DIR"):
-        return Path(os.environ["HIPPO_CACHE_DIR"]).expanduser()
-    if os.environ.get("XDG_CACHE_HOME"):
-        return Path(os.environ["XDG_CACHE_HOME"]).expanduser() / "hippo"
-    return Path.home() / ".cache" / "hippo"
 
 
 def _model_dir(cache_dir: str | os.PathLike[str] | None, name: str = MODEL_NAME) -> Path:

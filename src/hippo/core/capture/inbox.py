@@ -17,8 +17,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Sequence
 
-from ulid import ULID
-
 from hippo.core import validation as v
 from hippo.core.capture.extract import Draft, Window, extract, gate
 from hippo.core.facts.offline import ExtractedFact
@@ -52,6 +50,8 @@ class _Overtaken(Exception):
 def observe(store: "AgentStore", messages: Sequence[Any], session_id: Any,
             settings: "Settings") -> Observation:
     """Keep the messages worth capturing in the session's inbox (durable when this returns)."""
+    from ulid import ULID  # here: importing it loads importlib.metadata, 20 ms a recall never needs
+
     session = v.check_session_id(session_id)
     if session is None:
         raise InvalidInput("observe needs a session_id")

@@ -17,8 +17,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Mapping, Sequence
 
-from ulid import ULID
-
 from hippo import limits
 from hippo.core import validation as v
 from hippo.errors import InvalidInput
@@ -115,6 +113,8 @@ def new_entry(agent_id: str, type_: Any, content: Any, now: datetime, *, context
               tags: Sequence[str] | str, source: Any, session_id: Any, observed_at: Any,
               max_chars: int) -> Experience:
     """A checked short-term entry (InvalidInput names what is wrong; nothing is kept then)."""
+    from ulid import ULID  # here: importing it loads importlib.metadata, 20 ms a recall never needs
+
     kind = check_type(type_)
     text = v.check_text(content, "content", max_chars=max_chars)
     if context is not None and not isinstance(context, Mapping):

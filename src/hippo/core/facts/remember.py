@@ -14,8 +14,6 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ulid import ULID
-
 from hippo.core.facts import offline
 from hippo.core.facts.extraction import classify_pairs, extract_with_llm
 from hippo.core.facts.recognition import (
@@ -121,6 +119,8 @@ def apply_facts(store: "AgentStore", planned: Planned, now: datetime, observed_a
 def _apply(store: "AgentStore", plan: Plan, vector: Any, now: datetime,
            observed_at: datetime | None, metadata: dict[str, Any], source: str,
            session_id: str | None) -> FactOutcome:
+    from ulid import ULID  # here: importing it loads importlib.metadata, 20 ms a recall never needs
+
     fact = plan.fact
     base = dict(fact=fact.fact, intensity=fact.intensity, similarity=plan.best_similarity, band=plan.band,
                 decided_by=plan.decided_by, reason=plan.reason)

@@ -11,8 +11,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Mapping
 
-from ulid import ULID
-
 from hippo.core import validation as v
 from hippo.core.facts.recognition import same_words
 from hippo.core.hashing import content_hash, key_hash
@@ -91,6 +89,8 @@ def split_fact(store: "AgentStore", embedding: "EmbeddingService", fact: Chunk, 
     session and ``observed_at`` of the call that said it (kept since migration 0023). It leaves ``fact``'s
     merged wordings, and ``fact`` gives back the strength the merge added (one encounter, its share of
     the running intensity, one access). ``wording`` is matched up to case, spacing and final punctuation."""
+    from ulid import ULID  # here: importing it loads importlib.metadata, 20 ms a recall never needs
+
     if fact.kind != "fact":
         raise InvalidInput(f"{fact.id} is a memory, not a fact: only facts hold merged wordings")
     wording = v.check_text(wording, "wording", max_chars=max_chars)

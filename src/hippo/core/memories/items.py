@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Mapping
 
-from ulid import ULID
-
 from hippo import limits
 from hippo.core import validation as v
 from hippo.core.hashing import key_hash
@@ -66,6 +64,8 @@ def put_item(store: "AgentStore", embedding: "EmbeddingService", key: str, conte
              metadata: Mapping[str, Any] | None, now: datetime, intensity: float, max_chars: int) -> ItemWrite:
     """Make ``key`` hold ``content`` and ``metadata`` (which replaces the old metadata): a new
     memory, or the key's memory changed in place. One transaction; the vector is computed before it."""
+    from ulid import ULID  # here: importing it loads importlib.metadata, 20 ms a recall never needs
+
     key = check_key(key)
     content = v.check_text(content, "content", max_chars=max_chars)
     checked = _metadata(key, metadata)

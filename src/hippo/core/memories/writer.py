@@ -12,8 +12,6 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple
 
-from ulid import ULID
-
 from hippo.core import validation as v
 from hippo.core.facts.offline import non_latin_share
 from hippo.core.hashing import content_hash
@@ -156,6 +154,8 @@ def _near_twins(store: "AgentStore", embedding: "EmbeddingService", inputs: list
 
 def _write_one(store: "AgentStore", known: dict[str, Chunk], now: datetime, vector: Any,
                item: Checked, embeds: bool) -> StoreResult:
+    from ulid import ULID  # here: importing it loads importlib.metadata, 20 ms a recall never needs
+
     existing = known.get(item.digest)
     if existing is not None:
         update = StrengthUpdate(

@@ -8,8 +8,6 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence, TypedDict, Union
 
-from ulid import ULID
-
 from hippo.clock import to_iso
 from hippo.core.transfer.merged import MergedRecord
 from hippo.types import Block, Chunk, MergedWording
@@ -104,6 +102,8 @@ def block_record(block: Block) -> BlockRecord:
 
 def derived_id(chunk_id: str, agent_id: str) -> str:
     """A stable new id for ``chunk_id`` under ``agent_id``: the same time part, hashed randomness."""
+    from ulid import ULID  # here: importing it loads importlib.metadata, 20 ms a recall never needs
+
     digest = hashlib.blake2b(f"{agent_id}\x00{chunk_id}".encode(), digest_size=10).digest()
     return str(ULID.from_bytes(ULID.from_str(chunk_id).bytes[:6] + digest))
 

@@ -22,7 +22,6 @@ import logging
 import os
 import sqlite3
 import threading
-from urllib.request import pathname2url
 
 __all__ = ["Scrubber"]
 
@@ -93,6 +92,8 @@ class Scrubber:
 
     def _checkpoint(self) -> bool:
         """``wal_checkpoint(TRUNCATE)`` on a connection of its own; whether readers kept it from finishing."""
+        from urllib.request import pathname2url  # here: opening a store need not load urllib's HTTP client
+
         # mode=rw: never create a file where the database was deleted under us
         conn = sqlite3.connect(f"file:{pathname2url(self.path)}?mode=rw", uri=True, timeout=_BUSY_MS / 1000,
                                isolation_level=None)

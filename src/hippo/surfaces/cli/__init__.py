@@ -1,9 +1,9 @@
 """The ``hippo`` command line (Typer + Rich): a thin layer that parses, calls the core, renders.
 
-Every command lives on one Typer ``app`` (``hippo.surfaces.cli.app``). A
-surface that brings commands of its own (``serve``, ``keys``, ``mcp``) defines
-them in its module with ``@app.command()`` or ``app.add_typer(...)`` and is
-imported below, where the command modules are listed.
+The commands live in groups (``hippo memories recall``), each defined in its module on a
+``typer.Typer`` of its own; :mod:`hippo.surfaces.cli.groups` lists them and imports a group's
+module only when one of its commands runs, so ``hippo --help`` imports none. A surface that brings
+commands of its own (``server``, ``keys``) defines them the same way and joins ``groups.GROUPS``.
 """
 
 from __future__ import annotations
@@ -11,18 +11,6 @@ from __future__ import annotations
 import logging
 import sys
 
-# The command modules: importing one registers its commands on ``app``. Other
-# surfaces' commands (service: serve, keys) join this list the same way.
-from hippo.surfaces.cli import (  # noqa: F401
-    blocks,
-    capture,
-    curation,
-    experiences,
-    hooks,
-    memories,
-    service,
-    transfer,
-)
 from hippo.surfaces.cli.app import app
 
 __all__ = ["app", "main"]

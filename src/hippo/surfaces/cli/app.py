@@ -1,9 +1,9 @@
 """The Typer application, its global options, and how a command opens the memory.
 
-Other surfaces add their commands to the same ``app`` (``app.command()`` or
-``app.add_typer()``), in their own module imported by ``hippo.surfaces.cli``.
-Nothing heavy is imported here: ``hippo.open`` runs inside commands, so
-``hippo --help`` loads no model runtime and touches no database.
+The commands live in groups (``hippo memories recall``), each on a ``typer.Typer`` of its own
+module, listed in :mod:`hippo.surfaces.cli.groups` and imported only when used. Nothing heavy is
+imported here: ``hippo.open`` runs inside commands, so ``hippo --help`` loads no model runtime,
+no command module and touches no database.
 """
 
 from __future__ import annotations
@@ -26,20 +26,34 @@ from hippo.surfaces.cli.errors import BoundaryGroup
 if TYPE_CHECKING:
     from hippo.core.memory import Memory
 
-__all__ = ["JSON", "LIMIT", "Kind", "Options", "app", "metadata_from", "opened", "read_text", "when"]
+__all__ = ["JSON", "LIMIT", "META", "OBSERVED", "TAG", "Kind", "Options", "app", "group", "metadata_from", "opened",
+           "read_text", "when"]
 
 app = typer.Typer(
     name="hippo",
     cls=BoundaryGroup,
-    help="Long-term memory for LLM agents, from the shell: store, recall, forget, blocks, export and import.",
+    help="Long-term memory for LLM agents, from the shell.",
+    epilog="hippo GROUP --help lists a group's commands. Each command also answers to its one-word name of "
+           "earlier releases: hippo recall QUERY is hippo memories recall QUERY.",
     no_args_is_help=True,
     add_completion=False,
+    rich_markup_mode=None,  # Click's plain help: paragraphs flow whole, and no Rich to import for it
     pretty_exceptions_enable=False,  # the boundary in errors.py reports errors in one line
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 JSON = Annotated[bool, typer.Option("--json", help="Print JSON on stdout instead of a table.")]
-LIMIT = typer.Option("--limit", "-n", help="At most this many.")
+LIMIT = typer.Option("--limit", "-n", metavar="N", help="At most this many.")
+TAG = typer.Option("--tag", "-t", metavar="TAG", help="A tag (repeatable).")
+META = typer.Option("--meta", "-m", metavar="KEY=VALUE",
+                    help="A metadata field (repeatable); VALUE is JSON if it parses, else text.")
+OBSERVED = typer.Option("--observed-at", metavar="WHEN",
+                        help="When it happened: ISO-8601 (2025-03-01T12:00:00Z) or an age like 3d, 12h.")
+
+
+def group() -> typer.Typer:
+    """The registry of one group's commands (its help and place are in ``groups.GROUPS``)."""
+    return typer.Typer(rich_markup_mode=None)
 
 
 class Kind(str, Enum):
@@ -62,6 +76,14 @@ class Options:
         return wiring.settings(self.db).db
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from hippo.wiring import __version__
+
+        typer.echo(f"hippo {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _global(
     ctx: typer.Context,
@@ -72,11 +94,13 @@ def _global(
                                                  help="Agent whose memory to use (default: 'default').")] = None,
     embedder: Annotated[Optional[str], typer.Option(
         "--embedder", metavar="SPEC",
-        help="Embedder: local (default), ollama:<model>, openai:<model>, fake, or none for keywords only.")] = None,
+        help="Embedder: local (default), ollama:MODEL, openai:MODEL, fake, or none for keywords only.")] = None,
     llm: Annotated[Optional[str], typer.Option(
-        "--llm", metavar="SPEC", help="LLM for fact extraction (openai:<model>, anthropic:<model>); "
+        "--llm", metavar="SPEC", help="LLM for fact extraction (openai:MODEL, anthropic:MODEL); "
                                       "default: offline rules.")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log details (and tracebacks) on stderr.")] = False,
+    version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version,
+                                          help="Print hippo's version and exit.")] = False,
 ) -> None:
     """hippo: long-term memory for LLM agents, from the shell."""
     if verbose:

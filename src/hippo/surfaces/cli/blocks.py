@@ -1,4 +1,4 @@
-"""``hippo block``: named memory blocks (persona, human) read and edited whole or in place."""
+"""``hippo blocks``: named memory blocks (persona, human) read and edited whole or in place."""
 
 from __future__ import annotations
 
@@ -8,14 +8,13 @@ import typer
 
 from hippo.errors import InvalidInput, NotFound
 from hippo.surfaces.cli import render
-from hippo.surfaces.cli.app import JSON, app, opened, read_text
+from hippo.surfaces.cli.app import JSON, group, opened, read_text
 from hippo.types import UNCHANGED
 
 if TYPE_CHECKING:
     from hippo.types import BlockResult
 
-block_app = typer.Typer(help="Named memory blocks: get, set, append, replace, list, context.", no_args_is_help=True)
-app.add_typer(block_app, name="block")
+blocks = group()
 
 KEY = typer.Argument(metavar="KEY", help="The block's name, e.g. persona or human.")
 
@@ -25,7 +24,7 @@ def _done(result: "BlockResult", json: bool, what: str) -> None:
     render.emit_or_note(json, result.to_dict(), f"{what} block {result.key!r} ({len(result.value or '')} characters)")
 
 
-@block_app.command("get")
+@blocks.command("get")
 def get(ctx: typer.Context, key: Annotated[str, KEY], json: JSON = False) -> None:
     """Print a block's text (exit 1 when there is no such block)."""
     with opened(ctx) as mem:
@@ -37,22 +36,23 @@ def get(ctx: typer.Context, key: Annotated[str, KEY], json: JSON = False) -> Non
     typer.echo(block.value)  # raw, so that it pipes
 
 
-@block_app.command("list")
+@blocks.command("list")
 def list_blocks(ctx: typer.Context, json: JSON = False) -> None:
     """List every block with its size and limit."""
     with opened(ctx) as mem:
-        blocks = mem.memory_blocks()
+        found = mem.memory_blocks()
     if json:
-        return render.emit_json([block.to_dict() for block in blocks])
-    for block in blocks:
+        return render.emit_json([block.to_dict() for block in found])
+    for block in found:
         limit = f", limit {block.char_limit}" if block.char_limit is not None else ""
         render.print_table(f"{block.key}: {len(block.value)} characters{limit}")
 
 
-@block_app.command("context")
+@blocks.command("context")
 def context(
     ctx: typer.Context,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Budget for the section (estimated).")] = 2000,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", metavar="N", help="Budget for the section (estimated).")]
+    = 2000,
     json: JSON = False,
 ) -> None:
     """Print every block as one system-prompt section, in a stable order, within a token budget."""
@@ -63,13 +63,13 @@ def context(
     typer.echo(section)  # raw, so that it pipes
 
 
-@block_app.command("set")
+@blocks.command("set")
 def set_(
     ctx: typer.Context,
     key: Annotated[str, KEY],
     value: Annotated[str, typer.Argument(help="The whole new text; - reads standard input.")],
     char_limit: Annotated[Optional[int], typer.Option(
-        "--char-limit", min=1, help="Cap this block's length from now on.")] = None,
+        "--char-limit", min=1, metavar="N", help="Cap this block's length from now on.")] = None,
     no_limit: Annotated[bool, typer.Option("--no-limit", help="Remove this block's own cap.")] = False,
     json: JSON = False,
 ) -> None:
@@ -83,7 +83,7 @@ def set_(
     _done(result, json, "created" if result.created else "set")
 
 
-@block_app.command("append")
+@blocks.command("append")
 def append(
     ctx: typer.Context,
     key: Annotated[str, KEY],
@@ -97,7 +97,7 @@ def append(
     _done(result, json, "created" if result.created else "appended to")
 
 
-@block_app.command("replace")
+@blocks.command("replace")
 def replace(
     ctx: typer.Context,
     key: Annotated[str, KEY],

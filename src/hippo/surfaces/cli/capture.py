@@ -1,5 +1,4 @@
-"""Commands of capture, surfacing and compaction: ``hippo observe``,
-``hippo process``, ``hippo surface`` and ``hippo compact``.
+"""``hippo capture``: observe, process, surface and compact.
 
 A FILE is a JSON list of chat messages, or JSON Lines: a chat message a line, or a Claude Code
 transcript (read by :mod:`hippo.integrations.claude_code`); ``-`` reads standard input.
@@ -16,11 +15,13 @@ import typer
 from hippo.errors import InvalidInput
 from hippo.integrations.claude_code import load_messages
 from hippo.surfaces.cli import render
-from hippo.surfaces.cli.app import JSON, app, opened
+from hippo.surfaces.cli.app import JSON, group, opened
 
 FILE_HELP = ("A JSON list of chat messages, or JSON Lines (a message a line, or a Claude Code transcript); "
              "- reads standard input.")
 SESSION = typer.Option("--session", "-s", metavar="ID", help="The conversation's session id.")
+
+capture = group()
 
 
 def read_messages_file(name: str) -> list[dict[str, Any]]:
@@ -29,25 +30,25 @@ def read_messages_file(name: str) -> list[dict[str, Any]]:
     return load_messages(text)
 
 
-@app.command()
+@capture.command()
 def observe(
     ctx: typer.Context,
     file: Annotated[str, typer.Argument(metavar="FILE", help=FILE_HELP)],
     session: Annotated[str, SESSION],
     json: JSON = False,
 ) -> None:
-    """Hand hippo a conversation to remember: kept at once, turned into memories by `hippo process`
-    (or `hippo serve` every capture_every seconds). Messages it already has are skipped."""
+    """Hand hippo a conversation to remember: kept at once, turned into memories by hippo capture
+    process (or by hippo server http every capture_every seconds). Messages it already has are skipped."""
     messages = read_messages_file(file)
     with opened(ctx, create=True) as mem:
         seen = mem.observe(messages, session_id=session)
     render.emit_or_note(json, seen.to_dict(),
                         f"observed {render.plural(seen.accepted, 'message')} in session "
                         f"{seen.session_id} ({seen.duplicates} already held, {seen.skipped} left out: system prompts, "
-                        f"tool outputs, empty); `hippo process` turns them into memories")
+                        f"tool outputs, empty); hippo capture process turns them into memories")
 
 
-@app.command()
+@capture.command()
 def process(ctx: typer.Context, json: JSON = False) -> None:
     """Turn what was observed into memories now (windows, gate, extraction, dedup)."""
     with opened(ctx) as mem:
@@ -58,14 +59,15 @@ def process(ctx: typer.Context, json: JSON = False) -> None:
                         f"({done.merged} merged into ones already held), {done.facts} facts")
 
 
-@app.command()
+@capture.command()
 def surface(
     ctx: typer.Context,
     session: Annotated[str, SESSION],
-    file: Annotated[Optional[str], typer.Argument(metavar="[FILE]", help=FILE_HELP)] = None,
+    file: Annotated[Optional[str], typer.Argument(metavar="FILE", help=FILE_HELP)] = None,
     prompt: Annotated[Optional[str], typer.Option("--prompt", "-p", metavar="TEXT",
                                                   help="The user's message, instead of FILE.")] = None,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="The context block's budget.")] = 500,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, metavar="N", help="The context block's budget.")]
+    = 500,
     json: JSON = False,
 ) -> None:
     """What memory has to offer for the last messages, not shown to this session yet: prints the
@@ -83,7 +85,7 @@ def surface(
         render.note("nothing relevant to surface")
 
 
-@app.command()
+@capture.command()
 def compact(
     ctx: typer.Context,
     file: Annotated[str, typer.Argument(metavar="FILE", help=FILE_HELP)],

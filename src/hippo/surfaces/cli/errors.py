@@ -16,9 +16,9 @@ import sys
 from typing import Any
 
 import typer
-from typer.core import TyperGroup
 
 from hippo.errors import HippoError, missing_extra
+from hippo.surfaces.cli.groups import Root
 
 try:  # Typer vendors Click from 0.29 on; before, it uses the click package.
     from typer._click.exceptions import ClickException
@@ -75,17 +75,8 @@ def _silence_stdout() -> None:
         pass
 
 
-# The order of ``hippo --help``: the memory commands first, then the rest as registered.
-HELP_ORDER = ["store", "remember", "recall", "forget", "update", "delete-all", "block", "conversation", "list", "show",
-              "stats", "export", "import", "reembed", "scrub", "prepare"]
-
-
-class BoundaryGroup(TyperGroup):
+class BoundaryGroup(Root):
     """The root command group: every command runs inside this error boundary."""
-
-    def list_commands(self, ctx: Any) -> list[str]:
-        names = super().list_commands(ctx)
-        return sorted(names, key=lambda n: HELP_ORDER.index(n) if n in HELP_ORDER else len(HELP_ORDER))
 
     def invoke(self, ctx: Any) -> Any:
         try:

@@ -1,5 +1,4 @@
-"""Commands of experiences: ``hippo experience record | recall | short-term | related``,
-and ``hippo consolidate``.
+"""``hippo experiences``: record, recall, short-term, related and consolidate.
 
 Browsing the short-term buffer never counts as retrieval; ``recall`` does for long-term results.
 """
@@ -12,20 +11,17 @@ import typer
 
 from hippo.core.validation import parse_json
 from hippo.surfaces.cli import render
-from hippo.surfaces.cli.app import JSON, LIMIT, app, opened, read_text, when
+from hippo.surfaces.cli.app import JSON, LIMIT, OBSERVED, TAG, group, opened, read_text, when
 
 if TYPE_CHECKING:
     from hippo.types import Experience
 
-experience_app = typer.Typer(
-    help="Experiences: record, recall, short-term, related; `hippo consolidate` moves the important ones "
-         "to long-term memory.", no_args_is_help=True)
-app.add_typer(experience_app, name="experience")
+experiences = group()
 
 TYPE_HELP = "chat, observation, task, decision, tool-use, error or insight."
 
 
-@experience_app.command()
+@experiences.command()
 def record(
     ctx: typer.Context,
     kind: Annotated[str, typer.Argument(metavar="TYPE", help=TYPE_HELP)],
@@ -34,13 +30,11 @@ def record(
         "--context", "-c", metavar="JSON",
         help='A JSON object: {"userId": "u1", "roomId": "r1", "taskId": "t1", "mentionedMe": true, ...}.')] = None,
     importance: Annotated[Optional[float], typer.Option(
-        help="0 to 1; default: rated by type and the context's flags.")] = None,
-    tag: Annotated[Optional[list[str]], typer.Option("--tag", "-t", metavar="TAG", help="A tag (repeatable).")]
-    = None,
+        metavar="X", help="0 to 1; default: rated by type and the context's flags.")] = None,
+    tag: Annotated[Optional[list[str]], TAG] = None,
     source: Annotated[Optional[str], typer.Option(help="Where it came from: agent (default), ...")] = None,
-    session: Annotated[Optional[str], typer.Option(help="The session it came from.")] = None,
-    observed_at: Annotated[Optional[str], typer.Option(
-        "--observed-at", metavar="WHEN", help="When it happened: ISO-8601 or an age like 3d, 12h.")] = None,
+    session: Annotated[Optional[str], typer.Option(metavar="ID", help="The session it came from.")] = None,
+    observed_at: Annotated[Optional[str], OBSERVED] = None,
     json: JSON = False,
 ) -> None:
     """Record an experience: short-term at once; an important one is consolidated at once."""
@@ -57,16 +51,17 @@ def record(
                        f"{found.tier.replace('_', '-')}{kept}")
 
 
-@experience_app.command()
+@experiences.command()
 def recall(
     ctx: typer.Context,
     query: Annotated[Optional[str], typer.Option(
-        "--query", "-q", help="Search text: by relevance; without it the latest first.")] = None,
+        "--query", "-q", metavar="TEXT", help="Search text: by relevance; without it the latest first.")] = None,
     kind: Annotated[Optional[list[str]], typer.Option(
         "--type", metavar="TYPE", help=f"Only this type (repeatable: any of them): {TYPE_HELP}")] = None,
     tag: Annotated[Optional[list[str]], typer.Option(
         "--tag", "-t", metavar="TAG", help="Only with this tag (repeatable: all of them).")] = None,
-    min_importance: Annotated[Optional[float], typer.Option(help="Only at least this important (0 to 1).")] = None,
+    min_importance: Annotated[Optional[float], typer.Option(
+        metavar="X", help="Only at least this important (0 to 1).")] = None,
     since: Annotated[Optional[str], typer.Option(metavar="WHEN", help="Not before: ISO-8601 or an age (7d).")] = None,
     limit: Annotated[int, LIMIT] = 10,
     json: JSON = False,
@@ -78,7 +73,7 @@ def recall(
     _show(found, json, scored=query is not None)
 
 
-@experience_app.command("short-term")
+@experiences.command("short-term")
 def short_term(ctx: typer.Context, json: JSON = False) -> None:
     """The short-term buffer, newest first (not yet consolidated)."""
     with opened(ctx) as mem:
@@ -86,12 +81,13 @@ def short_term(ctx: typer.Context, json: JSON = False) -> None:
     _show(found, json)
 
 
-@experience_app.command()
+@experiences.command()
 def related(
     ctx: typer.Context,
-    user: Annotated[Optional[str], typer.Option("--user", help="Whose experiences (userId or senderId).")] = None,
-    room: Annotated[Optional[str], typer.Option("--room", help="In this room (roomId).")] = None,
-    task: Annotated[Optional[str], typer.Option("--task", help="About this task (taskId).")] = None,
+    user: Annotated[Optional[str], typer.Option(
+        "--user", metavar="ID", help="Whose experiences (userId or senderId).")] = None,
+    room: Annotated[Optional[str], typer.Option("--room", metavar="ID", help="In this room (roomId).")] = None,
+    task: Annotated[Optional[str], typer.Option("--task", metavar="ID", help="About this task (taskId).")] = None,
     limit: Annotated[int, LIMIT] = 100,
     json: JSON = False,
 ) -> None:
@@ -101,7 +97,7 @@ def related(
     _show(found, json)
 
 
-@app.command()
+@experiences.command()
 def consolidate(ctx: typer.Context, json: JSON = False) -> None:
     """Move the short-term buffer's important experiences to long-term memory now, then prune it."""
     with opened(ctx) as mem:
@@ -112,4 +108,5 @@ def consolidate(ctx: typer.Context, json: JSON = False) -> None:
 
 
 def _show(found: Sequence["Experience"], json: bool, *, scored: bool = False) -> None:
-    render.emit_or_print(json, {"items": [e.to_dict() for e in found]}, render.experiences_table(found, scored=scored))
+    render.emit_or_print(json, {"items": [e.to_dict() for e in found]},
+                         lambda: render.experiences_table(found, scored=scored))

@@ -1,6 +1,6 @@
-"""Claude Code hooks: ``hippo hooks install``, ``hippo hook EVENT`` (the command each installed
-hook runs) and ``hippo hooks process`` (the background processing a hook starts); see
-:mod:`hippo.integrations.claude_code_hooks`.
+"""Claude Code hooks: ``hippo hooks install``, ``hippo hooks run EVENT`` (``hippo hook EVENT``, the
+command each installed hook runs) and ``hippo hooks process`` (the background processing a hook
+starts); see :mod:`hippo.integrations.claude_code_hooks`.
 
 ``hippo hook`` is not a user's command but Claude Code's: it must never get in the session's way.
 Whatever goes wrong (hippo broken, the database unreadable, the server down), it prints nothing,
@@ -20,17 +20,15 @@ import typer
 
 from hippo.errors import InvalidInput
 from hippo.surfaces.cli import render
-from hippo.surfaces.cli.app import Options, app, opened
+from hippo.surfaces.cli.app import Options, group, opened
 
 if TYPE_CHECKING:
     from hippo.integrations.claude_code_hooks import Target
 
-hooks_app = typer.Typer(help="Claude Code hooks: `hippo hooks install` captures sessions and surfaces memories.",
-                        no_args_is_help=True)
-app.add_typer(hooks_app, name="hooks")
+hooks = group()
 
-URL = typer.Option("--url", metavar="URL", help="A running `hippo serve` to use (default: HIPPO_URL, else the "
-                                                "database directly).")
+URL = typer.Option("--url", metavar="URL", help="A running hippo server http to use (default: HIPPO_URL, else "
+                                                "the database directly).")
 AGENT = typer.Option("--agent", metavar="ID", help="Agent whose memory the hooks use (default: as for `hippo mcp`, "
                                                    "the global --agent, HIPPO_AGENT_ID, hippo.toml's agent_id, "
                                                    "else 'default').")
@@ -65,7 +63,7 @@ def _global_options(options: Options, agent: str) -> list[str]:
     return found
 
 
-@hooks_app.command("install")
+@hooks.command("install")
 def install(
     ctx: typer.Context,
     project: Annotated[Optional[Path], typer.Option(
@@ -90,19 +88,20 @@ def install(
     render.note(f"hippo hooks in {path} for agent {name}: " + ", ".join(
         [*(f"{e} (added)" for e in changed), *(f"{e} (already there)" for e in kept)]))
     if url is None and os.environ.get("HIPPO_URL") is None:
-        render.note("the hooks open the database directly; with `hippo serve` running, --url or HIPPO_URL makes "
-                    "them faster")
+        render.note("the hooks open the database directly; with hippo server http running, --url or HIPPO_URL "
+                    "makes them faster")
 
 
-@app.command(hidden=False)
+@hooks.command("run")
 def hook(
     ctx: typer.Context,
     event: Annotated[str, typer.Argument(metavar="EVENT", help="UserPromptSubmit, Stop, PreCompact or SessionEnd.")],
     url: Annotated[Optional[str], URL] = None,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Budget of what UserPromptSubmit surfaces.")] = 500,
+    max_tokens: Annotated[int, typer.Option(
+        "--max-tokens", metavar="N", help="Budget of what UserPromptSubmit surfaces.")] = 500,
 ) -> None:
-    """Run one Claude Code hook on its JSON input (standard input); what `hippo hooks install`
-    writes. Never fails: a problem means no output and exit 0."""
+    """Run one Claude Code hook on its JSON input (standard input): the command hippo hooks install
+    writes (as hippo hook EVENT). Never fails: a problem means no output and exit 0."""
     try:
         _hook(ctx, event, url or os.environ.get("HIPPO_URL") or None, max_tokens)
     except BaseException:  # noqa: BLE001 - the session must go on whatever happened here
@@ -140,7 +139,7 @@ def _hook(ctx: typer.Context, event: str, url: str | None, max_tokens: int) -> N
         sys.stdout.write(printed + "\n")
 
 
-@hooks_app.command("process", hidden=True)
+@hooks.command("process", hidden=True)
 def process(
     ctx: typer.Context,
     url: Annotated[Optional[str], URL] = None,

@@ -2,7 +2,8 @@
 
 With ``--json`` stdout carries exactly one JSON document and nothing else, so
 it can be piped. User text never goes through Rich markup (``[tag]`` and
-``:emoji:`` stay as typed).
+``:emoji:`` stay as typed). Rich is imported by the first table or note, not
+before: ``--json`` output and the Claude Code hooks never load it.
 """
 
 from __future__ import annotations
@@ -10,25 +11,27 @@ from __future__ import annotations
 import json
 import sys
 from datetime import datetime, timezone
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
-from rich.text import Text
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress
+    from rich.table import Table
+    from rich.text import Text
 
-from hippo.types import (
-    ArchivedHit,
-    Chunk,
-    ConversationHit,
-    Experience,
-    FactHistory,
-    Forgotten,
-    Link,
-    Recall,
-    RememberResult,
-    Stats,
-)
+    from hippo.types import (
+        ArchivedHit,
+        Chunk,
+        ConversationHit,
+        Experience,
+        FactHistory,
+        FactOutcome,
+        Forgotten,
+        Link,
+        Recall,
+        RememberResult,
+        Stats,
+    )
 
 __all__ = [
     "PROGRESS_ABOVE", "ProgressBar", "age", "archive_table", "chunk_details", "chunks_table", "conversation_table",
@@ -40,7 +43,9 @@ __all__ = [
 PROGRESS_ABOVE = 100  # items; smaller jobs finish before a bar would help
 
 
-def _console(stderr: bool = False) -> Console:
+def _console(stderr: bool = False) -> "Console":
+    from rich.console import Console
+
     # Built per call: the streams may have been swapped (tests, redirection) since import.
     return Console(file=sys.stderr if stderr else sys.stdout, emoji=False, highlight=False, markup=False,
                    soft_wrap=False)
@@ -53,6 +58,8 @@ def emit_json(data: Any) -> None:
 
 def note(message: str) -> None:
     """A line for the human, on stderr (keeps stdout for results)."""
+    from rich.text import Text
+
     _console(stderr=True).print(Text(message), soft_wrap=True)
 
 
@@ -63,11 +70,12 @@ def emit_or_note(json: bool, data: Any, message: str) -> None:
     note(message)
 
 
-def emit_or_print(json: bool, data: Any, shown: Table | Text | str) -> None:
-    """A command's result: with --json ``data`` as one JSON document on stdout, else ``shown`` printed there."""
+def emit_or_print(json: bool, data: Any, shown: Callable[[], Table | Text | str]) -> None:
+    """A command's result: with --json ``data`` as one JSON document on stdout, else what ``shown``
+    makes printed there (made only then: --json loads no Rich)."""
     if json:
         return emit_json(data)
-    print_table(shown)
+    print_table(shown())
 
 
 def plural(n: int, word: str) -> str:
@@ -75,6 +83,8 @@ def plural(n: int, word: str) -> str:
 
 
 def print_table(table: Table | Text | str) -> None:
+    from rich.text import Text
+
     _console().print(table if not isinstance(table, str) else Text(table))
 
 
@@ -96,6 +106,8 @@ _WIDE = {"content", "fact", "reason", "snippet"}
 
 
 def _table(*columns: str, title: str | None = None) -> Table:
+    from rich.table import Table
+
     table = Table(title=title, title_justify="left", show_lines=False, header_style="bold")
     for name in columns:
         if name in _WIDE:  # only these wrap; the short columns keep their width
@@ -106,6 +118,8 @@ def _table(*columns: str, title: str | None = None) -> Table:
 
 
 def hits_table(recall: Recall) -> Table:
+    from rich.text import Text
+
     table = _table("score", "age", "kind", "content", "id", title=f"{len(recall)} recalled ({recall.mode})")
     for hit in recall:
         chunk = hit.chunk
@@ -116,13 +130,25 @@ def hits_table(recall: Recall) -> Table:
 
 
 def facts_table(result: RememberResult) -> Table:
+    from rich.text import Text
+
     table = _table("fact", "action", "intensity", "similarity", "reason")
     for fact in result.facts:
-        table.add_row(Text(fact.fact), fact.action, _num(fact.intensity), _num(fact.similarity), Text(fact.reason))
+        table.add_row(Text(fact.fact), fact.action, _intensity(fact), _num(fact.similarity), Text(fact.reason))
     return table
 
 
+def _intensity(fact: FactOutcome) -> str:
+    """A fact's reading, or what a duplicate did to the stored fact's intensity (down as well as up)."""
+    before, after = fact.intensity_before, fact.intensity_after
+    if before is None or after is None:
+        return _num(fact.intensity)
+    return f"{before:.2f} -> {after:.2f}" if round(before, 2) != round(after, 2) else f"{after:.2f}, unchanged"
+
+
 def forgotten_table(items: Sequence[Forgotten], title: str) -> Table:
+    from rich.text import Text
+
     table = _table("id", "kind", "similarity", "content", title=title)
     for item in items:
         table.add_row(item.id, item.kind, _num(item.similarity), Text(item.content))
@@ -130,6 +156,8 @@ def forgotten_table(items: Sequence[Forgotten], title: str) -> Table:
 
 
 def chunks_table(chunks: Iterable[Chunk]) -> Table:
+    from rich.text import Text
+
     table = _table("id", "kind", "age", "intensity", "content")
     for chunk in chunks:
         content = Text(chunk.content)
@@ -145,6 +173,9 @@ def _when(value: datetime | None) -> str:
 
 
 def chunk_details(chunk: Chunk) -> Table:
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(show_header=False, box=None, padding=(0, 2, 0, 0))
     table.add_column("field", style="bold", no_wrap=True)
     table.add_column("value", overflow="fold")
@@ -168,6 +199,8 @@ def chunk_details(chunk: Chunk) -> Table:
 
 def experiences_table(found: Sequence[Experience], *, scored: bool = False) -> Table:
     """Experiences of both tiers (short- or long-term); ``scored``: with their relevance."""
+    from rich.text import Text
+
     table = _table(*(["score"] if scored else []), "age", "type", "imp", "tier", "content", "id",
                    title=plural(len(found), "experience"))
     for e in found:
@@ -177,6 +210,8 @@ def experiences_table(found: Sequence[Experience], *, scored: bool = False) -> T
 
 
 def archive_table(found: list[ArchivedHit]) -> Table:
+    from rich.text import Text
+
     table = _table("score", "id", "content", title=f"{len(found)} archived (hippo restore ID brings one back)")
     for hit in found:
         table.add_row(f"{hit.score:.2f}", hit.id, Text(hit.chunk.content))
@@ -184,6 +219,8 @@ def archive_table(found: list[ArchivedHit]) -> Table:
 
 
 def links_table(found: list[Link]) -> Table:
+    from rich.text import Text
+
     table = _table("link", "strength", "id", "content", title=f"{len(found)} linked")
     for link in found:
         table.add_row(link.kind, f"{link.strength:g}", link.chunk.id, Text(link.chunk.content))
@@ -191,6 +228,8 @@ def links_table(found: list[Link]) -> Table:
 
 
 def history_table(history: FactHistory) -> Table:
+    from rich.text import Text
+
     table = _table("created", "id", "status", "content", title="history (oldest first; --json names successors)")
     for version in history.versions:
         if history.current is not None and version.id == history.current.id:
@@ -202,6 +241,8 @@ def history_table(history: FactHistory) -> Table:
 
 
 def merged_table(history: FactHistory) -> Table:
+    from rich.text import Text
+
     table = _table("merged", "into", "similarity", "wording",
                    title="merged wordings (recognised as duplicates; `hippo split ID WORDING` undoes one)")
     for merged in history.merged:
@@ -211,6 +252,9 @@ def merged_table(history: FactHistory) -> Table:
 
 
 def stats_table(stats: Stats, configured: str | None) -> Table:
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(show_header=False, box=None, padding=(0, 2, 0, 0))
     table.add_column("what", style="bold", no_wrap=True)
     table.add_column("value", overflow="fold")
@@ -237,6 +281,8 @@ def _size(n: int | None) -> str:
 
 
 def conversation_table(hits: Sequence[ConversationHit]) -> Table:
+    from rich.text import Text
+
     table = _table("id", "role", "when", "snippet", title=plural(len(hits), "message"))
     for hit in hits:
         table.add_row(str(hit.id), Text(str(hit.fields.get("role", "-"))),
@@ -254,6 +300,8 @@ class ProgressBar:
 
     def __call__(self, done: int, total: int) -> None:
         if self._progress is None and total > PROGRESS_ABOVE:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
             console = _console(stderr=True)
             self._progress = Progress(TextColumn(self.label), BarColumn(), MofNCompleteColumn(),
                                       TimeRemainingColumn(), console=console, transient=True,

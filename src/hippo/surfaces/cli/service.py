@@ -1,4 +1,5 @@
-"""``hippo serve``, ``hippo keys``, ``hippo mcp`` and ``hippo prepare``: the commands that run hippo as a service."""
+"""``hippo server http | mcp | prepare`` and ``hippo keys``: the commands that run hippo as a service
+(``hippo serve``, ``hippo mcp`` and ``hippo prepare`` before the groups)."""
 
 from __future__ import annotations
 
@@ -14,29 +15,32 @@ import typer
 
 from hippo import wiring
 from hippo.errors import NotFound
-from hippo.surfaces.cli.app import JSON, Options, app, opened
+from hippo.surfaces.cli.app import JSON, Options, group, opened
 from hippo.surfaces.cli.render import emit_json, note
 
 if TYPE_CHECKING:
     from hippo.core.keys import KeyRing
     from hippo.core.memory import Memory
 
-keys_app = typer.Typer(help="API keys of the HTTP service: create (shown once), list, delete.", no_args_is_help=True)
-app.add_typer(keys_app, name="keys")
+server = group()
+keys = group()
 
 
-@app.command()
+@server.command("http")
 def serve(
     ctx: typer.Context,
     host: Annotated[str, typer.Option(
-        help="Address to bind; anything but loopback needs API keys. On loopback, requests whose Host header "
-             "names anything but 127.0.0.1, localhost or [::1] get 421.")] = "127.0.0.1",
+        metavar="ADDRESS", help="Address to bind; anything but loopback needs API keys. On loopback, requests whose "
+                                "Host header names anything but 127.0.0.1, localhost or [::1] get 421.")]
+    = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8000,
     cors_origin: Annotated[Optional[list[str]], typer.Option(
-        "--cors-origin", help="Allow browser requests from this origin (repeatable); none by default.")] = None,
-    max_body: Annotated[int, typer.Option(min=1024, help="Largest request body, in bytes.")] = 1_000_000,
+        "--cors-origin", metavar="ORIGIN", help="Allow browser requests from this origin (repeatable); none by "
+                                                "default.")] = None,
+    max_body: Annotated[int, typer.Option(min=1024, metavar="BYTES", help="Largest request body, in bytes.")]
+    = 1_000_000,
 ) -> None:
-    """Serve the HTTP API (every agent of the database) until interrupted."""
+    """Serve the HTTP API and the web dashboard (every agent of the database) until interrupted."""
     from hippo.surfaces.http.server import serve as run
 
     with opened(ctx, create=True) as mem:
@@ -44,12 +48,12 @@ def serve(
             announce=note)
 
 
-@app.command()
+@server.command()
 def mcp(
     ctx: typer.Context,
     http: Annotated[bool, typer.Option("--http", help="Serve streamable HTTP instead of stdio.")] = False,
-    host: Annotated[str, typer.Option(help="With --http: address to bind (loopback unless --allow-remote).")]
-    = "127.0.0.1",
+    host: Annotated[str, typer.Option(
+        metavar="ADDRESS", help="With --http: address to bind (loopback unless --allow-remote).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="With --http: port.")] = 8765,
     allow_remote: Annotated[bool, typer.Option(
         "--allow-remote", help="With --http: allow a non-loopback bind (the MCP endpoint has no authentication).")]
@@ -79,10 +83,10 @@ def _warm_up(mem: "Memory") -> None:
     note(f"hippo: model ready in {time.perf_counter() - began:.1f} s{failed}")
 
 
-@app.command()
+@server.command()
 def prepare(ctx: typer.Context) -> None:
     """Load the embedding model now (and make its int8 copy if one is asked for), showing progress,
-    so that the first store or tool call does not spend the time; prints the command for MCP configs."""
+    so that the first store or tool call does not spend the time; print the command for MCP configs."""
     options = ctx.find_root().obj
     spec = wiring.settings(embedder=options.embedder if options else None).embedder
     if spec is None or spec == "none":
@@ -97,18 +101,18 @@ def prepare(ctx: typer.Context) -> None:
     note(f"hippo: for MCP configs, the command is {beside if beside.exists() else shutil.which('hippo') or 'hippo'}")
 
 
-@keys_app.command("create")
+@keys.command("create")
 def keys_create(
     ctx: typer.Context,
-    agent: Annotated[Optional[list[str]], typer.Option("--agent", help="Agent the key may reach (repeatable).")]
-    = None,
+    agent: Annotated[Optional[list[str]], typer.Option(
+        "--agent", metavar="ID", help="Agent the key may reach (repeatable).")] = None,
     admin: Annotated[bool, typer.Option("--admin", help="The key reaches every agent.")] = False,
-    label: Annotated[Optional[str], typer.Option(help="A note to tell keys apart.")] = None,
+    label: Annotated[Optional[str], typer.Option(metavar="TEXT", help="A note to tell keys apart.")] = None,
     as_json: JSON = False,
 ) -> None:
     """Create an API key; it is printed once and only its hash is stored."""
-    with _keys(ctx, create=True) as keys:
-        token, record = keys.create(agent or [], admin=admin, label=label)
+    with _keys(ctx, create=True) as ring:
+        token, record = ring.create(agent or [], admin=admin, label=label)
     if as_json:
         emit_json({"key": token, **_public(record)})
         return
@@ -117,11 +121,11 @@ def keys_create(
                       "store it now, it will not be shown again")
 
 
-@keys_app.command("list")
+@keys.command("list")
 def keys_list(ctx: typer.Context, as_json: JSON = False) -> None:
     """List the API keys (ids and agents; secrets are never shown)."""
-    with _keys(ctx) as keys:
-        records = keys.list()
+    with _keys(ctx) as ring:
+        records = ring.list()
     if as_json:
         emit_json([_public(r) for r in records])
         return
@@ -133,13 +137,13 @@ def keys_list(ctx: typer.Context, as_json: JSON = False) -> None:
         print(f"{r.id}  {r.created_at:%Y-%m-%d}  {reach}" + (f"  ({r.label})" if r.label else ""))
 
 
-@keys_app.command("delete")
-def keys_delete(ctx: typer.Context, key_id: Annotated[str, typer.Argument(help="The key's id (see keys list).")]) \
-        -> None:
+@keys.command("delete")
+def keys_delete(ctx: typer.Context, key_id: Annotated[str, typer.Argument(
+        metavar="ID", help="The key's id (see hippo keys list).")]) -> None:
     """Delete an API key; requests that use it are refused from now on."""
-    with _keys(ctx) as keys:
-        keys.delete(key_id)
-        last = not keys.any()
+    with _keys(ctx) as ring:
+        ring.delete(key_id)
+        last = not ring.any()
     note(f"deleted key {key_id}" + ("; that was the last key: running servers keep requiring keys, and every "
                                     "request to them is refused until you create one" if last else ""))
 
@@ -151,8 +155,8 @@ def _keys(ctx: typer.Context, *, create: bool = False) -> Iterator["KeyRing"]:
     db = options.path()
     if not create and not wiring.database_exists(db, options.agent):
         raise NotFound(f"no database at {db} (check --db)")
-    with wiring.open_keys(db, options.agent) as keys:
-        yield keys
+    with wiring.open_keys(db, options.agent) as ring:
+        yield ring
 
 
 def _public(record: object) -> dict:

@@ -1,4 +1,4 @@
-"""Moving memory in and out: export, import (JSON Lines) and reembed.
+"""``hippo data``: moving memory in and out: export, import (JSON Lines), reembed, and scrub.
 
 The format is described in ``hippo.core.transfer``: a header line, one line per
 chunk (a fact's with the wordings merged into it), one per block. An export to a regular file is written to a temporary
@@ -24,7 +24,9 @@ import typer
 from hippo.core.validation import parse_json, shown
 from hippo.errors import InvalidInput, NotFound
 from hippo.surfaces.cli import render
-from hippo.surfaces.cli.app import JSON, Options, app, opened
+from hippo.surfaces.cli.app import JSON, Options, group, opened
+
+data = group()
 
 
 @contextmanager
@@ -83,10 +85,11 @@ def _dumps(record: Any) -> str:
     return jsonlib.dumps(record, ensure_ascii=False, separators=(",", ":"))
 
 
-@app.command()
+@data.command()
 def export(
     ctx: typer.Context,
-    file: Annotated[Optional[str], typer.Argument(help="Where to write (default or -: standard output).")] = None,
+    file: Annotated[Optional[str], typer.Argument(
+        metavar="FILE", help="Where to write (default or -: standard output).")] = None,
     vectors: Annotated[bool, typer.Option("--vectors", help="Include each chunk's vector (base64 float32).")] = False,
 ) -> None:
     """Export the agent's memory as JSON Lines: a header, every chunk, every block."""
@@ -134,11 +137,12 @@ def _read_records(file: str) -> list[dict[str, Any]]:
     return records
 
 
-@app.command("import")
+@data.command("import")
 def import_(
     ctx: typer.Context,
-    file: Annotated[str, typer.Argument(help="A file made by hippo export (- reads standard input), or another "
-                                             "memory system's file or folder (--format).")],
+    file: Annotated[str, typer.Argument(metavar="FILE", help="A file made by hippo data export (- reads standard "
+                                                             "input), or another memory system's file or folder "
+                                                             "(--format).")],
     format: Annotated[str, typer.Option(
         "--format", "-f", help="hippo (an export), markdown (MEMORY.md, memory/*.md), mcp-memory (the MCP memory "
                                "server's JSONL), mem0 (get_all output) or letta (an .af agent file).")] = "hippo",
@@ -156,8 +160,8 @@ def import_(
     if format != "hippo":
         return _import_other(ctx, file, format, dry_run, json)
     if dry_run:
-        raise InvalidInput("--dry-run is for the other formats: a hippo export can be checked with hippo import "
-                           "into a scratch database (--db)")
+        raise InvalidInput("--dry-run is for the other formats: a hippo export can be checked with hippo data "
+                           "import into a scratch database (--db)")
     records = _read_records(file)
     with opened(ctx, create=True) as mem, render.ProgressBar("importing") as bar:
         result = mem.import_records(records, progress=bar)
@@ -172,7 +176,7 @@ def import_(
     if result.embedded:
         parts.append(f"{result.embedded} embedded with this database's model")
     if result.pending:
-        parts.append(f"{result.pending} without a vector (run `hippo reembed`)")
+        parts.append(f"{result.pending} without a vector (run hippo data reembed)")
     render.note("; ".join(parts))
 
 
@@ -196,7 +200,7 @@ def _import_other(ctx: typer.Context, file: str, format: str, dry_run: bool, jso
                 + f"; {len(report.skipped) - len(problems)} already there, {len(problems)} skipped")
 
 
-@app.command()
+@data.command()
 def reembed(
     ctx: typer.Context,
     embedder: Annotated[Optional[str], typer.Option(
@@ -221,3 +225,14 @@ def reembed(
         return render.emit_json(result.to_dict())
     dimension = f", dimension {result.dimension}" if result.dimension else ""
     render.note(f"embedded {result.embedded}; {result.pending} still pending; model {result.model_id}{dimension}")
+
+
+@data.command()
+def scrub(ctx: typer.Context, json: JSON = False) -> None:
+    """Remove the text of forgotten memories from the database files now (every agent). SQLite does
+    this by itself; on PostgreSQL it rewrites the tables (VACUUM FULL), locking them while it runs."""
+    with opened(ctx) as mem:
+        pending = mem.scrub()
+    render.emit_or_note(json, {"scrubbed": pending is None, "note": pending},
+                        "scrubbed: no deleted text is left in the database files" if pending is None
+                        else f"not yet: {pending}")

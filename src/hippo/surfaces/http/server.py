@@ -49,7 +49,9 @@ def serve(mem: "Memory", *, host: str = "127.0.0.1", port: int = 8000, max_body_
     keyed = check_bind(mem, host)
     say = announce or (lambda line: print(line, file=sys.stderr, flush=True))
     shown = f"[{host}]" if ":" in host else host
-    say(f"hippo {_version()} serving {mem.database} at http://{shown}:{port}  (API docs: /docs)")
+    url = f"http://{shown}:{port}"
+    say(f"hippo {_version()} serving {mem.database} at {url}")
+    say(f"dashboard: {url}/  API docs: {url}/docs")
     say("API keys required (Authorization: Bearer ...)" if keyed else
         "no API keys configured: open to this machine only (loopback); hippo keys create --agent ID adds one")
     config = _config(mem, host, port, max_body_bytes=max_body_bytes, cors_origins=cors_origins)
