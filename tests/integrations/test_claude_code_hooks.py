@@ -138,8 +138,13 @@ def test_the_hooks_use_a_running_server(tmp_path, db, clock):
 
 
 def quiet_and_fast(done: subprocess.CompletedProcess, took: float) -> None:
+    """Silent, exit 0, and never holding the session: well within the shortest budget Claude Code
+    gives a hook, whatever is broken (a bound on waiting, not a speed target: the command's start-up
+    time is measured in bench/cli_start.py)."""
+    from hippo.integrations.claude_code_hooks import TIMEOUTS
+
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
-    assert took < 1.0, took
+    assert took < min(TIMEOUTS.values()) / 3, took
 
 
 def test_a_broken_hippo_is_quiet_and_fast(tmp_path):
