@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-__all__ = ["START", "Clock", "counts", "load_bench", "sql", "untouched", "vector_sizes"]
+__all__ = ["START", "Clock", "counts", "internal_names", "load_bench", "sql", "untouched", "vector_sizes"]
 
 START = datetime(2025, 1, 1, 12, 0, tzinfo=timezone.utc)
 
@@ -120,3 +121,16 @@ class SyncView:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+# The internal design documents hippo was built from, which nothing a user reads may name.
+INTERNAL_NAMES = re.compile(r"seed[ -]?0\d\d|seed's|\bseeds?/|hippocampus", re.I)
+# An input format hippo still reads: the compaction settings file of the extension it replaces.
+READ_ONLY_NAMES = ("hippocampus.config.json",)
+
+
+def internal_names(text: str) -> list[str]:
+    """The internal document names in ``text`` (a file name hippo reads is not one)."""
+    for name in READ_ONLY_NAMES:
+        text = text.replace(name, "")
+    return INTERNAL_NAMES.findall(text)

@@ -1,34 +1,24 @@
 """What users read names hippo's capabilities, never the internal design documents hippo was built
 from ("seed 001", "hippocampus.md"): the README and the guides, every string the package can show
-(errors, output, help, tool descriptions, page templates), the help of every CLI command, every
-tool's description and schema, and compaction's output. The design decisions (``docs/decisions``)
+(errors, output, help, tool descriptions, page templates), every tool's description and schema,
+and compaction's output. The help of every CLI command is read in
+``tests/surfaces/cli/test_cli_groups.py``, every page and JSON document a GET answers in
+``tests/surfaces/test_http_get_readonly.py``. The design decisions (``docs/decisions``)
 are the team's notes and may cite them."""
 
 from __future__ import annotations
 
 import ast
-import re
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 import pytest
+from support import internal_names
 
 import hippo
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "hippo"
-INTERNAL = re.compile(r"seed[ -]?0\d\d|seed's|\bseeds?/|hippocampus", re.I)
-# An input format hippo still reads: the compaction settings file of the extension it replaces.
-READ_ONLY_NAMES = ("hippocampus.config.json",)
-
-
-def internal_names(text: str) -> list[str]:
-    """The internal document names in ``text`` (a file name hippo reads is not one)."""
-    for name in READ_ONLY_NAMES:
-        text = text.replace(name, "")
-    return INTERNAL.findall(text)
-
-
 def test_the_check_finds_what_it_looks_for():
     assert internal_names("Experiences (seed 001)") == ["seed 001"]
     assert internal_names("# hippocampus.md Compaction") == ["hippocampus"]
@@ -62,30 +52,6 @@ def test_no_string_the_package_can_show_names_them():
               if path.suffix in (".html", ".js", ".css", ".json", ".md", ".txt")
               and internal_names(path.read_text(encoding="utf-8", errors="ignore"))]
     assert found == []
-
-
-def _commands(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
-    yield path, command
-    for name, sub in sorted(getattr(command, "commands", {}).items()):
-        yield from _commands(sub, (*path, name))
-
-
-def test_the_help_of_every_command():
-    pytest.importorskip("typer")
-    import typer.main
-    from typer.testing import CliRunner
-
-    from hippo.surfaces.cli import app
-
-    root = typer.main.get_command(app)
-    runner = CliRunner()
-    helped = 0
-    for path, _ in _commands(root):
-        done = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "100"})
-        assert done.exit_code == 0, (path, done.output)
-        assert internal_names(done.output) == [], (path, done.output)
-        helped += 1
-    assert helped > 30
 
 
 def test_every_tool_description_and_schema(tmp_path):

@@ -13,7 +13,7 @@ from typing import Any, Iterator
 
 import httpx
 import pytest
-from support import sql
+from support import internal_names, sql
 
 import hippo
 from hippo.providers.fake import FakeEmbedder
@@ -171,16 +171,19 @@ def test_no_get_route_changes_the_database(live):
     calls = get_requests(app, made)
     with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True) as reader:
         first = last = Snapshot(db_path, reader)
-        answered, changed = {}, {}
+        answered, changed, named = {}, {}, {}
         for path, params in calls:
             response = client.get(path, params=params)
             answered[(path, str(params))] = response.status_code
+            if internal_names(response.text):  # what a user reads names no internal design document
+                named[path] = internal_names(response.text)
             now = Snapshot(db_path, reader)
             if last.changes(now):
                 changed[(path, str(params))] = last.changes(now)
             last = now
     assert {k: v for k, v in answered.items() if v != 200} == {}  # each did its work: none an error
     assert changed == {}  # which GET changed what
+    assert named == {}
     assert first.changes(last) == []
     templates = {r.path for r in _routes(app.routes) if "GET" in (getattr(r, "methods", None) or ())}
     assert len(templates) >= 25 and len(calls) > len(templates)  # API, docs and dashboard pages alike
