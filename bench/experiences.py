@@ -141,7 +141,7 @@ def short_term(db: str, data: Data, appends: int, searches: int, options: dict[s
         scan_ms = []
         for q in questions:
             qv = mem.embedding.query(q)
-            scan_ms.append(timed(lambda q=q, qv=qv: episodic._scored(q, qv, episodic.buffer.entries(), keep=10))[0])
+            scan_ms.append(timed(lambda q=q, qv=qv: episodic._scored(q, qv, episodic.buffer.entries(), keep=10, store=False))[0])
         out["scan_ms"] = pcts(scan_ms)
         rows = {t: i for i, t in enumerate(data.texts)}
         held = data.matrix[[rows[e.content] for e in mem.short_term()]]
