@@ -19,7 +19,8 @@ README = Path(__file__).resolve().parents[3] / "README.md"
 
 def _commands() -> list[tuple[tuple[str, ...], object]]:
     """Every group and every command of a group, as (path, click command); the one-word names of
-    earlier releases (hidden aliases) are test_cli_groups.py's."""
+    earlier releases (hidden aliases) are test_cli_groups.py's, and a hidden command (what a hook
+    starts in the background) is no user's."""
     found = []
 
     def walk(path: tuple[str, ...], command) -> None:
@@ -27,6 +28,8 @@ def _commands() -> list[tuple[tuple[str, ...], object]]:
         for name in command.list_commands(ctx):
             if path or name not in ALIASES:
                 sub = command.get_command(ctx, name)
+                if getattr(sub, "hidden", False):
+                    continue
                 found.append(((*path, name), sub))
                 if hasattr(sub, "list_commands"):
                     walk((*path, name), sub)

@@ -143,7 +143,8 @@ def _hook(ctx: typer.Context, event: str, url: str | None, max_tokens: int) -> N
 def process(
     ctx: typer.Context,
     url: Annotated[Optional[str], URL] = None,
-    lock_fd: Annotated[Optional[int], typer.Option("--lock-fd", hidden=True)] = None,
+    lock_fd: Annotated[Optional[int], typer.Option(
+        "--lock-fd", hidden=True, help="The processing lock, held open by the hook that started this.")] = None,
 ) -> None:
     """Process what the hooks observed, then again while they ask; what a hook starts in the
     background after Stop, PreCompact and SessionEnd (one at a time per database and agent)."""
