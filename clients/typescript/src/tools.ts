@@ -113,7 +113,7 @@ export function toolsOf(client: HippoClient, definitions: ToolDefinition[]): Hip
 
   async function call(name: string, args: Record<string, unknown> | string = {}, options: RequestOptions = {}): Promise<ToolResult> {
     if (!known.has(name)) {
-      const message = `no tool ${JSON.stringify(name)}; tools: ${[...known].join(", ")}`;
+      const message = `no tool '${name}'; tools: ${[...known].join(", ")}`; // as the Python tools say it
       return { ok: false, error: { code: "unknown_tool", message } };
     }
     let parsed: unknown = args;

@@ -120,7 +120,7 @@ test("OpenAI and Anthropic tool calls are answered in their own format", async (
   assert.equal(JSON.parse(anthropic.content).error.code, "block_not_found");
 
   assert.deepEqual(await tools.call("recall_everything"), {
-    ok: false, error: { code: "unknown_tool", message: `no tool "recall_everything"; tools: ${tools.names.join(", ")}` },
+    ok: false, error: { code: "unknown_tool", message: `no tool 'recall_everything'; tools: ${tools.names.join(", ")}` },
   });
   const broken = await tools.call("store_memory", "{not json");
   assert.ok(!broken.ok && broken.error.code === "invalid_input");
