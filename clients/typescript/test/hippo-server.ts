@@ -60,6 +60,15 @@ async function ready(url: string, child: ChildProcess, said: () => string): Prom
 /** Starts a server for `agents`; `seed` (Python, given the database path as sys.argv[1]) runs first. */
 export async function startHippo(agents: string[], seed?: string): Promise<Hippo> {
   const dir = await mkdtemp(join(tmpdir(), "hippo-ts-"));
+  try {
+    return await serve(dir, agents, seed);
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function serve(dir: string, agents: string[], seed: string | undefined): Promise<Hippo> {
   const db = join(dir, "memory.db");
   const env = environment(db, dir);
   const python = async (script: string, ...args: string[]) =>
@@ -71,6 +80,7 @@ export async function startHippo(agents: string[], seed?: string): Promise<Hippo
   const child = spawn(PYTHON, ["-c", CLI, "serve", "--port", String(port)], { env, cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  child.on("error", (error) => (stderr += String(error)));
   const kill = () => child.kill("SIGKILL");
   process.once("exit", kill); // never outlive a test run that ends early
   const url = `http://127.0.0.1:${port}`;
@@ -89,8 +99,8 @@ export async function startHippo(agents: string[], seed?: string): Promise<Hippo
       await exited;
       clearTimeout(timer);
     }
-    if (/Traceback/.test(stderr)) throw new Error(`hippo serve logged a traceback:\n${stderr}`);
     await rm(dir, { recursive: true, force: true });
+    if (/Traceback/.test(stderr)) throw new Error(`hippo serve logged a traceback:\n${stderr}`);
   }
   return { url, key, db, dir, python, stop };
 }
