@@ -14,6 +14,13 @@ if ! command -v chromium >/dev/null; then
 fi
 # The environment of bench/mem0_compare.py (mem0 is no dependency of hippo): its smoke test runs there.
 bash bench/mem0-env.sh
+# The TypeScript client's dependencies, from its lock file; tests/clients/test_typescript.py runs its tests.
+if command -v node >/dev/null && command -v npm >/dev/null; then
+    echo "hippo: npm ci in clients/typescript" >&2
+    (cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+else
+    echo "hippo: node is missing; the TypeScript client's tests will be skipped" >&2
+fi
 # Quality gates over the package: the linter and the type checker (settings in pyproject.toml).
 echo "hippo: ruff check src && mypy" >&2
 .venv/bin/ruff check src

@@ -191,6 +191,15 @@ def test_conversation_and_tools_routes(api, db_path):
     error(api.post(f"{A}/tools/recall_everything", json={}), 404, "unknown_tool")
 
 
+def test_the_tool_definitions_are_those_of_python(api, base, db_path):
+    listed = api.get(f"{A}/tools").json()["items"]
+    assert listed == [{"name": t.name, "description": t.description, "parameters": t.parameters}
+                      for t in base.for_agent("alice").tools()]
+    assert "recall_conversation" not in [t["name"] for t in listed]  # no messages table yet
+    hippo.create_messages_table(db_path)
+    assert "recall_conversation" in [t["name"] for t in api.get(f"{A}/tools").json()["items"]]
+
+
 def test_list_paginates_newest_first(api):
     ids = [api.post(f"{A}/memories", json={"content": f"memory number {i}"}).json()["id"] for i in range(25)]
     seen, cursor = [], None
@@ -312,7 +321,8 @@ def agent_routes(agent):
         ("GET", f"{p}/blocks", None), ("GET", f"{p}/blocks/human", None),
         ("PUT", f"{p}/blocks/human", {"value": "x"}), ("POST", f"{p}/blocks/human", {"text": "x"}),
         ("PATCH", f"{p}/blocks/human", {"old": "x", "new": "y"}), ("GET", f"{p}/conversation?q=x", None),
-        ("POST", f"{p}/tools/recall_memory_block", {"key": "human"}), ("GET", f"{p}/stats", None),
+        ("POST", f"{p}/tools/recall_memory_block", {"key": "human"}), ("GET", f"{p}/tools", None),
+        ("GET", f"{p}/stats", None),
         ("POST", f"{p}/memories/{mid}/reinforce", None), ("POST", f"{p}/memories/{mid}/demote", None),
         ("GET", f"{p}/archive?q=x", None), ("POST", f"{p}/archive/{mid}/restore", None),
         ("GET", f"{p}/memories/{mid}/related", None), ("GET", f"{p}/facts/{mid}/history", None),

@@ -42,6 +42,8 @@ from hippo.surfaces.http.models import (
     SetBlockBody,
     SplitFactBody,
     StoreBody,
+    ToolDefinition,
+    ToolList,
 )
 from hippo.surfaces.http.service import MEMORY_ID, Mem, Service, base_path
 from hippo.surfaces.tools import Toolset
@@ -276,6 +278,14 @@ def conversation(
 ) -> list[ConversationHit]:
     """Full-text search over the application's messages table."""
     return mem.recall_conversation(q, limit)
+
+
+@router.get(f"{base_path}/tools", response_model=ToolList, tags=["tools"])
+def list_tools(mem: Mem) -> ToolList:
+    """The agent tools this agent's memory offers: each one's name, description and JSON-Schema
+    parameters, as `mem.tools()` gives them in Python (a client builds its tool definitions from them)."""
+    return ToolList(items=[ToolDefinition(name=t.name, description=t.description, parameters=t.parameters)
+                           for t in Toolset(mem)])
 
 
 @router.post(f"{base_path}/tools/{{name}}", tags=["tools"])

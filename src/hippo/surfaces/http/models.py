@@ -13,6 +13,7 @@ __all__ = [
     "AppendBody", "ArchiveHits", "BlockContext", "BlockList", "CompactBody", "ErrorBody", "ExperienceBody",
     "ExperienceList", "ExperienceRecallBody", "ForgetBody", "Health", "MemoryPage", "ObserveBody", "PatchMemoryBody",
     "RecallBody", "RelatedList", "RememberBody", "ReplaceBody", "SetBlockBody", "StoreBody", "SurfaceBody",
+    "ToolDefinition", "ToolList",
 ]
 
 _TEXT = 32_000
@@ -181,3 +182,13 @@ class BlockContext(BaseModel):
 
 class ExperienceList(BaseModel):
     items: list[Experience]
+
+
+class ToolDefinition(BaseModel):
+    name: str
+    description: str = Field(description="What the tool does and when to use it, written for a model.")
+    parameters: dict[str, Any] = Field(description="The tool's arguments as JSON Schema.")
+
+
+class ToolList(BaseModel):
+    items: list[ToolDefinition]
