@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 case "${1:-test}" in
     serve) extras=local,cli,http,mcp
            what="the library, its local model, the hippo command, the HTTP server and dashboard, the MCP server" ;;
-    test)  extras=local,multilingual,models,openai,anthropic,mcp,http,cli,dev,ann,bench,langgraph,postgres
+    test)  extras=local,multilingual,models,openai,anthropic,mcp,http,cli,dev,ann,bench,langgraph,openai-agents,postgres
            what="every extra, with the test and benchmark tools" ;;
     *)     echo "usage: bash scripts/setup.sh [serve|test]" >&2; exit 2 ;;
 esac

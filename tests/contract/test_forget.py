@@ -36,7 +36,7 @@ def _files(db: Path | str) -> list[tuple[str, bytes]]:
     home = Path(sql(db, "SHOW data_directory")[0][0])
     # chunk_rows: the chunks' own table (``chunks`` is a view of it with the counters); chunk_words: their words
     tables = ("('chunk_rows', 'chunk_words', 'chunks_archive', 'memory_blocks', 'short_term', 'experiences', "
-              "'observed_messages', 'fact_merges')")
+              "'observed_messages', 'session_items', 'fact_merges')")
     relations = sql(db, f"SELECT pg_relation_filepath(c.oid) FROM pg_class c WHERE c.relname IN {tables} "
                         "OR c.oid IN (SELECT i.indexrelid FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid "
                         f"WHERE t.relname IN {tables}) OR c.oid IN (SELECT reltoastrelid FROM pg_class "
@@ -116,6 +116,25 @@ def test_forget_leaves_no_trace_in_the_files(mem, db):
     mem.close()
     found = occurrences(db)
     assert total(found) == 0, {k: v for k, v in found.items() if v}
+
+
+def test_a_forgotten_memory_takes_the_session_items_it_was_captured_from(mem, db):
+    mem.add_session_items("chat-1", [
+        {"role": "user", "content": "My gardening plan: tomatoes need sun and regular watering"},
+        {"type": "function_call", "call_id": "c1", "name": "lookup", "arguments": "{}"},
+        {"role": "user", "content": f"The vault password hint is {SECRET} and nobody may know it"},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Understood."}]},
+    ])
+    mem.process_pending()
+    assert total(occurrences(db)) > 0
+
+    result = mem.forget_memory(SECRET)
+    assert [f.content for f in result.deleted] == [f"The vault password hint is {SECRET} and nobody may know it"]
+    scrub(mem)
+    assert total(occurrences(db)) == 0
+    assert [item.get("content", item.get("name")) for item in mem.session_items("chat-1")] == [
+        "My gardening plan: tomatoes need sun and regular watering", "lookup",
+        [{"type": "output_text", "text": "Understood."}]]
 
 
 def test_delete_memory_by_id_leaves_no_trace(mem, db):

@@ -1,6 +1,7 @@
 """The forget guarantee, every way in by every way out: a memory made from a canary string by any
-path (stored, learnt as a fact, captured from a conversation, lived as an experience, kept by
-compaction, imported, imported as a fact with a wording merged into it, held by a key) and removed
+path (stored, learnt as a fact, captured from a conversation or from a session's history, lived as
+an experience, kept by compaction, imported, imported as a fact with a wording merged into it, held
+by a key) and removed
 by any path (forget, delete by id, a new text, delete_all, archived then forgotten) leaves no byte
 of the canary in any file of the database: SQLite's file, WAL and shared memory; PostgreSQL's
 relation files after ``scrub``."""
@@ -29,6 +30,14 @@ def _captured(mem: Any, tmp: Any) -> list[str]:
     talk = [{"role": "user", "content": SAID, "id": "m1"},
             {"role": "assistant", "content": "Noted, I will remember the locker.", "id": "m2"}]
     mem.observe(talk, session_id="gym")
+    return _holding(mem, mem.process_pending().ids)
+
+
+def _session(mem: Any, tmp: Any) -> list[str]:
+    """Captured from a session's history, which keeps the item it came from until the memory goes."""
+    mem.add_session_items("gym", [
+        {"role": "user", "content": SAID},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Noted, I will."}]}])
     return _holding(mem, mem.process_pending().ids)
 
 
@@ -74,7 +83,7 @@ def _holding(mem: Any, ids: list[str]) -> list[str]:
 
 
 ENTRIES: dict[str, Callable[[Any, Any], list[str]]] = {
-    "store": _stored, "facts": _facts, "capture": _captured, "experiences": _experienced,
+    "store": _stored, "facts": _facts, "capture": _captured, "session": _session, "experiences": _experienced,
     "compaction": _compacted, "import": _imported, "keyed items": _keyed, "merged on import": _merged_on_import,
 }
 

@@ -55,12 +55,13 @@ metadata = st.one_of(st.none(), st.dictionaries(st.sampled_from(["tags", "k", "s
 
 def fingerprint(db: Path) -> str:
     """A digest of every row a caller could have changed: memories, blocks, keys, versions, the archive,
-    experiences and the capture inbox."""
+    experiences, the capture inbox and the sessions' histories."""
     conn = sqlite3.connect(db)
     try:
         digest = hashlib.sha256()
         for table in ("chunks", "memory_blocks", "api_keys", "agent_versions", "embedding_model", "chunks_archive",
-                      "experiences", "short_term", "observed_messages", "capture_cursors", "surfaced"):
+                      "experiences", "short_term", "observed_messages", "capture_cursors", "surfaced",
+                      "session_items"):
             for row in sorted(conn.execute(f"SELECT * FROM {table}"), key=repr):
                 digest.update(repr(row).encode("utf-8", "surrogatepass"))
         return digest.hexdigest()

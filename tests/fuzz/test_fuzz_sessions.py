@@ -1,7 +1,8 @@
 """Property-based fuzz of the conversation and experience operations through Python: 2,000
-generated calls each for observe, surface, compact (``Memory.compact`` and ``hippo.compact``) and
-the experience operations. Each raises nothing but a hippo error, and a rejected call leaves every
-table a caller can change as it was (the capture inbox and the experiences included)."""
+generated calls each for observe, surface, compact (``Memory.compact`` and ``hippo.compact``), a
+session's history and the experience operations. Each raises nothing but a hippo error, and a
+rejected call leaves every table a caller can change as it was (the capture inbox, the sessions'
+histories and the experiences included)."""
 
 from __future__ import annotations
 
@@ -38,6 +39,11 @@ PLAIN = st.lists(st.fixed_dictionaries(
                                  "Can we ship the billing fix today?", "ok", "thanks!"])},
     optional={"id": st.sampled_from(["m1", "m2", "m3"])}), min_size=1, max_size=4)
 MESSAGES = st.one_of(PLAIN, st.lists(MESSAGE, min_size=1, max_size=6), st.sampled_from([[], "hello", None]), nasty)
+# A session's history: the SDK's items (messages, tool calls, anything JSON), or not a list of objects.
+ITEMS = st.one_of(st.lists(st.one_of(MESSAGE, st.dictionaries(texts, values, max_size=3),
+                                     st.fixed_dictionaries({"type": st.just("function_call"), "call_id": IDS,
+                                                            "arguments": st.one_of(texts, values)}), values, nasty),
+                           max_size=4), st.sampled_from([[], "hello", None]), nasty)
 SESSION = st.one_of(st.sampled_from(["s1", "s2", "s1\n", "../s", ""]), texts, nasty)
 CONFIG = st.one_of(
     st.none(),
@@ -71,6 +77,13 @@ def groups() -> dict[str, dict[str, tuple[Callable[..., Any], tuple[st.SearchStr
             "compact": (lambda m, a, b, c, d: m.compact(a, session_id=b, config=c, previous_summary=d),
                         (MESSAGES, SESSION, CONFIG, st.one_of(st.none(), texts, nasty))),
             "hippo.compact": (lambda m, a, b: hippo.compact(a, b), (MESSAGES, CONFIG)),
+        },
+        "history": {
+            "add_session_items": (lambda m, a, b: m.add_session_items(b, a), (ITEMS, SESSION)),
+            "session_items": (lambda m, a, b: m.session_items(a, limit=b),
+                              (SESSION, st.one_of(st.none(), st.integers(min_value=0, max_value=5), numbers, nasty))),
+            "pop_session_item": (lambda m, a: m.pop_session_item(a), (SESSION,)),
+            "clear_session_items": (lambda m, a: m.clear_session_items(a), (SESSION,)),
         },
         "experiences": {
             "record_experience": (

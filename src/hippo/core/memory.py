@@ -205,6 +205,10 @@ class Memory:
     process_pending = Operation(Capture.process_pending)
     pending_agents = Operation(Capture.pending_agents)
     surface = Operation(Capture.surface)
+    add_session_items = Operation(Capture.add_session_items)
+    session_items = Operation(Capture.session_items)
+    pop_session_item = Operation(Capture.pop_session_item)
+    clear_session_items = Operation(Capture.clear_session_items)
     # -- compaction -----------------------------------------------------------
     compact = Operation(Compactor.compact)
     # -- curation -------------------------------------------------------------

@@ -1,7 +1,8 @@
 """Chat messages in the shapes LLM APIs use (OpenAI and Anthropic), read for what the user said.
 
 OpenAI: ``{"role": "user", "content": "text"}`` or content as a list of parts
-(``{"type": "text", "text": ...}``; images and audio are skipped). Anthropic: the
+(``{"type": "text", "text": ...}``, or the Responses API's ``input_text`` and ``output_text``;
+images and audio are skipped). Anthropic: the
 same roles, content a string or a list of blocks (``text`` kept; ``tool_use``,
 ``tool_result``, ``image`` and ``thinking`` skipped). System prompts, the
 assistant's turns and tool messages are not the user speaking.
@@ -178,7 +179,7 @@ def _text_of(content: Any, where: str) -> str:
     for part in content:
         if not isinstance(part, Mapping) or not isinstance(part.get("type"), str):
             raise InvalidInput(f"{where}: every content part must be an object with a type")
-        if part["type"] in ("text", "input_text"):
+        if part["type"] in ("text", "input_text", "output_text"):  # the last two: OpenAI Responses
             if not isinstance(part.get("text"), str):
                 raise InvalidInput(f"{where}: a text part needs its text")
             texts.append(part["text"])

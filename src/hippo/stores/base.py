@@ -24,8 +24,8 @@ __all__ = ["BROWSE_ORDERS", "UNCHANGED", "ArchiveStore", "BlockStore", "BrowseOr
            "ChunkStore", "ConversationStore", "CaptureStore", "ChunkSummary", "Database", "ExperienceFilter",
            "ExperienceRecord", "ExperienceStore", "Observed", "KeyStore", "MergeStore", "MetaCondition", "MetaOp",
            "PruneCandidate",
-           "SearchQuery", "Standing", "Store", "StoreCapabilities", "StrengthUpdate", "SummaryStore",
-           "validate_table_name"]
+           "SearchQuery", "SessionItem", "SessionStore", "Standing", "Store", "StoreCapabilities", "StrengthUpdate",
+           "SummaryStore", "validate_table_name"]
 
 
 
@@ -195,6 +195,16 @@ class Observed:
     name: str | None
     content: str
     observed_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionItem:
+    """One item of a session's history as the agent framework handed it: ``item`` is its JSON
+    text, kept as written; ``message_id`` the id capture observed it under (its source id in the
+    memories captured from it)."""
+
+    message_id: str
+    item: str
 
 
 _TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
@@ -624,12 +634,38 @@ class CaptureStore(Database, Protocol):
         ...
 
     def clear_observed(self, agent_id: str, seqs: Sequence[int]) -> int:
-        """Remove these messages' text (a forget); their ids stay."""
+        """Remove these messages' text (a forget), and the session items they were observed from;
+        their ids stay. How many messages lost their text."""
         ...
 
     def surfaced_ids(self, agent_id: str, session_id: str) -> set[str]: ...
 
     def mark_surfaced(self, agent_id: str, session_id: str, ids: Sequence[str], now: datetime) -> None: ...
+
+
+class SessionStore(Database, Protocol):
+    """A session's history (the conversation items an agent framework keeps between turns), in
+    order. An item leaves it by ``pop_session_item`` or ``clear_session_items``, with the agent's
+    ``delete_agent``, with a memory captured from it when that memory is deleted or its text
+    replaced (``delete_chunks``, ``update_content``, the archive's delete), and with the message
+    capture observed from it when a forget clears that (``clear_observed``): its text leaves the
+    files as a forgotten chunk's does."""
+
+    def add_session_items(self, agent_id: str, session_id: str, items: Sequence[SessionItem]) -> None:
+        """Append the items, in order, at the session's end (inside the caller's transaction, if any)."""
+        ...
+
+    def session_items(self, agent_id: str, session_id: str, limit: int | None) -> list[SessionItem]:
+        """The session's last ``limit`` items (all: None), oldest first."""
+        ...
+
+    def pop_session_item(self, agent_id: str, session_id: str) -> SessionItem | None:
+        """Remove the session's last item and return it (None: the session has none)."""
+        ...
+
+    def clear_session_items(self, agent_id: str, session_id: str) -> int:
+        """Remove every item of the session; how many went."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -720,6 +756,6 @@ class MergeStore(Database, Protocol):
 
 
 class Store(ChunkStore, BlockStore, KeyStore, ConversationStore, ArchiveStore, LinkStore, ExperienceStore,
-            CaptureStore, SummaryStore, MergeStore, Protocol):
+            CaptureStore, SessionStore, SummaryStore, MergeStore, Protocol):
     """What the core needs from a database: every part, from one backend (``stores/registry.py``)."""
 

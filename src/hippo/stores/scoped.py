@@ -5,7 +5,7 @@ take the agent's id first (``store.get_chunks(agent_id, ids)``): one connection 
 schema serve every agent of the database. The core works through an :class:`AgentStore`
 instead (``scope.get_chunks(ids)``), made once per agent, so no operation of one agent can name
 another's rows by passing the wrong id. It is assembled from one scope per part of the protocol
-(chunks, blocks, archive, links, experiences, capture, summaries, merges, conversation); a
+(chunks, blocks, archive, links, experiences, capture, sessions, summaries, merges, conversation); a
 capability that needs only one part can say so in its types. What is database-wide (the
 transaction, keys, scrubbing, the embedder's record, every agent's pending work) stays on
 ``scope.database``.
@@ -28,6 +28,7 @@ from hippo.stores.base import (
     ExperienceStore,
     LinkStore,
     MergeStore,
+    SessionStore,
     SummaryStore,
 )
 
@@ -153,6 +154,13 @@ class CaptureScope(Scope):
     mark_surfaced = Bound(CaptureStore.mark_surfaced)
 
 
+class SessionScope(Scope):
+    add_session_items = Bound(SessionStore.add_session_items)
+    session_items = Bound(SessionStore.session_items)
+    pop_session_item = Bound(SessionStore.pop_session_item)
+    clear_session_items = Bound(SessionStore.clear_session_items)
+
+
 class SummaryScope(Scope):
     chunk_summary = Bound(SummaryStore.chunk_summary)
     browse_chunks = Bound(SummaryStore.browse_chunks)
@@ -168,5 +176,5 @@ class MergeScope(Scope):
 
 
 class AgentStore(ChunkScope, BlockScope, ConversationScope, ArchiveScope, LinkScope, ExperienceScope, CaptureScope,
-                 SummaryScope, MergeScope):
+                 SessionScope, SummaryScope, MergeScope):
     """Everything of one agent in the database (see the module's docstring)."""

@@ -1,12 +1,13 @@
 """The capture and surfacing capability of one agent, operations of :class:`~hippo.core.memory.Memory`:
-the work is :mod:`hippo.core.capture.inbox`'s and :mod:`hippo.core.capture.surfacing`'s."""
+the work is :mod:`hippo.core.capture.inbox`'s, :mod:`hippo.core.capture.surfacing`'s and, for the
+sessions' histories that capture taps, :mod:`hippo.core.capture.history`'s."""
 
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from hippo.core.capture import history, surfacing
 from hippo.core.capture import inbox as capture
-from hippo.core.capture import surfacing
 from hippo.core.context import Capability
 from hippo.types import Captured, Observation, Surfaced
 
@@ -43,3 +44,26 @@ class Capture(Capability):
         ctx = self.ctx
         return surfacing.surface(ctx.store, ctx.embedding, messages, session_id, max_tokens, ctx.now(),
                                  settings=ctx.settings, fusion=ctx.fusion, weights=ctx.weights)
+
+    # -- a session's history ----------------------------------------------------------------------
+
+    def add_session_items(self, session_id: str, items: Sequence[Mapping[str, Any]]) -> Observation:
+        """Append items (JSON objects, such as the OpenAI Agents SDK's session items) to the end of
+        a session's history, kept as written, and observe the chat messages among them as
+        :meth:`observe` does, in one transaction. Returns what capture took; a message it cannot
+        take (too long, unreadable) stays in the history only."""
+        return history.add_items(self.ctx.store, session_id, items, self.ctx.settings)
+
+    def session_items(self, session_id: str, *, limit: int | None = None) -> list[dict[str, Any]]:
+        """The session's history, oldest first: its last ``limit`` items (None: all of them)."""
+        return history.items(self.ctx.store, session_id, limit)
+
+    def pop_session_item(self, session_id: str) -> dict[str, Any] | None:
+        """Remove the session's last item and return it; None when the history is empty. What
+        capture observed from it stays observed."""
+        return history.pop_item(self.ctx.store, session_id)
+
+    def clear_session_items(self, session_id: str) -> int:
+        """Remove the session's whole history; how many items went. The memories captured from it
+        stay (:meth:`forget_memory` removes a memory, and the items it came from with it)."""
+        return history.clear_items(self.ctx.store, session_id)

@@ -357,6 +357,20 @@ ANALYZE chunk_words;
 # 100 agents of 1,000 chunks, 6,000 rows read for 55 of the agent's: 16 of a 17 ms statement).
 _WORDS_AGENT = "CREATE INDEX chunk_words_agent ON chunk_words (agent_id, kind);"
 
+# Session histories, as in SQLite (stores/sqlite/schema.py).
+_SESSION_ITEMS = """
+CREATE TABLE session_items (
+    seq        bigserial PRIMARY KEY,
+    agent_id   text NOT NULL,
+    session_id text NOT NULL,
+    message_id text NOT NULL,
+    item       text NOT NULL,
+    created_at timestamptz NOT NULL
+);
+CREATE INDEX session_items_session ON session_items (agent_id, session_id, seq);
+CREATE INDEX session_items_message ON session_items (agent_id, message_id);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_chunks_blocks_model_keys", _BASE),
     ("0002_curation", _CURATION),
@@ -380,6 +394,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0021_weak_links", _WEAK_LINKS),
     ("0022_chunk_words", _WORDS),
     ("0023_chunk_words_agent", _WORDS_AGENT),
+    ("0024_session_items", _SESSION_ITEMS),
 ]
 
 

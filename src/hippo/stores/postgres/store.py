@@ -193,7 +193,7 @@ class PostgresStore(SqlStore, SearchMixin, Curation, Summary):
                 self._scrub_blocked = blocker
                 return
             for table in ("chunk_rows", "chunk_words", "chunk_windows", "chunks_archive", "memory_blocks",
-                          "short_term", "experiences", "observed_messages", "fact_merges"):
+                          "short_term", "experiences", "observed_messages", "session_items", "fact_merges"):
                 conn.execute(f"VACUUM (FULL) {table}")
             try:  # the rewritten files on disk, not only in shared buffers (needs pg_checkpoint or superuser)
                 conn.execute("CHECKPOINT")

@@ -1,11 +1,18 @@
 """Capture, as both relational stores keep it (see ``CaptureStore``): the inbox of observed messages
-per session, each session's cursor, and what surfacing showed each session.
+per session, each session's cursor, and what surfacing showed each session; and the sessions'
+histories capture taps (``SessionStore``).
 
 The cursor moves by compare-and-set inside the write that stores what was captured: an UPDATE of
 the cursor's row from the value the caller read, which takes the row's lock, so when two processes
 process one session only one of them moves it and the other writes nothing. A processed message
 keeps its row (its id, so a message sent again is skipped) but loses its text once no window needs
 it as overlap; that text leaves the files as a forgotten memory's does (``SqlDatabase.text_deleted``).
+
+A session's history keeps each item an agent framework wrote as its JSON text, so it reads back
+exactly as written (a framework compares what it wrote with what it reads). Each row carries the
+id capture observed the item under, so a memory captured from it finds it again: when that memory
+is deleted or its text replaced, the item goes too (``release_sources``), as it does when a forget
+clears the observed message itself (``clear_observed``).
 """
 
 from __future__ import annotations
@@ -13,11 +20,11 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any, Sequence
 
-from hippo.stores.base import Observed
+from hippo.stores.base import Observed, SessionItem
 from hippo.stores.sql.database import SqlDatabase, blank, fetch
 from hippo.stores.sql.rows import OBSERVED_COLUMNS, observed_of
 
-__all__ = ["SqlCapture", "erase_capture", "release_sources"]
+__all__ = ["SqlCapture", "SqlSessions", "erase_capture", "release_sources"]
 
 
 class SqlCapture:
@@ -94,9 +101,15 @@ class SqlCapture:
     def clear_observed(self, agent_id: str, seqs: Sequence[int]) -> int:
         if not seqs:
             return 0
-        among, values = self.db.dialect.among("seq", seqs)
-        return blank(self.db, agent_id, f"UPDATE observed_messages SET content = '' WHERE agent_id = ? AND {among}",
-                     (agent_id, *values))
+        d = self.db.dialect
+        among, values = d.among("seq", seqs)
+        with self.db.writing(agent_id) as conn:
+            items = d.run(conn, "DELETE FROM session_items WHERE agent_id = ? AND message_id IN (SELECT message_id "
+                          f"FROM observed_messages WHERE agent_id = ? AND {among})", (agent_id, agent_id, *values))
+            count = int(d.run(conn, f"UPDATE observed_messages SET content = '' WHERE agent_id = ? AND {among}",
+                              (agent_id, *values)).rowcount)
+            self.db.text_deleted(agent_id, count + int(items.rowcount))
+        return count
 
     def surfaced_ids(self, agent_id: str, session_id: str) -> set[str]:
         rows = fetch(self.db, agent_id, "SELECT chunk_id FROM surfaced WHERE agent_id = ? AND session_id = ?",
@@ -117,10 +130,48 @@ class SqlCapture:
                    "ON CONFLICT DO NOTHING", rows)
 
 
+class SqlSessions:
+    """The ``SessionStore`` methods of a relational store, through its ``db`` handle."""
+
+    db: SqlDatabase
+
+    def add_session_items(self, agent_id: str, session_id: str, items: Sequence[SessionItem]) -> None:
+        if not items:
+            return
+        d = self.db.dialect
+        now = d.time(datetime.now(timezone.utc))
+        with self.db.writing(agent_id) as conn:
+            d.many(conn, "INSERT INTO session_items (agent_id, session_id, message_id, item, created_at) "
+                   "VALUES (?,?,?,?,?)", [(agent_id, session_id, i.message_id, i.item, now) for i in items])
+
+    def session_items(self, agent_id: str, session_id: str, limit: int | None) -> list[SessionItem]:
+        last = "" if limit is None else " LIMIT ?"
+        rows = fetch(self.db, agent_id, "SELECT message_id, item FROM session_items WHERE agent_id = ? "
+                     f"AND session_id = ? ORDER BY seq DESC{last}",
+                     (agent_id, session_id) if limit is None else (agent_id, session_id, limit), bookkeeping=False)
+        return [SessionItem(r[0], r[1]) for r in reversed(rows)]
+
+    def pop_session_item(self, agent_id: str, session_id: str) -> SessionItem | None:
+        d = self.db.dialect
+        with self.db.writing(agent_id) as conn:
+            row = d.run(conn, "DELETE FROM session_items WHERE seq = (SELECT max(seq) FROM session_items "
+                        "WHERE agent_id = ? AND session_id = ?) RETURNING message_id, item",
+                        (agent_id, session_id)).fetchone()
+            if row is None:
+                return None
+            self.db.text_deleted(agent_id, 1)
+        return SessionItem(row[0], row[1])
+
+    def clear_session_items(self, agent_id: str, session_id: str) -> int:
+        return blank(self.db, agent_id, "DELETE FROM session_items WHERE agent_id = ? AND session_id = ?",
+                     (agent_id, session_id))
+
+
 def release_sources(db: SqlDatabase, conn: Any, table: str, agent_id: str, ids: Sequence[str]) -> None:
     """Inside a write that deletes or rewrites these rows of ``table`` (chunks or the archive): the
-    processed messages they were captured from (their ``_source_ids``) lose their text, so it
-    leaves the files with the memory's. A message still pending is never touched."""
+    processed messages they were captured from (their ``_source_ids``) lose their text and the
+    session items they were captured from go, so it leaves the files with the memory's. A message
+    still pending is never touched."""
     d = db.dialect
     among, values = d.among("c.id", ids)
     cleared = d.run(
@@ -128,12 +179,25 @@ def release_sources(db: SqlDatabase, conn: Any, table: str, agent_id: str, ids: 
         f"AND m.message_id IN (SELECT s.value FROM {table} c, {d.json_texts('c.metadata', '_source_ids')} "
         f"WHERE c.agent_id = ? AND {among}) AND m.seq <= (SELECT k.processed_seq FROM capture_cursors k "
         "WHERE k.agent_id = m.agent_id AND k.session_id = m.session_id)", (agent_id, agent_id, *values)).rowcount
-    db.text_deleted(agent_id, int(cleared))
+    db.text_deleted(agent_id, int(cleared) + _release_items(db, conn, table, agent_id, ids))
+
+
+def _release_items(db: SqlDatabase, conn: Any, table: str, agent_id: str, ids: Sequence[str]) -> int:
+    """Inside a write that deletes or rewrites these rows of ``table`` (chunks or the archive): the
+    session items they were captured from (their ``_source_ids``) go; how many."""
+    d = db.dialect
+    among, values = d.among("c.id", ids)
+    return int(d.run(
+        conn, "DELETE FROM session_items WHERE agent_id = ? AND message_id IN (SELECT s.value FROM "
+        f"{table} c, {d.json_texts('c.metadata', '_source_ids')} WHERE c.agent_id = ? AND {among})",
+        (agent_id, agent_id, *values)).rowcount)
 
 
 def erase_capture(db: SqlDatabase, conn: Any, agent_id: str) -> int:
-    """Inside ``delete_agent``: the agent's inbox, cursors and surfacing record; how many messages went."""
+    """Inside ``delete_agent``: the agent's inbox, cursors, surfacing record and session histories;
+    how many messages and items went."""
     gone = db.dialect.run(conn, "DELETE FROM observed_messages WHERE agent_id = ?", (agent_id,)).rowcount
+    gone += db.dialect.run(conn, "DELETE FROM session_items WHERE agent_id = ?", (agent_id,)).rowcount
     db.dialect.run(conn, "DELETE FROM capture_cursors WHERE agent_id = ?", (agent_id,))
     db.dialect.run(conn, "DELETE FROM surfaced WHERE agent_id = ?", (agent_id,))
     return int(gone)

@@ -24,7 +24,7 @@ import numpy as np
 from hippo.stores.base import ChunkFilter
 from hippo.stores.retrievals import RetrievalQueue
 from hippo.stores.sql.blocks import SqlBlocks, SqlDaily
-from hippo.stores.sql.capture import SqlCapture, release_sources
+from hippo.stores.sql.capture import SqlCapture, SqlSessions, release_sources
 from hippo.stores.sql.chunks import SqlChunks, check_dimension
 from hippo.stores.sql.conversation import SqlConversation
 from hippo.stores.sql.curation import SqlArchive, SqlLinks
@@ -48,8 +48,8 @@ class Rewrite:
     now: datetime
 
 
-class SqlStore(SqlChunks, SqlCapture, SqlExperiences, SqlArchive, SqlLinks, SqlMerges, SqlKeys, SqlBlocks, SqlDaily,
-               SqlConversation):
+class SqlStore(SqlChunks, SqlCapture, SqlSessions, SqlExperiences, SqlArchive, SqlLinks, SqlMerges, SqlKeys,
+               SqlBlocks, SqlDaily, SqlConversation):
     """The shared parts of a relational :class:`~hippo.stores.base.Store`, through ``db``."""
 
     db: SqlDatabase

@@ -351,6 +351,22 @@ DROP INDEX idx_chunks_session;
 CREATE INDEX idx_chunks_session ON chunks(agent_id, session_id, kind, id) WHERE session_id IS NOT NULL;
 """
 
+# Session histories (stores/sql/sessions.py): the items an agent framework keeps between the turns
+# of a conversation, as their JSON text, in order; found by a memory captured from one through the
+# id capture observed it under (a forget takes the item with the memory).
+_SESSION_ITEMS = """
+CREATE TABLE session_items (
+    seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+    agent_id   TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    message_id TEXT NOT NULL,
+    item       TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX idx_session_items ON session_items(agent_id, session_id, seq);
+CREATE INDEX idx_session_items_message ON session_items(agent_id, message_id);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_chunks_blocks_embedding_model", _CHUNKS),
     ("0002_chunks_fts", _CHUNKS_FTS),
@@ -377,6 +393,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0024_merges_rewritten", merges.REWRITTEN),  # a fact's new text takes its merged wordings (merges.py)
     ("0025_weak_links", _WEAK_LINKS),
     ("0026_filter_keys", driving.KEYS_MIGRATION),  # metadata values' and sources' keys (narrowing/driving.py)
+    ("0027_session_items", _SESSION_ITEMS),
 ]
 
 
