@@ -128,6 +128,15 @@ class _Users:
             return self._known[agent][1]
 
 
+def _kept(result: dict[str, Any]) -> dict[str, Any]:
+    """A tool's result as the session keeps it (the SDK writes every tool result into the
+    conversation): a forget names what it deleted by id and kind, never by the text it removed,
+    which would otherwise stay in the database file with the session."""
+    if isinstance(result.get("deleted"), list):
+        return {**result, "deleted": [{k: v for k, v in gone.items() if k != "content"} for gone in result["deleted"]]}
+    return result
+
+
 def hippo_tools(memory: Memory | AsyncMemory, *, user: UserOf | None = None,
                 recall_max_tokens: int = 1500) -> list[FunctionTool]:
     """hippo's agent tools as the SDK's function tools.
@@ -142,7 +151,7 @@ def hippo_tools(memory: Memory | AsyncMemory, *, user: UserOf | None = None,
 
     def run(context: Any, name: str, arguments: str) -> str:
         tools = offered if users is None else users.tools(context)
-        return json.dumps(tools.call(name, arguments), ensure_ascii=False, separators=(",", ":"))
+        return json.dumps(_kept(tools.call(name, arguments)), ensure_ascii=False, separators=(",", ":"))
 
     def invoker(name: str) -> Callable[[RunContextWrapper[Any], str], Any]:
         async def invoke(ctx: RunContextWrapper[Any], arguments: str) -> str:
