@@ -118,3 +118,8 @@ def test_every_agent_tool_and_mcp_tool_is_named_in_the_guides(tmp_path):
     mcp_page = (ROOT / "docs" / "guide" / "mcp.md").read_text(encoding="utf-8")
     assert [name for name in TOOL_NAMES if f"`{name}`" not in tools_page] == []
     assert [name for name in captured if f"`{name}`" not in mcp_page] == []
+
+
+def test_the_readme_stays_short():
+    """What hippo is, how to install and start, the main operations, and links to the rest."""
+    assert len(README.read_text(encoding="utf-8").splitlines()) < 300
