@@ -38,6 +38,8 @@ ALLOWED: dict[str, set[str]] = {
                             "providers.registry", "surfaces.tools"},
     "hippo": FOUNDATION | {"wiring", "aio", "core", "surfaces.tools"},  # the package: what it re-exports
     "integrations": FOUNDATION | {"wiring", "aio", "core"},
+    # other libraries' APIs (mem0's) over the core, opened through the composition root
+    "compat": FOUNDATION | {"wiring", "aio", "core"},
     # the CLI is the outermost surface: it also runs the integrations' commands (hooks, transcripts)
     "surfaces": FOUNDATION | {"wiring", "aio", "core", "integrations"},
     "__main__": {"surfaces"},

@@ -88,6 +88,7 @@ class AsyncMemory:
     scrub = AsyncOperation(Memories.scrub)
     holds_nothing = AsyncOperation(Memories.holds_nothing)
     agent_ids = AsyncOperation(Memories.agent_ids)
+    agent_of = AsyncOperation(Memories.agent_of)
     browse_memories = AsyncOperation(Browser.browse_memories)
     memory_summary = AsyncOperation(Summaries.memory_summary)
     # -- facts ----------------------------------------------------------------

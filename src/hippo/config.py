@@ -101,6 +101,11 @@ class Settings:
     surface_messages: int = 3
     surface_threshold: float = 0.5
 
+    @property
+    def file_per_agent(self) -> bool:
+        """Whether ``db`` is a template with a SQLite file per agent (``memories/{agent_id}.db``)."""
+        return "{agent_id}" in self.db
+
 
 _NONE_WORDS = {"", "none", "null", "off"}
 

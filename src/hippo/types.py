@@ -481,7 +481,8 @@ class Skipped(_Dictable):
 class ImportReport(_Dictable):
     """What ``import_from`` did (or, with ``dry_run``, would do): memories and blocks written,
     links made (mcp-memory relations), and everything skipped with the reason. A dry run reports
-    the same skips as the import."""
+    the same skips as the import. ``facts``: how many of those imported are facts (mem0's);
+    ``agents``: how many went to each agent, when a file holds several (mem0's users)."""
 
     format: str
     imported: int
@@ -489,6 +490,8 @@ class ImportReport(_Dictable):
     links: int
     skipped: list[Skipped]
     dry_run: bool = False
+    facts: int = 0
+    agents: dict[str, int] = field(default_factory=dict)
 
     @property
     def problems(self) -> list[Skipped]:

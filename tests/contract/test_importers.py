@@ -60,15 +60,20 @@ def test_mcp_memory_graph_with_its_malformed_lines(mem):
     assert (again.imported, len(contents(mem))) == (0, 7)
 
 
-def test_mem0_export(mem):
+def test_mem0_export(mem, make_mem):
+    """mem0's memories are the user's: they go to the user's agent, as facts (hippo.compat.mem0's mapping)."""
     report = mem.import_from(str(DATA / "mem0_export.json"), format="mem0")
-    found = contents(mem)
-    assert report.imported == 2 and [s.where for s in report.skipped] == ["results[2]"]
+    alex = make_mem("user:alex")
+    found = contents(alex)
+    assert report.imported == report.facts == 2 and report.agents == {"user:alex": 2}
+    assert [s.where for s in report.skipped] == ["results[2]"] and contents(mem) == {}
     veg = found["Is a vegetarian"]
+    assert veg.kind == "fact" and veg.source == "migration"
     assert veg.metadata == {"origin": "chat", "mem0_id": "892db2ae-06d9-49e5-8b3e-585ef9b85b8e",
-                            "mem0_user_id": "alex", "tags": ["food", "health"]}
+                            "user_id": "alex", "tags": ["food", "health"]}
     assert veg.observed_at is not None and veg.observed_at.isoformat().startswith("2024-07-26T17:29:36")
-    assert mem.import_from(str(DATA / "mem0_export.json"), format="mem0").imported == 0
+    again = mem.import_from(str(DATA / "mem0_export.json"), format="mem0")
+    assert again.imported == 0 and sum(s.duplicate for s in again.skipped) == 2
 
 
 def test_letta_agent_file_blocks(mem):

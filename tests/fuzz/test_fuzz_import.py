@@ -221,7 +221,7 @@ BUILDERS = {"mem0": _mem0, "mcp-memory": _mcp, "letta": _letta, "markdown": _mar
 
 
 class Watch:
-    """The database as another process sees it: commits, this agent's memories and blocks."""
+    """The database as another process sees it: commits, every agent's memories, alice's blocks."""
 
     def __init__(self, db: Path) -> None:
         self.conn = sqlite3.connect(db)
@@ -229,12 +229,12 @@ class Watch:
     def version(self) -> int:
         return self.conn.execute("PRAGMA data_version").fetchone()[0]
 
+    # Every agent's: a mem0 row goes to its user's agent (user:alex), the others to alice.
     def count(self) -> int:
-        return self.conn.execute("SELECT count(*) FROM chunks WHERE agent_id = 'alice'").fetchone()[0]
+        return self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
 
     def holds(self, text: str) -> bool:
-        return self.conn.execute("SELECT 1 FROM chunks WHERE agent_id = 'alice' AND content = ?", (text,)).fetchone() \
-            is not None
+        return self.conn.execute("SELECT 1 FROM chunks WHERE content = ?", (text,)).fetchone() is not None
 
     def block(self, key: str) -> str | None:
         found = self.conn.execute("SELECT value FROM memory_blocks WHERE agent_id = 'alice' AND key = ?", (key,))

@@ -8,7 +8,7 @@ a capability reads what it needs from it and nothing from the facade.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -46,6 +46,13 @@ class AgentContext:
 
     def now(self) -> datetime:
         return self.clock()
+
+    def for_agent(self, agent_id: str) -> "AgentContext":
+        """The same parts for another agent of this database, for the rare operation whose input
+        names several agents (an import of a file that holds several users' memories). The caller
+        makes sure that agent's memory is in this database (``settings.file_per_agent`` is False)."""
+        agent_id = v.check_agent_id(agent_id)
+        return replace(self, agent_id=agent_id, store=AgentStore(self.store.database, agent_id))
 
 
 def agent_context(store: "Store", *, agent_id: str, embedder: "Embedder | None", settings: "Settings",

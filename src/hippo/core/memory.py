@@ -175,6 +175,7 @@ class Memory:
     scrub = Operation(Memories.scrub)
     holds_nothing = Operation(Memories.holds_nothing)
     agent_ids = Operation(Memories.agent_ids)
+    agent_of = Operation(Memories.agent_of)
     browse_memories = Operation(Browser.browse_memories)
     memory_summary = Operation(Summaries.memory_summary)
     # -- facts ----------------------------------------------------------------

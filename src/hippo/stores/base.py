@@ -323,6 +323,10 @@ class ChunkStore(Database, Protocol):
         """Every agent that holds a chunk, sorted, whose id starts with ``prefix`` ("" for all)."""
         ...
 
+    def agent_of(self, chunk_id: str) -> str | None:
+        """The agent that holds chunk ``chunk_id`` (ids are unique across the database), or None."""
+        ...
+
     def known_ids(self, agent_id: str, ids: Sequence[str]) -> dict[str, bool]:
         """Which of ``ids`` exist: ``True`` for this agent's, ``False`` for another agent's
         (ids are unique across the database); free ids are absent. Reveals nothing else."""

@@ -18,7 +18,7 @@ def test_skipped_items_are_listed_and_the_rest_imported(cli, tmp_path):
         lines = result.stderr.splitlines()
         assert [line.split(":")[0] for line in lines[:20]] == [f"skipped results[{i}]" for i in range(30, 50)]
         assert "40000 characters" in lines[0] and lines[20] == "... and 5 more skipped (--json lists them all)"
-        assert lines[21] == f"{verb} 30 memories and 0 blocks from mem0; 1 already there, 25 skipped"
+        assert lines[21] == f"{verb} 30 memories (30 facts) and 0 blocks from mem0; 1 already there, 25 skipped"
     again = json.loads(cli("import", str(source), "--format", "mem0", "--json").stdout)
     assert again["imported"] == 0 and sum(s["duplicate"] for s in again["skipped"]) == 31
 

@@ -29,9 +29,10 @@ class Curation(Capability):
                     progress: Progress | None = None) -> ImportReport:
         """Import another memory system's file (markdown, mcp-memory, mem0, letta); see
         :mod:`hippo.core.curation.importers`. Writes every item it can read, all in one transaction, and
-        reports each other one with its reason (``skipped``). Idempotent; ``dry_run`` writes
-        nothing and reports the same. Bad arguments, or a file that cannot be read at all, raise
-        InvalidInput with nothing written."""
+        reports each other one with its reason (``skipped``). mem0's memories go to the agents of
+        their users (``user:alice``, as ``hippo.compat.mem0`` names them), as facts. Idempotent;
+        ``dry_run`` writes nothing and reports the same. Bad arguments, or a file that cannot be
+        read at all, raise InvalidInput with nothing written."""
         return importers.import_from(self.ctx, path, format, dry_run=dry_run, progress=progress)
 
     def maintain(self, *, progress: Progress | None = None) -> MaintainResult:

@@ -28,13 +28,15 @@ class Facts(Capability):
         *,
         observed_at: datetime | str | None = None,
         metadata: Mapping[str, Any] | None = None,
+        session_id: str | None = None,
     ) -> RememberResult:
         """Learn the facts in what the user said, reconciled with what is known.
 
         ``text`` is what the user said, or a list of chat messages (OpenAI or Anthropic shape),
         of which the user's turns are read. Extraction uses the configured LLM, or offline rules
         when there is none; each fact is then new, a duplicate (strengthened), a replacement
-        (supersedes the old fact) or distinct. All actions commit together.
+        (supersedes the old fact) or distinct. All actions commit together. ``session_id`` is the
+        session the new facts come from (``recall_memories(session_id=...)`` finds them by it).
         """
         if not isinstance(text, str):
             text = user_text(text)
@@ -45,6 +47,7 @@ class Facts(Capability):
             store=self.ctx.store, embedding=self.ctx.embedding, llm=self.ctx.llm, text=text,
             now=self.ctx.now(), observed_at=v.check_datetime(observed_at, "observed_at"),
             metadata=v.check_metadata(metadata), offline_rule=self.ctx.offline_rule,
+            session_id=v.check_session_id(session_id),
         )
 
     def fact_history(self, chunk_id: str) -> FactHistory:

@@ -59,6 +59,7 @@ def remember(
     observed_at: datetime | None,
     metadata: dict[str, Any],
     offline_rule: "Rule",
+    session_id: str | None = None,
 ) -> RememberResult:
     calls: list[LLMCall] = []
     if llm is not None:
@@ -67,7 +68,7 @@ def remember(
         facts = offline.extract_facts(text)
     planned = plan_facts(store, embedding, llm, facts, offline_rule, calls)
     with store.transaction():
-        outcomes = apply_facts(store, planned, now, observed_at, metadata)
+        outcomes = apply_facts(store, planned, now, observed_at, metadata, session_id=session_id)
     return RememberResult(outcomes, summarize(outcomes), calls, "llm" if llm is not None else "offline")
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from hippo import limits
 from hippo.core import validation as v
@@ -59,15 +59,19 @@ class Browser(Capability):
                         source: str | None = None, session_id: str | None = None,
                         since: datetime | str | None = None, until: datetime | str | None = None,
                         superseded: bool = True, archived: bool = False, archived_matching: str | None = None,
-                        types: str | Sequence[str] | None = None, scan: int = ARCHIVE_SCAN) -> Listing:
+                        types: str | Sequence[str] | None = None, scan: int = ARCHIVE_SCAN,
+                        metadata: Mapping[str, Any] | None = None) -> Listing:
         """A page of this agent's facts and memories, filtered and sorted (``newest``, ``strength``,
         ``last_access``, ``feedback``; strongest, latest or most reinforced first) over all of them by
         the store. ``types`` keeps the experiences of those types only; ``Listing.types`` names
-        the type of each shown experience. ``archived`` adds the latest archived ``scan`` (at most
+        the type of each shown experience. ``metadata`` filters as recall's does (live chunks only).
+        ``archived`` adds the latest archived ``scan`` (at most
         5,000), ``archived_matching`` the archived memories that match its words (their ids in
         ``Listing.archived``), sorted in with the rest. Browsing: nothing counts as retrieved."""
         limit, where = v.check_limit(limit), recall_filter(kind=kind, tags=tags, since=since, until=until,
-                                                             source=source, session_id=session_id)
+                                                             source=source, session_id=session_id, metadata=metadata)
+        if where.metadata and (archived or archived_matching):
+            raise InvalidInput("metadata filters do not reach the archive: leave out archived or metadata")
         v.check_int(offset, "offset", 0, limits.BROWSE_OFFSET)
         v.check_int(scan, "scan", 1, MAX_SCAN)
         now = self.ctx.now()

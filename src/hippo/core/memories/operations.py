@@ -249,3 +249,9 @@ class Memories(Capability):
         if not isinstance(prefix, str):
             raise InvalidInput(f"prefix must be a string, got {type(prefix).__name__}")
         return self.ctx.store.database.agent_ids(prefix)
+
+    def agent_of(self, chunk_id: str) -> str | None:
+        """The agent of this database that holds fact or memory ``chunk_id`` (ids are unique across
+        the database), or None: no agent does. Database-wide, like :meth:`agent_ids`: for a caller
+        that answers for several agents by id alone (``hippo.compat.mem0``'s ``get``)."""
+        return self.ctx.store.database.agent_of(v.check_chunk_id(chunk_id))

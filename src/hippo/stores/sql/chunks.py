@@ -102,6 +102,10 @@ class SqlChunks:
                            (agent_id,))
         return {row[0]: bool(row[1]) for row in rows}
 
+    def agent_of(self, chunk_id: str) -> str | None:
+        rows = fetch(self.db, None, f"SELECT agent_id FROM {self.db.dialect.rows} WHERE id = ?", (chunk_id,))
+        return rows[0][0] if rows else None
+
     def holds_nothing(self) -> bool:
         """No chunk, block or API key of any agent."""
         return not fetch(self.db, None, f"SELECT EXISTS (SELECT 1 FROM {self.db.dialect.rows}) OR EXISTS (SELECT 1 "

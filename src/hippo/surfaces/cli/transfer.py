@@ -17,7 +17,7 @@ import tempfile
 from collections import Counter
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Annotated, Any, Iterator, Optional, TextIO
+from typing import TYPE_CHECKING, Annotated, Any, Iterator, Optional, TextIO
 
 import typer
 
@@ -25,6 +25,9 @@ from hippo.core.validation import parse_json, shown
 from hippo.errors import InvalidInput, NotFound
 from hippo.surfaces.cli import render
 from hippo.surfaces.cli.app import JSON, Options, group, opened
+
+if TYPE_CHECKING:
+    from hippo.core.memory import Memory
 
 data = group()
 
@@ -184,7 +187,7 @@ SKIPS_SHOWN = 20  # problem lines before "... and N more": --json lists every on
 
 
 def _import_other(ctx: typer.Context, file: str, format: str, dry_run: bool, json: bool) -> None:
-    with opened(ctx, create=not dry_run) as mem, render.ProgressBar("importing") as bar:
+    with _import_target(ctx, dry_run) as mem, render.ProgressBar("importing") as bar:
         report = mem.import_from(file, format, dry_run=dry_run, progress=bar)
     if json:
         return render.emit_json(report.to_dict())
@@ -195,9 +198,28 @@ def _import_other(ctx: typer.Context, file: str, format: str, dry_run: bool, jso
         render.note(f"... and {len(problems) - SKIPS_SHOWN} more skipped (--json lists them all)")
     verb = "would import" if dry_run else "imported"
     memories = f"{report.imported} memor{'y' if report.imported == 1 else 'ies'}"
+    if report.facts:
+        memories += f" ({render.plural(report.facts, 'fact')})"
+    where = ", ".join(f"{agent} ({count})" for agent, count in report.agents.items())
     render.note(f"{verb} {memories} and {render.plural(report.blocks, 'block')} "
                 f"from {format}" + (f", {render.plural(report.links, 'link')}" if report.links else "")
+                + (f" into agents {where}" if where else "")
                 + f"; {len(report.skipped) - len(problems)} already there, {len(problems)} skipped")
+
+
+@contextmanager
+def _import_target(ctx: typer.Context, dry_run: bool) -> Iterator["Memory"]:
+    """The memory to import into; for a dry run against a database that is not there yet, an
+    empty one in memory (nothing to compare with, and no file made for a look)."""
+    from hippo import wiring
+
+    options: Options = ctx.find_root().obj or Options()
+    if not dry_run or wiring.database_exists(options.path(), options.agent):
+        with opened(ctx, create=not dry_run) as mem:
+            yield mem
+        return
+    with wiring.open(":memory:", agent_id=options.agent, embedder=options.embedder, llm=options.llm) as scratch:
+        yield scratch
 
 
 @data.command()

@@ -13,8 +13,8 @@ in one item is that item's problem, found when it is checked, not the file's.
   observation (``"Name (type): observation"``), one per relation, and a ``relation`` link between
   the two entities' first memories. Malformed lines (two objects on one line, a line cut short by
   concurrent writes) are split or skipped and reported.
-- ``mem0``: mem0's ``get_all`` output (``{"results": [...]}`` or a list): ``memory`` as the text,
-  ``created_at`` as the time of observation, metadata and categories kept.
+- ``mem0``: mem0's ``get_all`` output, read by :mod:`.mem0` (each user's memories to that user's
+  agent, as facts).
 - ``letta``: the memory blocks of a Letta agent file (``.af``), as memory blocks with their limits.
 """
 
@@ -33,18 +33,23 @@ from hippo.core import validation as v
 from hippo.errors import InvalidInput
 from hippo.types import Skipped
 
-__all__ = ["READERS", "BlockItem", "Item", "Read", "shown_name"]
+__all__ = ["READERS", "BlockItem", "Item", "Read", "json_file", "shown_name", "tags_of"]
 
 
 @dataclass
 class Item:
-    """A memory to be, as read: checked later, with the rest of the import."""
+    """A memory to be, as read: checked later, with the rest of the import. ``agent`` is the agent
+    it belongs to (None: the one importing), ``session_id`` the session it came from; ``fact``
+    makes it a fact, which later facts can supersede, instead of a raw memory."""
 
     content: str
     where: str
     tags: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
     observed_at: datetime | None = None
+    agent: str | None = None
+    session_id: str | None = None
+    fact: bool = False
 
 
 @dataclass
@@ -104,7 +109,8 @@ def _whole_file(path: Path, *, errors: str = "strict") -> str:
         raise InvalidInput(f"{shown_name(str(path))}: {exc.message}") from None
 
 
-def _json_file(path: Path) -> Any:
+def json_file(path: Path) -> Any:
+    """The one JSON value of the file the caller named; InvalidInput otherwise."""
     text = _whole_file(path)
     try:
         values = v.parse_json_values(text, "the file", max_chars=limits.IMPORT_FILE_BYTES)
@@ -119,7 +125,7 @@ def _tag(heading: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", heading.lower()).strip("-")[:64]
 
 
-def _tags(names: list[Any]) -> list[str]:
+def tags_of(names: list[Any]) -> list[str]:
     """Tags made of headings, entity types or categories; those left empty dropped."""
     return [t for t in (_tag(n) for n in names if isinstance(n, str)) if t]
 
@@ -243,45 +249,13 @@ def _mcp_entity(value: dict[str, Any], where: str, read: Read) -> None:
         if not isinstance(observation, str) or not observation.strip():
             read.skip(at, "not text" if not isinstance(observation, str) else "empty")
         else:
-            read.items.append(Item(f"{label}: {observation.strip()}", at, _tags([kind]), {"entity": name}))
-
-
-# -- mem0 -----------------------------------------------------------------------------------------
-
-def _mem0(path: Path) -> Read:
-    data = _json_file(path)
-    rows = data.get("results", data.get("memories")) if isinstance(data, dict) else data
-    if not isinstance(rows, list):
-        raise InvalidInput(f"{shown_name(str(path))}: expected mem0's get_all output "
-                           "({\"results\": [...]} or a list)")
-    read = Read()
-    for number, row in enumerate(rows):
-        try:
-            read.items.append(_mem0_item(row, f"results[{number}]"))
-        except InvalidInput as exc:
-            read.skip(f"results[{number}]", exc.message)
-    return read
-
-
-def _mem0_item(row: Any, where: str) -> Item:
-    if not isinstance(row, dict):
-        raise InvalidInput("not a JSON object")
-    text = row.get("memory")
-    if not isinstance(text, str) or not text.strip():
-        raise InvalidInput("no memory text")
-    meta = row.get("metadata")
-    if meta is not None and not isinstance(meta, dict):
-        raise InvalidInput(f"metadata must be a JSON object, got {v.shown(meta)}")
-    extra = {f"mem0_{k}": row[k] for k in ("id", "user_id", "agent_id", "run_id") if isinstance(row.get(k), str)}
-    categories = row.get("categories")
-    return Item(text.strip(), where, _tags(categories if isinstance(categories, list) else []),
-                {**(meta or {}), **extra}, v.check_datetime(row.get("created_at"), "created_at"))
+            read.items.append(Item(f"{label}: {observation.strip()}", at, tags_of([kind]), {"entity": name}))
 
 
 # -- letta ----------------------------------------------------------------------------------------
 
 def _letta(path: Path) -> Read:
-    data = _json_file(path)
+    data = json_file(path)
     if not isinstance(data, dict):
         raise InvalidInput(f"{shown_name(str(path))}: expected a Letta agent file (a JSON object)")
     read = Read()
@@ -326,5 +300,4 @@ def _block_key(label: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", label).lstrip(".-")[:64] or "block"
 
 
-READERS: dict[str, Callable[[Path], Read]] = {"markdown": _markdown, "mcp-memory": _mcp_memory, "mem0": _mem0,
-                                              "letta": _letta}
+READERS: dict[str, Callable[[Path], Read]] = {"markdown": _markdown, "mcp-memory": _mcp_memory, "letta": _letta}
