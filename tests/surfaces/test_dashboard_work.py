@@ -117,6 +117,18 @@ def test_the_landing_page_shows_each_agents_counts_and_last_activity(browser, te
     assert fingerprint(team.db_path) == before  # looking changed nothing: no access counted, no row written
 
 
+def test_the_landing_page_lists_agents_a_page_at_a_time(browser, team, monkeypatch):
+    from hippo.surfaces.dashboard import landing
+
+    monkeypatch.setattr(landing, "AGENTS_PER_PAGE", 2)  # each row reads the agent's counts
+    tab = keyless_tab(browser, team.url)
+    assert [r.get_attribute("data-agent") for r in tab.locator("#agents tbody tr").all()] == ["assistant", "researcher"]
+    tab.click("#more-agents")
+    tab.wait_for_url("**/?after=researcher")
+    assert [r.get_attribute("data-agent") for r in tab.locator("#agents tbody tr").all()] == ["scout"]
+    assert tab.locator("#more-agents").count() == 0 and tab.locator("#empty").count() == 0
+
+
 def test_a_key_sees_its_agents_and_the_ones_it_names_that_hold_nothing_yet(browser, site):
     with site.memory() as mem:
         key, _ = mem.keys.create(["alice", "carol"], label="two")
