@@ -14,13 +14,12 @@ says ``@pytest.mark.embedded_only("why")`` and runs on the first two only."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
 from pg import PostgresForTests  # before any test clears HIPPO_*: it reads HIPPO_PGTEST_ROOT
-from support import START, Clock, Served, SyncView, counts, sql  # noqa: F401  (re-exported for tests)
+from support import BACKENDS, START, Clock, Served, SyncView, counts, sql  # noqa: F401  (re-exported for tests)
 
 import hippo
 from hippo.providers.fake import FakeEmbedder
@@ -37,10 +36,7 @@ def _no_ambient_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("HIPPO_CONFIG", str(tmp_path / "no-such-hippo.toml"))
 
 
-BACKENDS = tuple(os.environ.get("HIPPO_TEST_BACKENDS", "sqlite,postgres").split(","))
-
-
-APIS = ("sync", "async", "remote")
+CONTRACT = Path(__file__).parent / "contract"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -49,32 +45,13 @@ def pytest_configure(config: pytest.Config) -> None:
                                        "runs through hippo.open and hippo.open_async only")
 
 
-CONTRACT = Path(__file__).parent / "contract"
-
-
-def _apis(definition: pytest.Function) -> list[str]:
-    embedded = definition.get_closest_marker("embedded_only")
-    if embedded is None:
-        return list(APIS)
-    if not embedded.args or not isinstance(embedded.args[0], str):
-        raise pytest.UsageError(f"{definition.nodeid}: embedded_only needs its reason")
-    return ["sync", "async"]
-
-
-@pytest.hookimpl(tryfirst=True)  # before the fixtures plugin parametrises api by its own params
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "backend" not in metafunc.fixturenames:
         return
+    if "make_mem" in metafunc.fixturenames and metafunc.definition.path.parent == CONTRACT:
+        return  # tests/contract/conftest.py parametrises the api and the backend together
     only = metafunc.definition.get_closest_marker("sqlite_only") is not None
-    backends = ["sqlite"] if only else list(BACKENDS)
-    if "make_mem" not in metafunc.fixturenames or metafunc.definition.path.parent != CONTRACT:
-        metafunc.parametrize("backend", backends, scope="function")  # api: the fixture's own two
-        return
-    # The contract suite: remote on SQLite only (the client cannot tell the stores apart, and the
-    # suite's time is counted).
-    combos = [(api, backend) for api in _apis(metafunc.definition) for backend in backends
-              if api != "remote" or backend == "sqlite"]
-    metafunc.parametrize(["api", "backend"], combos, ids=[f"{a}-{b}" for a, b in combos], scope="function")
+    metafunc.parametrize("backend", ["sqlite"] if only else list(BACKENDS), scope="function")
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -123,7 +100,7 @@ def embedder() -> FakeEmbedder:
 @pytest.fixture(params=["sync", "async"])
 def api(request: pytest.FixtureRequest) -> str:
     """Every behaviour test through ``hippo.open`` and again through ``hippo.open_async``; the
-    contract suite's through ``hippo.connect`` too (pytest_generate_tests parametrises those)."""
+    contract suite's through ``hippo.connect`` too (tests/contract/conftest.py parametrises those)."""
     return request.param
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 import sys
@@ -9,10 +10,13 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-__all__ = ["START", "Clock", "Served", "SyncView", "counts", "internal_names", "load_bench", "sql", "untouched",
-           "vector_sizes"]
+__all__ = ["BACKENDS", "START", "Clock", "Served", "SyncView", "counts", "internal_names", "load_bench", "sql",
+           "untouched", "vector_sizes"]
 
 START = datetime(2025, 1, 1, 12, 0, tzinfo=timezone.utc)
+# The backends this run tests (``HIPPO_TEST_BACKENDS=sqlite`` for a quick local run), read before any
+# test clears the HIPPO_* variables.
+BACKENDS = tuple(os.environ.get("HIPPO_TEST_BACKENDS", "sqlite,postgres").split(","))
 
 
 class Clock:
