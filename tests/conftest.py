@@ -3,17 +3,23 @@ file or a real PostgreSQL database. ``tests/contract`` is the contract suite: ev
 on both backends (its conftest makes sure of it). Elsewhere, a test that asks for ``db`` or builds
 its memories with ``make_mem`` runs on both too, unless it says ``@pytest.mark.sqlite_only`` (it
 reads SQLite's own files, plans or schema; those live under ``tests/stores``).
-``HIPPO_TEST_BACKENDS=sqlite`` skips PostgreSQL for a quick local run."""
+``HIPPO_TEST_BACKENDS=sqlite`` skips PostgreSQL for a quick local run.
+
+A contract test that builds its memories with ``make_mem`` runs through three APIs (``api``):
+``hippo.open`` (sync), ``hippo.open_async`` (async) and ``hippo.connect`` to a loopback server
+serving the test's own memory (remote; on SQLite only: the client does not see which store is
+behind the server); the other tests through the first two. A contract test that reads what a
+client cannot have (``mem.store``, the settings, the agent tools, a file the server would read)
+says ``@pytest.mark.embedded_only("why")`` and runs on the first two only."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
 from pg import PostgresForTests  # before any test clears HIPPO_*: it reads HIPPO_PGTEST_ROOT
-from support import START, Clock, SyncView, counts, sql  # noqa: F401  (re-exported for tests)
+from support import BACKENDS, START, Clock, Served, SyncView, counts, sql  # noqa: F401  (re-exported for tests)
 
 import hippo
 from hippo.providers.fake import FakeEmbedder
@@ -30,17 +36,29 @@ def _no_ambient_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("HIPPO_CONFIG", str(tmp_path / "no-such-hippo.toml"))
 
 
-BACKENDS = tuple(os.environ.get("HIPPO_TEST_BACKENDS", "sqlite,postgres").split(","))
+CONTRACT = Path(__file__).parent / "contract"
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "sqlite_only: reads SQLite's files or tables; runs on SQLite only")
+    config.addinivalue_line("markers", "embedded_only(reason): reads what a hippo.connect client cannot have; "
+                                       "runs through hippo.open and hippo.open_async only")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "backend" in metafunc.fixturenames:
-        only = metafunc.definition.get_closest_marker("sqlite_only") is not None
-        metafunc.parametrize("backend", ["sqlite"] if only else list(BACKENDS), scope="function")
+    if "backend" not in metafunc.fixturenames:
+        return
+    if "make_mem" in metafunc.fixturenames and metafunc.definition.path.parent == CONTRACT:
+        return  # tests/contract/conftest.py parametrises the api and the backend together
+    only = metafunc.definition.get_closest_marker("sqlite_only") is not None
+    metafunc.parametrize("backend", ["sqlite"] if only else list(BACKENDS), scope="function")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _served_memories_closed() -> Iterator[None]:
+    """The remote API's loopback servers shut down before the session ends (support.Served)."""
+    yield
+    Served.wait_all()
 
 
 @pytest.fixture(scope="session")
@@ -81,15 +99,18 @@ def embedder() -> FakeEmbedder:
 
 @pytest.fixture(params=["sync", "async"])
 def api(request: pytest.FixtureRequest) -> str:
-    """Every behaviour test through ``hippo.open`` and again through ``hippo.open_async``."""
+    """Every behaviour test through ``hippo.open`` and again through ``hippo.open_async``; the
+    contract suite's through ``hippo.connect`` too (tests/contract/conftest.py parametrises those)."""
     return request.param
 
 
 @pytest.fixture
 def make_mem(db: str, clock: Clock, embedder: FakeEmbedder, api: str) -> Iterator[Callable[..., "hippo.Memory"]]:
     """``make_mem("bob")`` opens the test's database for another agent (same clock and embedder by
-    default); under the ``async`` parameter, an AsyncMemory driven through its coroutines (support.SyncView)."""
+    default); under the ``async`` parameter, an AsyncMemory driven through its coroutines (support.SyncView);
+    under ``remote``, that memory served on loopback and reached through ``hippo.connect`` (support.Served)."""
     opened: list[Any] = []
+    served: list[Any] = []
 
     def make(agent_id: str = "alice", **kwargs: Any) -> "hippo.Memory":
         kwargs.setdefault("embedder", embedder)
@@ -97,6 +118,9 @@ def make_mem(db: str, clock: Clock, embedder: FakeEmbedder, api: str) -> Iterato
         path = kwargs.pop("path", db)
         if api == "async":
             memory: Any = SyncView(hippo.open_async(path, agent_id=agent_id, **kwargs))
+        elif api == "remote":
+            served.append(Served(hippo.open(path, agent_id=agent_id, **kwargs)))
+            memory = served[-1].client
         else:
             memory = hippo.open(path, agent_id=agent_id, **kwargs)
         opened.append(memory)
@@ -108,6 +132,7 @@ def make_mem(db: str, clock: Clock, embedder: FakeEmbedder, api: str) -> Iterato
             memory.close()
         except Exception:
             pass
+    Served.stop_all(served)
 
 
 @pytest.fixture

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
-__all__ = ["START", "Clock", "counts", "internal_names", "load_bench", "sql", "untouched", "vector_sizes"]
+__all__ = ["BACKENDS", "START", "Clock", "Served", "SyncView", "counts", "internal_names", "load_bench", "sql",
+           "untouched", "vector_sizes"]
 
 START = datetime(2025, 1, 1, 12, 0, tzinfo=timezone.utc)
+# The backends this run tests (``HIPPO_TEST_BACKENDS=sqlite`` for a quick local run), read before any
+# test clears the HIPPO_* variables.
+BACKENDS = tuple(os.environ.get("HIPPO_TEST_BACKENDS", "sqlite,postgres").split(","))
 
 
 class Clock:
@@ -121,6 +127,37 @@ class SyncView:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class Served:
+    """A test's own memory (its clock, embedder, LLM) served by ``hippo serve``'s app on a loopback
+    port in this process, and ``client``, a ``hippo.connect`` client of it for the memory's agent:
+    the behaviour tests run unchanged against the HTTP client (parametrised in conftest, not copied).
+
+    A test's servers are asked to stop when it ends, and are not waited for: each shutdown pauses
+    0.15-0.25 s (uvicorn's), which would add two minutes to the contract suite. The next tests run
+    meanwhile; :meth:`wait_all` (at the end of the session) waits for the last of them."""
+
+    stopping: "list[Served]" = []  # asked to stop, perhaps still shutting down
+
+    def __init__(self, memory: Any) -> None:
+        import hippo
+        from hippo.surfaces.http.server import BackgroundServer
+
+        self.server = BackgroundServer(memory)  # owns the memory: the server's shutdown closes it
+        self.client = hippo.connect(self.server.__enter__(), agent_id=memory.agent_id)
+
+    @classmethod
+    def stop_all(cls, served: "list[Served]") -> None:
+        for one in served:
+            one.server.stop()
+        cls.stopping = [one for one in cls.stopping if not one.server.stopped] + served
+
+    @classmethod
+    def wait_all(cls) -> None:
+        for one in cls.stopping:
+            one.server.wait()
+        cls.stopping = []
 
 
 # The internal design documents hippo was built from, which nothing a user reads may name.

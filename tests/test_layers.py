@@ -36,12 +36,16 @@ ALLOWED: dict[str, set[str]] = {
     "aio": FOUNDATION | {"core"},
     "wiring": FOUNDATION | {"core", "aio", "stores.base", "stores.registry", "providers.base",
                             "providers.registry", "surfaces.tools"},
-    "hippo": FOUNDATION | {"wiring", "aio", "core", "surfaces.tools"},  # the package: what it re-exports
+    "hippo": FOUNDATION | {"wiring", "aio", "core", "surfaces.tools", "client"},  # the package: what it re-exports
+    # hippo.connect: Memory's operations over HTTP, read from the facade (names, signatures, result
+    # types); no capability, store or provider, so it runs wherever the core's facade imports
+    "client": FOUNDATION | {"core.memory"},
     "integrations": FOUNDATION | {"wiring", "aio", "core"},
     # other libraries' APIs (mem0's) over the core, opened through the composition root
     "compat": FOUNDATION | {"wiring", "aio", "core"},
     # the CLI is the outermost surface: it also runs the integrations' commands (hooks, transcripts)
-    "surfaces": FOUNDATION | {"wiring", "aio", "core", "integrations"},
+    # ...and the operations route speaks the client's codec (client.wire), so both ends read one table
+    "surfaces": FOUNDATION | {"wiring", "aio", "core", "integrations", "client.wire"},
     "__main__": {"surfaces"},
 }
 

@@ -5,6 +5,8 @@
     mem.store_memory("We chose SQLite over PostgreSQL for the prototype")
     mem.recall_memories("which database did we pick?")
 
+The same memory on a ``hippo serve``: ``hippo.connect(url, key=..., agent_id=...)``.
+
 Importing hippo loads no model runtime, SDK or web framework and creates no
 file; those load when first used.
 """
@@ -39,6 +41,7 @@ from hippo.types import (
     Forgotten,
     Hit,
     ImportResult,
+    ItemWrite,
     LLMCall,
     MergedWording,
     Recall,
@@ -59,6 +62,7 @@ from hippo.wiring import (
 
 if TYPE_CHECKING:
     from hippo.aio import AsyncMemory
+    from hippo.client import AsyncRemoteMemory, RemoteMemory
     from hippo.core.compaction.config import CompactionConfig
     from hippo.core.memory import Memory, MemoryInput
     from hippo.surfaces.tools import Tool, Toolset
@@ -68,12 +72,34 @@ __all__ = [
     "__version__",
     "Block", "BlockNotFound", "BlockResult", "LimitExceeded", "TextNotFound", "Chunk", "Conflict", "ConfigError",
     "ConversationHit", "EmbedderMismatch", "FactHistory", "FactOutcome", "ForgetResult", "Forgotten", "HippoError",
-    "Hit", "ImportResult", "InvalidInput", "LLMCall", "Memory", "MemoryInput", "MergedWording", "MissingDependency",
-    "NotFound",
+    "Hit", "ImportResult", "ItemWrite", "InvalidInput", "LLMCall", "Memory", "MemoryInput", "MergedWording",
+    "MissingDependency", "NotFound",
     "ProviderError", "Recall", "ReembedResult", "RememberResult", "StorageError", "StoreResult", "Tool", "Toolset",
     "create_messages_table", "database_exists", "discard_database", "open", "open_async", "open_keys", "reembed",
-    "AsyncMemory", "Compaction", "CompactionConfig", "compact",
+    "AsyncMemory", "Compaction", "CompactionConfig", "compact", "connect", "connect_async", "RemoteMemory",
+    "AsyncRemoteMemory",
 ]
+
+
+def connect(url: str, *, key: str | None = None, agent_id: str | None = None,
+            timeout: float | None = 300.0) -> "RemoteMemory":
+    """One agent's memory on the hippo server at ``url`` (``hippo serve``), with ``Memory``'s
+    operations, arguments, result types and errors. ``key``: an API key (default
+    ``HIPPO_API_KEY``); ``agent_id``: as :func:`open` finds it (``HIPPO_AGENT_ID``, hippo.toml,
+    else ``default``); ``timeout``: seconds a call may take. Database-wide operations
+    (``agent_ids``, ``maintain``, ``scrub``, ...) and ``import_from`` (a file on the server's disk)
+    are not offered."""
+    from hippo.client import connect as remote
+
+    return remote(url, key=key, agent_id=agent_id, timeout=timeout)
+
+
+def connect_async(url: str, *, key: str | None = None, agent_id: str | None = None,
+                  timeout: float | None = 300.0) -> "AsyncRemoteMemory":
+    """:func:`connect`, with every operation a coroutine."""
+    from hippo.client import connect_async as remote
+
+    return remote(url, key=key, agent_id=agent_id, timeout=timeout)
 
 
 def compact(messages: Any, config: "CompactionConfig | dict[str, Any] | None" = None, *,
@@ -106,6 +132,10 @@ def __getattr__(name: str) -> Any:
         from hippo.core.memory import MemoryInput
 
         return MemoryInput
+    if name in ("RemoteMemory", "AsyncRemoteMemory"):
+        import hippo.client
+
+        return getattr(hippo.client, name)
     if name in ("Tool", "Toolset"):
         from hippo.surfaces import tools
 

@@ -32,6 +32,7 @@ __all__ = [
     "Hit",
     "ImportReport",
     "ImportResult",
+    "ItemWrite",
     "LLMCall",
     "Link",
     "Observation",
@@ -58,6 +59,8 @@ def _jsonable(value: Any) -> Any:
         return {k: _jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted(_jsonable(v) for v in value)
     return value
 
 
@@ -205,6 +208,14 @@ class ForgetResult(_Dictable):
     @property
     def count(self) -> int:
         return len(self.deleted)
+
+
+@dataclass(frozen=True, slots=True)
+class ItemWrite(_Dictable):
+    """What ``put_item`` did: ``inserted`` a new memory or ``updated`` the key's memory."""
+
+    chunk: Chunk
+    action: Literal["inserted", "updated"]
 
 
 @dataclass(frozen=True, slots=True)

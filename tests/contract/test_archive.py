@@ -10,6 +10,9 @@ from test_forget import SECRET, occurrences, scrub, total
 from hippo.errors import ConfigError, NotFound
 from hippo.providers.fake import FakeEmbedder
 
+pytestmark = pytest.mark.embedded_only("fills the archive with maintain (database-wide: hippo.connect does not offer "
+                                       "it) and sizes it with the store's own bytes")
+
 WIDE = FakeEmbedder(dimension=1024)  # 4 kB vectors: what archiving saves is visible at test sizes
 
 

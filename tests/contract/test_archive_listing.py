@@ -10,6 +10,8 @@ import pytest
 
 from hippo.errors import InvalidInput, NotFound
 
+pytestmark = pytest.mark.embedded_only("archives through the store (archiving is maintain's, database-wide)")
+
 
 @pytest.fixture
 def archived(make_mem, clock):

@@ -68,6 +68,7 @@ def test_browse_filters_and_pages(notes, clock):
     assert ids(mem.browse_memories(limit=2, offset=first.next_offset)) == [weak]
 
 
+@pytest.mark.embedded_only("archives through the store (archiving is maintain's, database-wide)")
 def test_browse_shows_archived_memories_on_request_and_marks_them(make_mem, clock):
     mem = make_mem("alice")
     old = mem.store_memory("An old note about the heron").id
@@ -130,6 +131,7 @@ def every(mem, sort: str, **where) -> list[str]:
 WHERES = [{}, {"tags": ["pond"]}, {"session_id": "s3", "tags": ["heron"]}, {"kind": "fact"}, {"types": ["decision"]}]
 
 
+@pytest.mark.embedded_only('recounts every chunk from the store')
 def test_browse_sorts_every_chunk_not_a_window(many):
     """Each order, under each filter, equals the Python sort of every chunk: page after page, and
     the last page far past the 2,000 newest."""

@@ -42,6 +42,7 @@ def test_recall_falls_back_to_keywords(make_mem, failing):
     assert list(mem.recall_memories("?!")) == []
 
 
+@pytest.mark.embedded_only("follows reembed's progress callback, which stays in the caller's process")
 def test_reembed_fills_pending_then_recall_is_hybrid(make_mem, failing, db):
     mem = make_mem("alice", embedder=failing)
     stored = [mem.store_memory(f"Pending memory {i} about the espresso machine") for i in range(5)]
@@ -79,7 +80,7 @@ def test_recovered_embedder_embeds_new_memories_at_once(make_mem, failing):
     # Strengthening a pending memory while the embedder works fills its vector.
     again = mem.store_memory("Stored while the embedder was down")
     assert (again.id, again.vector_pending) == (old.id, False)
-    assert mem.store.count_pending("alice") == 0
+    assert mem.stats().pending_vectors == 0
 
 
 def test_switch_model_with_hippo_reembed(make_mem, db):

@@ -39,6 +39,10 @@ def ranked(model: ScriptedModel, query: str) -> list[str]:
     return [m["id"] for m in found["memories"]]
 
 
+THE_TOOLS = "drives the agent tools: the server runs them on its tools route, hippo.connect does not offer them"
+
+
+@pytest.mark.embedded_only(THE_TOOLS)
 def test_reinforce_and_demote_move_ranks_as_the_formula_says(mem, clock):
     model = ScriptedModel(mem.tools())
     ids = [r["id"] for r in model.turn(*[("store_memory", {"content": text}) for text in NOTES])]
@@ -68,6 +72,7 @@ def test_reinforce_and_demote_move_ranks_as_the_formula_says(mem, clock):
     assert by_id[top].recency == pytest.approx(by_id[ids[1]].recency) or top == ids[1]
 
 
+@pytest.mark.embedded_only(THE_TOOLS)
 def test_no_feedback_count_moves_a_memory_without_relevance_into_the_results(mem):
     model = ScriptedModel(mem.tools())
     ids = [r["id"] for r in model.turn(*[("store_memory", {"content": text}) for text in NOTES])]
@@ -96,6 +101,7 @@ def test_feedback_survives_an_update_in_place_and_weights_are_settings(make_mem,
     assert all(SECRET not in h.content for h in mem.recall_memories(SECRET))
 
 
+@pytest.mark.embedded_only(THE_TOOLS)
 def test_feedback_on_a_missing_or_foreign_memory_changes_nothing(make_mem):
     alice, bob = make_mem("alice"), make_mem("bob")
     theirs = bob.store_memory("Bob's secret").id

@@ -14,6 +14,8 @@ import pytest
 from test_forget import SECRET, occurrences, total
 from ulid import ULID
 
+import hippo
+
 FILLER = [f"Gardening note {i}: tomatoes need sun and regular watering" for i in range(12)]
 SAID = f"My locker at the climbing gym opens with the code {SECRET} every evening."
 
@@ -88,26 +90,26 @@ ENTRIES: dict[str, Callable[[Any, Any], list[str]]] = {
 }
 
 
-def _forget(mem: Any, ids: list[str], make_mem: Any) -> None:
+def _forget(mem: Any, ids: list[str], maintain: Any) -> None:
     assert {f.id for f in mem.forget_memory(SECRET, limit=20).deleted} >= set(ids)
 
 
-def _delete(mem: Any, ids: list[str], make_mem: Any) -> None:
+def _delete(mem: Any, ids: list[str], maintain: Any) -> None:
     for chunk_id in ids:
         mem.delete_memory(chunk_id)
 
 
-def _rewrite(mem: Any, ids: list[str], make_mem: Any) -> None:
+def _rewrite(mem: Any, ids: list[str], maintain: Any) -> None:
     for chunk_id in ids:
         mem.update_memory(chunk_id, content="The locker code was changed; ask at the desk.")
 
 
-def _delete_all(mem: Any, ids: list[str], make_mem: Any) -> None:
+def _delete_all(mem: Any, ids: list[str], maintain: Any) -> None:
     mem.delete_all()
 
 
-def _archive_then_forget(mem: Any, ids: list[str], make_mem: Any) -> None:
-    make_mem("alice", max_db_bytes=1).maintain()  # over any cap: every memory that can be is archived
+def _archive_then_forget(mem: Any, ids: list[str], maintain: Any) -> None:
+    maintain(max_db_bytes=1)  # over any cap: every memory that can be is archived
     archived = {h.id for h in mem.search_archive(SECRET, limit=50)}
     assert archived >= set(ids), "the canary's memories were archived"
     assert {f.id for f in mem.forget_memory(SECRET, limit=20).deleted} >= set(ids)
@@ -123,9 +125,13 @@ NEVER_ARCHIVED = {"facts", "keyed items", "merged on import"}
 KNOWN_GAPS: dict[tuple[str, str], str] = {}
 
 
+BY_FILE = pytest.mark.embedded_only("import_from reads a file on the server's disk: hippo.connect does not offer it")
+
+
 @pytest.mark.parametrize("exit", sorted(EXITS))
-@pytest.mark.parametrize("entry", sorted(ENTRIES))
-def test_a_canary_leaves_every_file_whichever_way_it_came_and_went(make_mem, db, tmp_path, entry, exit, request):
+@pytest.mark.parametrize("entry", [pytest.param(e, marks=BY_FILE) if e == "import" else e for e in sorted(ENTRIES)])
+def test_a_canary_leaves_every_file_whichever_way_it_came_and_went(make_mem, db, embedder, clock, tmp_path, entry, exit,
+                                                                    request):
     if exit == "archive then forget" and entry in NEVER_ARCHIVED:
         pytest.skip(f"{entry} are never archived")
     if (entry, exit) in KNOWN_GAPS:
@@ -136,7 +142,12 @@ def test_a_canary_leaves_every_file_whichever_way_it_came_and_went(make_mem, db,
     assert ids and all(SECRET in mem.get_memory(i).content for i in ids), f"{entry} kept the canary in a memory"
     assert total(occurrences(db)) > 0  # the premise: the canary is in the files
 
-    EXITS[exit](mem, ids, make_mem)
+    def maintain(**settings: Any) -> None:
+        """The operator's maintain, in process: it is database-wide, so hippo.connect does not offer it."""
+        with hippo.open(db, agent_id="alice", embedder=embedder, clock=clock, **settings) as operator:
+            operator.maintain()
+
+    EXITS[exit](mem, ids, maintain)
     if mem.database.startswith("postgresql://"):
         assert mem.scrub() is None
     found = {k: v for k, v in occurrences(db).items() if v}

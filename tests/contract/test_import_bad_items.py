@@ -12,6 +12,8 @@ from support import sql
 
 from hippo.errors import InvalidInput, StorageError
 
+pytestmark = pytest.mark.embedded_only("import_from reads a file on the server's disk: hippo.connect does not offer it")
+
 HUGE = "9" * 5_000  # past Python's 4,300-digit limit on int(): spliced into the JSON text
 
 

@@ -10,6 +10,8 @@ from support import sql
 
 from hippo.errors import InvalidInput
 
+pytestmark = pytest.mark.embedded_only("import_from reads a file on the server's disk: hippo.connect does not offer it")
+
 DATA = Path(__file__).parent / "data" / "imports"
 
 

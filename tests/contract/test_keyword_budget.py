@@ -11,6 +11,8 @@ import hippo.stores.sqlite.search as sqlite_search
 from hippo.core.recall.pool import keyword_match
 from hippo.stores.base import ChunkFilter, SearchQuery
 
+pytestmark = pytest.mark.embedded_only("compares the store's own keyword search with and without the budget")
+
 
 def keyword_scores(mem, query: str, depth: int = 10, where: ChunkFilter = ChunkFilter()) -> dict[str, float]:
     return mem.store.search(mem.agent_id, SearchQuery(None, keyword_match(query), where, depth)).bm25

@@ -63,6 +63,7 @@ def test_every_read_after_a_recall_sees_its_event_and_recalls_do_not_wait(make_m
     assert [x.strength for x in mem.related(ids[0])] == [2.0, 2.0]
 
 
+@pytest.mark.embedded_only("closes the memory: a client's close ends its connections, the server's memory stays open")
 def test_the_queue_is_written_at_close(make_mem, db):
     mem = make_mem("alice", retrieval_delay=30)
     mem.store_memories(TEXTS[:2])

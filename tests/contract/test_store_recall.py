@@ -108,6 +108,7 @@ def test_empty_batch(mem, embedder):
 # -- filters ------------------------------------------------------------------
 
 
+@pytest.mark.embedded_only('reads the store behind the memory')
 def test_kind_filter(mem):
     memory = mem.store_memory("The user lives in Berlin near the river")
     fact = add_fact(mem, "The user lives in Berlin")
@@ -267,6 +268,7 @@ def test_query_of_only_punctuation_uses_vectors(make_mem):
     assert [h.id for h in recall] == [stored.id]
 
 
+@pytest.mark.embedded_only("reads the memory's settings")
 def test_irrelevant_candidates_are_left_out(mem):
     mem.store_memory("The team decided to use SQLite instead of PostgreSQL")
     lunch = mem.store_memory("Lunch is at noon on Fridays")
@@ -284,6 +286,7 @@ def vector_side(mem, vector, depth):
     return set(mem.store.search(mem.agent_id, SearchQuery(vector, (), ChunkFilter(), depth)).similarity)
 
 
+@pytest.mark.embedded_only('reads the store behind the memory')
 def test_another_connection_store_is_seen(make_mem):
     first = make_mem("alice")
     first.store_memory("The staging cluster runs on three small nodes")
@@ -300,6 +303,7 @@ def test_another_connection_store_is_seen(make_mem):
     assert stored.id in vector_side(first, vector, 5)
 
 
+@pytest.mark.embedded_only('reads the store behind the memory')
 def test_another_connection_deletes_disappear(make_mem):
     first = make_mem("alice")
     keep = first.store_memory("The staging cluster runs on three small nodes")
@@ -358,6 +362,7 @@ def test_observed_at_does_not_change_recency(mem, clock):
     assert hit.recency == pytest.approx(1.0)
 
 
+@pytest.mark.embedded_only('reads the store behind the memory')
 def test_a_hit_deleted_while_ranking_is_left_out(mem, clock):
     kept = mem.store_memory("The cellar key hangs by the door")
     gone = mem.store_memory("The cellar light is broken")

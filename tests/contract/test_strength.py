@@ -217,6 +217,7 @@ def test_hidden_threshold_is_strength_005(mem, clock):
     assert len(mem.recall_memories("ferns water", touch=False)) == 0
 
 
+@pytest.mark.embedded_only('reads the store behind the memory')
 def test_superseded_chunk_never_recalled(mem, db):
     old = mem.store_memory("The user lives in Berlin")
     new = mem.store_memory("The user lives in Munich")

@@ -65,6 +65,7 @@ def lived(make_mem, clock):
     return mem
 
 
+@pytest.mark.embedded_only('recounts every chunk from the store')
 def test_the_summary_equals_a_recount_of_every_chunk(lived):
     mem = lived
     summary = mem.memory_summary(days=60)
@@ -84,6 +85,7 @@ def test_the_summary_equals_a_recount_of_every_chunk(lived):
         mem.memory_summary(days=0)
 
 
+@pytest.mark.embedded_only("reads every chunk's access count from the store")
 def test_reading_the_summary_is_not_a_retrieval(lived):
     mem = lived
     before = {c.id: c.access_count for c in mem.store.list_chunks(mem.agent_id, limit=1000)}
@@ -96,15 +98,15 @@ def test_retrievals_and_recalls_are_counted_on_their_day(make_mem, clock):
     mem = make_mem("alice")
     for i in range(5):
         mem.store_memory(f"Note {i} about the heron by the pond")
-    first = mem.now().date().isoformat()
+    first = clock().date().isoformat()
     returned = len(mem.recall_memories("heron pond", limit=3).hits)
     mem.recall_memories("heron pond", limit=2, touch=False)  # a look: not counted
     clock.advance(days=1)
     mem.recall_memories("heron", limit=1)
     mem.recall_memories("no such words zebra quasar", limit=3)  # returned nothing: nothing to count
     summary = mem.memory_summary()
-    assert by_day(summary, "retrievals") == {first: returned, mem.now().date().isoformat(): 1}
-    assert by_day(summary, "recalls") == {first: 1, mem.now().date().isoformat(): 1}
+    assert by_day(summary, "retrievals") == {first: returned, clock().date().isoformat(): 1}
+    assert by_day(summary, "recalls") == {first: 1, clock().date().isoformat(): 1}
     assert make_mem("bob").memory_summary().daily["retrievals"] == [0]  # another agent's counters are its own
 
 
@@ -117,7 +119,7 @@ def test_consolidation_and_pruning_are_counted_per_day(make_mem, clock):
     mem.record_experience("chat", "Said hello", importance=0.1)
     clock.advance(hours=2)  # past short_term_max_age: the chat is pruned by the next run
     mem.consolidate()
-    today = mem.now().date().isoformat()
+    today = clock().date().isoformat()
     summary = mem.memory_summary()
     totals = mem.stats().consolidation
     assert by_day(summary, "consolidated") == {today: 1} == {today: int(totals["consolidated"])}
@@ -125,6 +127,7 @@ def test_consolidation_and_pruning_are_counted_per_day(make_mem, clock):
     assert by_day(summary, "archived") == {today: 2} and mem.stats().archived == 2  # 5 memories, at most 3
 
 
+@pytest.mark.embedded_only('archives with maintain (database-wide: hippo.connect does not offer it)')
 def test_archiving_for_size_is_counted_on_its_day(make_mem, clock):
     mem = make_mem("alice")
     for day in range(60):
@@ -136,7 +139,7 @@ def test_archiving_for_size_is_counted_on_its_day(make_mem, clock):
     assert by_day(capped.memory_summary(), "archived") == {mem.now().date().isoformat(): result.archived}
 
 
-def test_forgetting_the_agent_removes_its_counters(lived, make_mem):
+def test_forgetting_the_agent_removes_its_counters(lived, make_mem, clock):
     mem = lived
     bob = make_mem("bob")
     bob.store_memory("Bob's note about the vault")
@@ -145,5 +148,5 @@ def test_forgetting_the_agent_removes_its_counters(lived, make_mem):
     mem.delete_all()
     empty = mem.memory_summary()
     assert all(not any(series) for series in empty.daily.values()) and not any(empty.strength)
-    assert not any(empty.types.values()) and empty.days == [mem.now().date().isoformat()]
-    assert by_day(bob.memory_summary(), "retrievals") == {bob.now().date().isoformat(): 1}
+    assert not any(empty.types.values()) and empty.days == [clock().date().isoformat()]
+    assert by_day(bob.memory_summary(), "retrievals") == {clock().date().isoformat(): 1}

@@ -39,6 +39,7 @@ def similarity(mem: Any, chunk_id: str, query: str = QUERY, **filters: Any) -> f
     return found[chunk_id].similarity if chunk_id in found else None
 
 
+@pytest.mark.embedded_only("reads the store's vector search window by window")
 def test_a_long_memory_is_matched_by_its_best_window(make_mem, embedder):
     mem = make_mem()
     mem.store_memories(SHORT)
@@ -53,6 +54,7 @@ def test_a_long_memory_is_matched_by_its_best_window(make_mem, embedder):
     assert similarity(mem, chunk_id, kind="memory") == pytest.approx(window, abs=1e-5)
 
 
+@pytest.mark.embedded_only("reads the store's vector search window by window")
 def test_windows_never_crowd_other_memories_out_of_a_search(make_mem, embedder):
     mem = make_mem()
     many = " ".join(["zebra giraffe elephant okapi grazing"] * 30)  # many windows, each close to the query
@@ -63,6 +65,7 @@ def test_windows_never_crowd_other_memories_out_of_a_search(make_mem, embedder):
         assert len(found.similarity) == depth
 
 
+@pytest.mark.embedded_only('archives with maintain (database-wide: hippo.connect does not offer it)')
 def test_a_new_text_takes_the_old_windows_and_restore_brings_them_back(make_mem, embedder):
     mem = make_mem()
     mem.store_memories(SHORT)
@@ -88,6 +91,7 @@ def test_each_text_is_embedded_once(make_mem, embedder):
     assert embedder.calls == before + 1
 
 
+@pytest.mark.embedded_only('supersedes through the store')
 def test_a_superseded_fact_leaves_recall_with_its_windows(make_mem, embedder):
     mem = make_mem()
     old = mem.store.get_chunks("alice", [mem.store_memory(LONG).id])[0]
@@ -130,7 +134,8 @@ EXITS = {
 }
 
 
-@pytest.mark.parametrize("exit", sorted(EXITS))
+@pytest.mark.parametrize("exit", [pytest.param(e, marks=pytest.mark.embedded_only("archives through the store"))
+                                  if e == "archive" else e for e in sorted(EXITS)])
 def test_forgotten_windows_leave_every_file(make_mem, embedder, db, exit):
     mem = make_mem("alice", ann_threshold=1)  # SQLite: the windows in a saved ANN index too
     mem.store_memories(SHORT)

@@ -8,6 +8,8 @@ import pytest
 
 from hippo.stores.base import ChunkFilter, SearchQuery
 
+pytestmark = pytest.mark.embedded_only("reads the store's vector search window by window")
+
 TRIP = ("We spent the first week of the holiday in Lisbon. The weather was warm, we walked along the river every "
         "morning, ate grilled sardines near the castle, and took the old yellow tram up the hill. ") * 5
 WORK = ("On Monday I had the final interview for the data engineering job at the logistics company. They asked me "

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from hippo.providers.base import LLM, Embedder
     from hippo.stores.base import Store
 
-__all__ = ["AgentTools", "Assembly", "Memory", "MemoryInput"]
+__all__ = ["OPERATIONS", "AgentTools", "Assembly", "Memory", "MemoryInput"]
 
 
 class AgentTools(Protocol):
@@ -221,3 +221,7 @@ class Memory:
     get_archived = Operation(Curation.get_archived)
     restore_memory = Operation(Curation.restore_memory)
     import_from = Operation(Curation.import_from)
+
+
+# The names of Memory's operations, in the order above (AsyncMemory and hippo.connect offer them).
+OPERATIONS: tuple[str, ...] = tuple(name for name, member in vars(Memory).items() if isinstance(member, Operation))

@@ -15,7 +15,6 @@ strength, new text embedded and reindexed, the old text gone from every file.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -24,21 +23,13 @@ from hippo.core import validation as v
 from hippo.core.hashing import key_hash
 from hippo.core.memories.edits import ITEM_KEY, rewrite
 from hippo.errors import InvalidInput
-from hippo.types import Chunk
+from hippo.types import Chunk, ItemWrite
 
 if TYPE_CHECKING:
     from hippo.core.embedding import EmbeddingService
     from hippo.stores.scoped import AgentStore
 
 __all__ = ["ITEM_KEY", "ItemWrite", "check_key", "delete_item", "get_item", "list_items", "put_item"]
-
-
-@dataclass(frozen=True, slots=True)
-class ItemWrite:
-    """What :func:`put_item` did: ``inserted`` a new memory or ``updated`` the key's memory."""
-
-    chunk: Chunk
-    action: str
 
 
 def check_key(key: Any) -> str:

@@ -20,7 +20,18 @@ from hippo.core.memories.writer import MemoryInput
 from hippo.core.transfer import ExportRecord
 from hippo.errors import InvalidInput, NotFound
 from hippo.stores.base import ChunkFilter, SearchQuery
-from hippo.types import Chunk, Erased, ForgetResult, Forgotten, ImportResult, Page, ReembedResult, Stats, StoreResult
+from hippo.types import (
+    Chunk,
+    Erased,
+    ForgetResult,
+    Forgotten,
+    ImportResult,
+    ItemWrite,
+    Page,
+    ReembedResult,
+    Stats,
+    StoreResult,
+)
 
 if TYPE_CHECKING:
     from hippo.core.context import AgentContext
@@ -181,7 +192,7 @@ class Memories(Capability):
         return Forgotten(chunk.id, chunk.content, chunk.kind, None, scrubbed=note is None, note=note)
 
     def put_item(self, key: str, content: str, metadata: Mapping[str, Any] | None = None, *,
-                 intensity: float = 0.5) -> items.ItemWrite:
+                 intensity: float = 0.5) -> ItemWrite:
         """Make ``key`` hold this memory: a new one, or the key's memory changed in place (same
         id and strength; the old text leaves every file). Unlike :meth:`store_memory`, two keys
         may hold the same text (see :mod:`hippo.core.memories.items`)."""

@@ -11,7 +11,8 @@ from hippo.types import ArchivedHit, Block, Chunk, Experience, Link
 
 __all__ = [
     "AppendBody", "ArchiveHits", "BlockContext", "BlockList", "CompactBody", "ErrorBody", "ExperienceBody",
-    "ExperienceList", "ExperienceRecallBody", "ForgetBody", "Health", "MemoryPage", "ObserveBody", "PatchMemoryBody",
+    "ExperienceList", "ExperienceRecallBody", "ForgetBody", "Health", "MemoryPage", "ObserveBody", "OperationBody",
+    "OperationResult", "PatchMemoryBody",
     "RecallBody", "RelatedList", "RememberBody", "ReplaceBody", "SetBlockBody", "StoreBody", "SurfaceBody",
     "ToolDefinition", "ToolList",
 ]
@@ -157,6 +158,16 @@ class Health(BaseModel):
     status: Literal["ok"]
     version: str
     auth: bool = Field(description="Whether requests need an API key.")
+
+
+class OperationBody(_Body):
+    arguments: dict[str, Any] = Field(default_factory=dict, description=(
+        "The operation's keyword arguments, named as in Python; those left out take the operation's defaults."))
+
+
+class OperationResult(BaseModel):
+    result: Any = Field(description="What the operation returned: a result object as JSON (datetimes in ISO 8601), "
+                                    "a list of them, a string, a number, a boolean or null.")
 
 
 class MemoryPage(BaseModel):

@@ -110,6 +110,20 @@ class BackgroundServer:
         self.url = f"http://127.0.0.1:{port}"
         return self.url
 
-    def __exit__(self, *exc: object) -> None:
+    def stop(self) -> None:
+        """Ask the server to stop without waiting for it (``__exit__`` waits): its shutdown pauses
+        a tenth of a second or two (uvicorn's), which tests that start many servers let overlap."""
         self._server.should_exit = True
-        self._thread.join(timeout=10)
+
+    @property
+    def stopped(self) -> bool:
+        """Whether the server has shut down (and closed the memory it served)."""
+        return not self._thread.is_alive()
+
+    def wait(self, timeout: float = 10) -> None:
+        """Wait until the server has shut down, at most ``timeout`` seconds."""
+        self._thread.join(timeout=timeout)
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+        self.wait()

@@ -3,6 +3,7 @@ one view of it per agent, the keys, the pool of heavy work) and the ``Mem`` depe
 a route the memory of the agent in its path once the request's key may reach it."""
 
 import threading
+from dataclasses import replace
 from typing import Annotated, Any, Callable, TypeVar
 
 from fastapi import Depends, Path, Request, Security
@@ -11,9 +12,9 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from hippo.core.memory import Memory
 from hippo.core.validation import AGENT_ID, ULID, check_agent_id
 from hippo.surfaces.http.errors import ApiError
-from hippo.types import ApiKey
+from hippo.types import ApiKey, Stats
 
-__all__ = ["AGENT", "HEAVY_WORKERS", "MEMORY_ID", "Mem", "Service", "agent_memory", "base_path"]
+__all__ = ["AGENT", "HEAVY_WORKERS", "MEMORY_ID", "Mem", "Service", "agent_memory", "base_path", "shown_stats"]
 
 # Heavy calls (capture, compaction: a batch through the model) at once; the others wait for a slot
 # without a thread, so the request threads (anyio's 40) stay free for every light call. Two, not
@@ -90,6 +91,13 @@ def agent_memory(request: Request, agent_id: Annotated[str, AGENT],
     service: Service = request.app.state.service
     request.state.key = service.authorize(request.headers.get("authorization"), agent_id)
     return service.memory(agent_id)
+
+
+def shown_stats(found: Stats, key: ApiKey | None) -> Stats:
+    """An agent's stats as a request may see them: ``database_bytes`` (the whole file, every agent's
+    writes) only for an admin key or on a server that needs none; never the server's path."""
+    shown_bytes = found.database_bytes if key is None or key.admin else None
+    return replace(found, database=None, database_bytes=shown_bytes)
 
 
 Mem = Annotated[Memory, Depends(agent_memory)]
