@@ -39,6 +39,7 @@ __all__ = ["ERRORS", "HEAVY", "LOCAL_ARGUMENTS", "NOT_REMOTE", "REMOTE", "decode
 NOT_REMOTE: dict[str, str] = {
     "agent_ids": "database-wide: it lists the database's other agents",
     "holds_nothing": "database-wide: it tells whether any agent has written",
+    "agent_of": "database-wide: it names the agent that holds an id, whichever agent that is",
     "short_term_agents": "database-wide: the agents with a short-term buffer (hippo serve's own schedules read it)",
     "pending_agents": "database-wide: the agents with observed messages waiting (hippo serve's own schedules)",
     "maintain": "database-wide: it archives across every agent (hippo serve runs it on prune_schedule)",
