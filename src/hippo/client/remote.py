@@ -236,6 +236,10 @@ class RemoteMemory(_Client):
     observe = Remote(Memory.observe)
     process_pending = Remote(Memory.process_pending)
     surface = Remote(Memory.surface)
+    add_session_items = Remote(Memory.add_session_items)
+    session_items = Remote(Memory.session_items)
+    pop_session_item = Remote(Memory.pop_session_item)
+    clear_session_items = Remote(Memory.clear_session_items)
     # -- compaction -----------------------------------------------------------
     compact = Remote(Memory.compact)
     # -- curation -------------------------------------------------------------
@@ -330,6 +334,10 @@ class AsyncRemoteMemory(_Client):
     observe = AsyncRemote(Memory.observe)
     process_pending = AsyncRemote(Memory.process_pending)
     surface = AsyncRemote(Memory.surface)
+    add_session_items = AsyncRemote(Memory.add_session_items)
+    session_items = AsyncRemote(Memory.session_items)
+    pop_session_item = AsyncRemote(Memory.pop_session_item)
+    clear_session_items = AsyncRemote(Memory.clear_session_items)
     # -- compaction -----------------------------------------------------------
     compact = AsyncRemote(Memory.compact)
     # -- curation -------------------------------------------------------------
