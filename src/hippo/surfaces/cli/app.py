@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from enum import Enum
-from typing import TYPE_CHECKING, Annotated, Any, Iterator, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterator, Optional
 
 import typer
 
@@ -139,6 +139,17 @@ def opened(ctx: typer.Context, *, create: bool = False) -> Iterator["Memory"]:
         raise
     finally:
         mem.close()
+
+
+def outcome(ctx: typer.Context, json: bool, run: Callable[["Memory"], Any], said: Callable[[Any], str], *,
+            create: bool = False) -> None:
+    """Run one operation on the memory the global options name, then show what it did: with --json
+    its result's ``to_dict()`` on standard output, else ``said(result)`` as one note."""
+    from hippo.surfaces.cli import render
+
+    with opened(ctx, create=create) as mem:
+        result = run(mem)
+    render.emit_or_note(json, result.to_dict(), said(result))
 
 
 def _is_empty(mem: "Memory") -> bool:

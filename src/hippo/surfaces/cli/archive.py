@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from hippo.surfaces.cli import render
-from hippo.surfaces.cli.app import JSON, LIMIT, group, opened
+from hippo.surfaces.cli.app import JSON, LIMIT, group, opened, outcome
 
 archive = group()
 
@@ -35,9 +35,7 @@ def search(
 @archive.command()
 def restore(ctx: typer.Context, chunk_id: Annotated[str, ID], json: JSON = False) -> None:
     """Bring an archived memory back into recall (same id, embedded again)."""
-    with opened(ctx) as mem:
-        chunk = mem.restore_memory(chunk_id)
-    render.emit_or_note(json, chunk.to_dict(), f"restored {chunk.id}")
+    outcome(ctx, json, lambda mem: mem.restore_memory(chunk_id), lambda chunk: f"restored {chunk.id}")
 
 
 @archive.command()

@@ -15,7 +15,7 @@ import typer
 from hippo.errors import InvalidInput
 from hippo.integrations.claude_code import load_messages
 from hippo.surfaces.cli import render
-from hippo.surfaces.cli.app import JSON, group, opened
+from hippo.surfaces.cli.app import JSON, group, opened, outcome
 
 FILE_HELP = ("A JSON list of chat messages, or JSON Lines (a message a line, or a Claude Code transcript); "
              "- reads standard input.")
@@ -40,23 +40,19 @@ def observe(
     """Hand hippo a conversation to remember: kept at once, turned into memories by hippo capture
     process (or by hippo server http every capture_every seconds). Messages it already has are skipped."""
     messages = read_messages_file(file)
-    with opened(ctx, create=True) as mem:
-        seen = mem.observe(messages, session_id=session)
-    render.emit_or_note(json, seen.to_dict(),
-                        f"observed {render.plural(seen.accepted, 'message')} in session "
-                        f"{seen.session_id} ({seen.duplicates} already held, {seen.skipped} left out: system prompts, "
-                        f"tool outputs, empty); hippo capture process turns them into memories")
+    outcome(ctx, json, lambda mem: mem.observe(messages, session_id=session), lambda seen: (
+        f"observed {render.plural(seen.accepted, 'message')} in session {seen.session_id} ({seen.duplicates} "
+        f"already held, {seen.skipped} left out: system prompts, tool outputs, empty); hippo capture process turns "
+        "them into memories"), create=True)
 
 
 @capture.command()
 def process(ctx: typer.Context, json: JSON = False) -> None:
     """Turn what was observed into memories now (windows, gate, extraction, dedup)."""
-    with opened(ctx) as mem:
-        done = mem.process_pending()
-    render.emit_or_note(json, done.to_dict(),
-                        f"processed {done.messages} messages of {render.plural(done.sessions, 'session')} "
-                        f"in {done.windows} windows ({done.gated_in} worth remembering): {done.memories} memories "
-                        f"({done.merged} merged into ones already held), {done.facts} facts")
+    outcome(ctx, json, lambda mem: mem.process_pending(), lambda done: (
+        f"processed {done.messages} messages of {render.plural(done.sessions, 'session')} in {done.windows} windows "
+        f"({done.gated_in} worth remembering): {done.memories} memories ({done.merged} merged into ones already "
+        f"held), {done.facts} facts"))
 
 
 @capture.command()

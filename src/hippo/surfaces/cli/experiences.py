@@ -11,7 +11,7 @@ import typer
 
 from hippo.core.validation import parse_json
 from hippo.surfaces.cli import render
-from hippo.surfaces.cli.app import JSON, LIMIT, OBSERVED, TAG, group, opened, read_text, when
+from hippo.surfaces.cli.app import JSON, LIMIT, OBSERVED, TAG, group, opened, outcome, read_text, when
 
 if TYPE_CHECKING:
     from hippo.types import Experience
@@ -100,11 +100,9 @@ def related(
 @experiences.command()
 def consolidate(ctx: typer.Context, json: JSON = False) -> None:
     """Move the short-term buffer's important experiences to long-term memory now, then prune it."""
-    with opened(ctx) as mem:
-        done = mem.consolidate()
-    render.emit_or_note(json, done.to_dict(),
-                        f"considered {done.considered}: consolidated {done.consolidated} (merged {done.merged} into "
-                        f"memories already held), pruned {done.pruned}, {done.remaining} remain short-term")
+    outcome(ctx, json, lambda mem: mem.consolidate(), lambda done: (
+        f"considered {done.considered}: consolidated {done.consolidated} (merged {done.merged} into memories "
+        f"already held), pruned {done.pruned}, {done.remaining} remain short-term"))
 
 
 def _show(found: Sequence["Experience"], json: bool, *, scored: bool = False) -> None:

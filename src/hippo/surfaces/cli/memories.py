@@ -15,10 +15,23 @@ from hippo.core.strength import intensity_before
 from hippo.core.validation import parse_json
 from hippo.errors import InvalidInput
 from hippo.surfaces.cli import render
-from hippo.surfaces.cli.app import JSON, META, OBSERVED, TAG, Kind, group, metadata_from, opened, read_text, when
+from hippo.surfaces.cli.app import (
+    JSON,
+    META,
+    OBSERVED,
+    TAG,
+    Kind,
+    group,
+    metadata_from,
+    opened,
+    outcome,
+    read_text,
+    when,
+)
 
 if TYPE_CHECKING:
-    from hippo.types import StoreResult
+    from hippo.core.memory import Memory
+    from hippo.types import Chunk, StoreResult
 
 memories = group()
 facts = group()
@@ -232,9 +245,10 @@ def demote(ctx: typer.Context, chunk_id: Annotated[str, ID], json: JSON = False)
 
 
 def _feedback(ctx: typer.Context, chunk_id: str, json: bool, done: str) -> None:
-    with opened(ctx) as mem:
-        chunk = mem.reinforce_memory(chunk_id) if done == "reinforced" else mem.demote_memory(chunk_id)
-    render.emit_or_note(json, chunk.to_dict(), f"{done} {chunk.id}: feedback {chunk.feedback:+d}")
+    def feedback(mem: "Memory") -> "Chunk":
+        return mem.reinforce_memory(chunk_id) if done == "reinforced" else mem.demote_memory(chunk_id)
+
+    outcome(ctx, json, feedback, lambda chunk: f"{done} {chunk.id}: feedback {chunk.feedback:+d}")
 
 
 @memories.command()
@@ -294,9 +308,8 @@ def split(
     json: JSON = False,
 ) -> None:
     """Undo a wrong merge: a wording merged into a fact as a duplicate becomes a fact of its own again."""
-    with opened(ctx) as mem:
-        chunk = mem.split_fact(fact_id, wording)
-    render.emit_or_note(json, chunk.to_dict(), f"split from {fact_id}: new fact {chunk.id}")
+    outcome(ctx, json, lambda mem: mem.split_fact(fact_id, wording),
+            lambda chunk: f"split from {fact_id}: new fact {chunk.id}")
 
 
 def _stored(result: "StoreResult", given: float) -> str:
