@@ -8,6 +8,7 @@ import pytest
 from hippo.errors import InvalidInput
 
 
+@pytest.mark.embedded_only("agent_of is database-wide: hippo.connect does not offer it")
 def test_agent_of_names_the_agent_that_holds_an_id_and_no_other(make_mem):
     alice, bob = make_mem("alice"), make_mem("bob")
     mine = alice.store_memory("Alice keeps bees")
