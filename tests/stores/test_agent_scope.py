@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import inspect
 from datetime import datetime, timezone
+from typing import Protocol
 
 from hippo.stores import base
 from hippo.stores.registry import open_store
 from hippo.stores.scoped import AgentStore, Bound
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
-PARTS = (base.ChunkStore, base.BlockStore, base.KeyStore, base.ConversationStore, base.ArchiveStore, base.LinkStore,
-         base.ExperienceStore, base.CaptureStore, base.SummaryStore, base.MergeStore)
+PARTS = tuple(part for part in base.Store.__bases__ if part is not Protocol)  # every part of the protocol
 
 
 def per_agent_methods() -> set[str]:

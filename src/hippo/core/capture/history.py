@@ -53,7 +53,8 @@ def _encoded(item: Any, where: str) -> str:
 
 def _is_message(item: Mapping[str, Any]) -> bool:
     """A chat message (the Responses API's ``message`` item, or a plain ``{role, content}``)."""
-    return item.get("type", "message") == "message" and item.get("role") in _MESSAGE_ROLES
+    role = item.get("role")
+    return item.get("type", "message") == "message" and isinstance(role, str) and role in _MESSAGE_ROLES
 
 
 def add_items(store: "AgentStore", session_id: Any, new: Any, settings: "Settings") -> Observation:
