@@ -20,6 +20,7 @@ from hippo.errors import (
     ConfigError,
     Conflict,
     EmbedderMismatch,
+    Forbidden,
     HippoError,
     InvalidInput,
     LimitExceeded,
@@ -28,6 +29,7 @@ from hippo.errors import (
     ProviderError,
     StorageError,
     TextNotFound,
+    Unauthorized,
 )
 from hippo.types import (
     Block,
@@ -73,7 +75,7 @@ __all__ = [
     "Block", "BlockNotFound", "BlockResult", "LimitExceeded", "TextNotFound", "Chunk", "Conflict", "ConfigError",
     "ConversationHit", "EmbedderMismatch", "FactHistory", "FactOutcome", "ForgetResult", "Forgotten", "HippoError",
     "Hit", "ImportResult", "ItemWrite", "InvalidInput", "LLMCall", "Memory", "MemoryInput", "MergedWording",
-    "MissingDependency", "NotFound",
+    "MissingDependency", "NotFound", "Unauthorized", "Forbidden",
     "ProviderError", "Recall", "ReembedResult", "RememberResult", "StorageError", "StoreResult", "Tool", "Toolset",
     "create_messages_table", "database_exists", "discard_database", "open", "open_async", "open_keys", "reembed",
     "AsyncMemory", "Compaction", "CompactionConfig", "compact", "connect", "connect_async", "RemoteMemory",
@@ -86,7 +88,9 @@ def connect(url: str, *, key: str | None = None, agent_id: str | None = None,
     """One agent's memory on the hippo server at ``url`` (``hippo serve``), with ``Memory``'s
     operations, arguments, result types and errors. ``key``: an API key (default
     ``HIPPO_API_KEY``); ``agent_id``: as :func:`open` finds it (``HIPPO_AGENT_ID``, hippo.toml,
-    else ``default``); ``timeout``: seconds a call may take. Database-wide operations
+    else ``default``); ``timeout``: seconds a call may take. A key the server refuses raises
+    :class:`Unauthorized` (none, or one it does not know) or :class:`Forbidden` (not for this
+    agent). Database-wide operations
     (``agent_ids``, ``maintain``, ``scrub``, ...) and ``import_from`` (a file on the server's disk)
     are not offered."""
     from hippo.client import connect as remote

@@ -24,6 +24,8 @@ __all__ = [
     "StorageError",
     "ConfigError",
     "EmbedderMismatch",
+    "Unauthorized",
+    "Forbidden",
     "MissingDependency",
     "shown",
 ]
@@ -117,6 +119,18 @@ class MissingDependency(ConfigError, ImportError):
         )
         self.package = package
         self.extra = extra
+
+
+class Unauthorized(HippoError):
+    """The server needs an API key and got none, or one it does not know (HTTP 401)."""
+
+    code = "unauthorized"
+
+
+class Forbidden(HippoError):
+    """The API key is valid but may not reach this agent (HTTP 403)."""
+
+    code = "forbidden"
 
 
 # The optional packages hippo imports, by top-level module, and the extra that installs each.

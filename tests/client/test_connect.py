@@ -152,21 +152,44 @@ def test_a_key_reaches_only_its_agents_through_every_operation(db_path, clock):
                 envelope(response, status, "forbidden" if status == 403 else "unauthorized")
                 assert "salary" not in response.text
         assert rows(db_path) == before
-        with pytest.raises(hippo.ConfigError) as refused:
+        with pytest.raises(hippo.Forbidden) as refused:
             hippo.connect(url, key=alice_key, agent_id="bob").recall_memories("salary")
         assert refused.value.code == "forbidden"
-        with pytest.raises(hippo.ConfigError) as anonymous:
+        with pytest.raises(hippo.Unauthorized) as anonymous:
             hippo.connect(url, agent_id="alice").stats()
         assert anonymous.value.code == "unauthorized"
         alice = hippo.connect(url, key=alice_key, agent_id="alice")
         assert alice.store_memory("Alice's note").action == "inserted"
-        with pytest.raises(hippo.ConfigError):
+        with pytest.raises(hippo.Forbidden):
             alice.for_agent("bob").memory_blocks()
         assert alice.stats().database_bytes is None and alice.stats().database is None  # the server's own
         admin = hippo.connect(url, key=admin_key, agent_id="alice").for_agent("bob")
         assert admin.recall_memories("salary")[0].content == "Bob's private note about his salary"
         assert admin.stats().database_bytes > 0
         assert rows(db_path)[1] == before[1]
+
+
+def test_a_refused_key_has_its_own_error_class_keeping_its_code(db_path, clock):
+    base = hippo.open(db_path, agent_id="alice", embedder=FakeEmbedder(), clock=clock)
+    alice_key, _ = base.keys.create(["alice"])
+    before = rows(db_path)
+    with BackgroundServer(base) as url:
+        refusals = [(hippo.Unauthorized, "unauthorized", None), (hippo.Unauthorized, "unauthorized", "hippo_nope"),
+                    (hippo.Forbidden, "forbidden", alice_key)]
+        for cls, code, key in refusals:
+            with pytest.raises(hippo.HippoError) as refused:
+                hippo.connect(url, key=key, agent_id="bob").store_memory("Bob's note")
+            assert type(refused.value) is cls and refused.value.code == code, (key, refused.value)
+            assert not isinstance(refused.value, hippo.ConfigError)  # nothing is misconfigured on the client
+
+            async def refused_async(key: str | None = key) -> None:
+                async with hippo.connect_async(url, key=key, agent_id="bob") as mem:
+                    await mem.stats()
+
+            with pytest.raises(cls) as refused_too:
+                asyncio.run(refused_async())
+            assert refused_too.value.code == code
+    assert rows(db_path) == before
 
 
 def test_the_key_and_agent_come_from_the_environment_as_hippo_open_finds_them(db_path, clock, monkeypatch):
@@ -284,6 +307,8 @@ def test_an_unreachable_server_is_a_storage_error():
     (503, {"error": {"code": "missing_dependency", "message": "install it"}}, hippo.MissingDependency,
      "missing_dependency"),
     (413, {"error": {"code": "too_large", "message": "too big"}}, hippo.InvalidInput, "too_large"),
+    (401, {"error": {"code": "unauthorized", "message": "a key"}}, hippo.Unauthorized, "unauthorized"),
+    (403, {"error": {"code": "forbidden", "message": "not yours"}}, hippo.Forbidden, "forbidden"),
     (500, {"error": {"code": "internal", "message": "internal server error"}}, hippo.HippoError, "internal"),
     (502, "<html>Bad Gateway</html>", hippo.HippoError, "http_502"),
 ])

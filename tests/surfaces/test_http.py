@@ -358,6 +358,7 @@ def test_keys_scope_agents(base, db_path):
                 err = error(response, status)
                 assert "salary" not in response.text and "Bob" not in response.text, (method, path)
                 assert err["code"] == ("forbidden" if status == 403 else "unauthorized")
+                assert response.headers.get("www-authenticate") == ("Bearer" if status == 401 else None)
         assert after_all(db_path) == before
         ok = client.get("/v1/agents/alice/stats", headers={"Authorization": f"Bearer {alice_key}"})
         assert ok.status_code == 200

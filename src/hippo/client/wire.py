@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterator, Literal, Mapping, Union, get_args, g
 from typing_extensions import is_typeddict  # typing's misses typing_extensions' TypedDicts on Python 3.11
 
 from hippo.core.memory import OPERATIONS, Memory
-from hippo.errors import ConfigError, HippoError, InvalidInput, MissingDependency, ProviderError, shown
+from hippo.errors import HippoError, InvalidInput, MissingDependency, ProviderError, shown
 
 __all__ = ["ERRORS", "HEAVY", "LOCAL_ARGUMENTS", "NOT_REMOTE", "REMOTE", "decode", "encode", "error_from",
            "operation", "parameter_types", "result_type", "signature"]
@@ -210,15 +210,14 @@ def _taxonomy(cls: type[HippoError]) -> Iterator[type[HippoError]]:
         yield from _taxonomy(sub)
 
 
-# hippo's errors by the code the server's envelope carries (every class of hippo.errors); the HTTP
-# layer's own refusals map to the error an embedded memory raises for the same cause.
+# hippo's errors by the code the server's envelope carries (every class of hippo.errors, the
+# refusals of a key too: Unauthorized, Forbidden); the HTTP layer's own refusals map to the error
+# an embedded memory raises for the same cause.
 ERRORS: dict[str, type[HippoError]] = {
     cls.code: cls for cls in _taxonomy(HippoError) if cls.__module__ == "hippo.errors"}
 HTTP_CODES: dict[str, type[HippoError]] = {
     "invalid_request": InvalidInput,  # the arguments do not fit the operation's signature
     "too_large": InvalidInput,  # the request is over the server's body limit
-    "unauthorized": ConfigError,  # no key, or a key the server does not know
-    "forbidden": ConfigError,  # the key may not reach this agent
 }
 
 
@@ -237,5 +236,5 @@ def error_from(status: int, body: Any) -> HippoError:
     if isinstance(found, MissingDependency):
         found.package, found.extra = "", ""  # named in the message
     if cls is not ERRORS.get(code):
-        found.code = code  # the server's own code, kept (unauthorized, forbidden, internal, ...)
+        found.code = code  # the server's own code, kept (internal, too_large, ...)
     return found

@@ -18,12 +18,14 @@ from hippo.errors import (
     ConfigError,
     Conflict,
     EmbedderMismatch,
+    Forbidden,
     HippoError,
     InvalidInput,
     MissingDependency,
     NotFound,
     ProviderError,
     StorageError,
+    Unauthorized,
 )
 
 __all__ = ["ApiError", "STATUS", "error_response", "install"]
@@ -40,11 +42,13 @@ STATUS: list[tuple[type[HippoError], int]] = [
     (NotFound, 404),
     (Conflict, 409),
     (ConfigError, 409),  # the request needs something this server is not configured for
+    (Unauthorized, 401),  # no API key, or one the server does not know
+    (Forbidden, 403),  # a key that may not reach this agent
 ]
 
 
 class ApiError(Exception):
-    """An HTTP-level refusal (auth, size) with its own status and code."""
+    """An HTTP-level refusal (an unknown route or tool, a malformed request) with its own status and code."""
 
     def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
@@ -73,7 +77,8 @@ def install(app: FastAPI) -> None:
         status = status_of(exc)
         if status >= 500:
             log.warning("%s %s: %s", request.method, request.url.path, exc)
-        return error_response(status, exc.code, exc.message)
+        challenge = {"WWW-Authenticate": "Bearer"} if isinstance(exc, Unauthorized) else None
+        return error_response(status, exc.code, exc.message, challenge)
 
     @app.exception_handler(ApiError)
     async def api_error(request: Request, exc: ApiError) -> JSONResponse:

@@ -11,7 +11,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from hippo.core.memory import Memory
 from hippo.core.validation import AGENT_ID, ULID, check_agent_id
-from hippo.surfaces.http.errors import ApiError
+from hippo.errors import Forbidden, Unauthorized
 from hippo.types import ApiKey, Stats
 
 __all__ = ["AGENT", "HEAVY_WORKERS", "MEMORY_ID", "Mem", "Service", "agent_memory", "base_path", "shown_stats"]
@@ -67,10 +67,9 @@ class Service:
         scheme, _, token = (authorization or "").partition(" ")
         key = self._keyring.verify(token.strip()) if scheme.lower() == "bearer" else None
         if key is None:
-            raise ApiError(401, "unauthorized", "a valid API key is required: Authorization: Bearer <key>",
-                           {"WWW-Authenticate": "Bearer"})
+            raise Unauthorized("a valid API key is required: Authorization: Bearer <key>")  # 401
         if not key.allows(agent_id):
-            raise ApiError(403, "forbidden", "this API key may not access this agent")
+            raise Forbidden("this API key may not access this agent")  # 403
         return key
 
     def close(self) -> None:
