@@ -3,7 +3,7 @@
  *
  *   HIPPO_URL=http://127.0.0.1:8000 HIPPO_KEY=hippo_... HIPPO_AGENT_ID=pi pi -e ./examples/pi-compaction.ts
  *
- * (or copy it to ~/.pi/agent/extensions/, with hippo-memory installed where Pi can import it).
+ * (or copy it to ~/.pi/agent/extensions/, with hippo-memory-client installed where Pi can import it).
  *
  * When Pi compacts a session (on its own near the context limit, or on /compact), the messages it
  * would summarise go to hippo's compaction instead of a summarising model: each message is
@@ -16,7 +16,7 @@
  */
 
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
-import { HippoClient, createHippoTools, fromPiMessages } from "hippo-memory";
+import { HippoClient, createHippoTools, fromPiMessages } from "hippo-memory-client";
 
 const reason = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 

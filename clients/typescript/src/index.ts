@@ -1,8 +1,8 @@
 /**
- * hippo-memory: a client for hippo's HTTP API (`hippo serve`) and hippo's agent tools.
+ * hippo-memory-client: a client for hippo's HTTP API (`hippo serve`) and hippo's agent tools.
  *
  * ```ts
- * import { HippoClient, createHippoTools } from "hippo-memory";
+ * import { HippoClient, createHippoTools } from "hippo-memory-client";
  *
  * const hippo = new HippoClient({ url: "http://127.0.0.1:8000", key: process.env.HIPPO_KEY, agentId: "marrow-main" });
  * await hippo.storeMemory("We chose SQLite");

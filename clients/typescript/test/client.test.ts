@@ -9,7 +9,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, test } from "node:test";
 import { promisify } from "node:util";
-import { HippoClient, HippoError } from "hippo-memory";
+import { HippoClient, HippoError } from "hippo-memory-client";
 import { type Hippo, PACKAGE, startHippo } from "./hippo-server.js";
 
 const SEED = `

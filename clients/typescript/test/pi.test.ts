@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { HippoClient, fromPiMessages } from "hippo-memory";
+import { HippoClient, fromPiMessages } from "hippo-memory-client";
 import type {
   AgentMessage,
   ExtensionAPI,

@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { HippoError, type HippoTools, createHippoTools } from "hippo-memory";
+import { HippoError, type HippoTools, createHippoTools } from "hippo-memory-client";
 import { type Hippo, startHippo } from "./hippo-server.js";
 
 const AGENT = "marrow-main";
