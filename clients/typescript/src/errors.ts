@@ -1,5 +1,6 @@
 /**
- * hippo's errors as one typed class.
+ * hippo's errors: one typed class, `HippoError`, and its two subclasses for a refused key,
+ * `Unauthorized` and `Forbidden` (as `hippo.Unauthorized` and `hippo.Forbidden` in Python).
  *
  * The server answers every error with one envelope, `{"error": {"code", "message"}}`, and a status
  * (400 invalid input, 401 no or wrong key, 403 a key for another agent, 404 not found, 409 conflict,
@@ -40,7 +41,7 @@ export type HippoErrorCode =
   | (string & {});
 
 export class HippoError extends Error {
-  override readonly name = "HippoError";
+  override readonly name: string = "HippoError";
   /** hippo's stable error code: match on it, never on the message. */
   readonly code: HippoErrorCode;
   /** The HTTP status the error came with; 0 when there was no answer from hippo. */
@@ -53,11 +54,38 @@ export class HippoError extends Error {
   }
 }
 
+/** No API key, or one the server does not know: code `unauthorized`, status 401. */
+export class Unauthorized extends HippoError {
+  override readonly name: string = "Unauthorized";
+  declare readonly code: "unauthorized";
+
+  constructor(message: string, status = 401, options?: { cause?: unknown }) {
+    super("unauthorized", message, status, options);
+  }
+}
+
+/** A valid API key that may not reach this agent: code `forbidden`, status 403. */
+export class Forbidden extends HippoError {
+  override readonly name: string = "Forbidden";
+  declare readonly code: "forbidden";
+
+  constructor(message: string, status = 403, options?: { cause?: unknown }) {
+    super("forbidden", message, status, options);
+  }
+}
+
+/** The error hippo's `code` stands for: `Unauthorized`, `Forbidden`, else a `HippoError`. */
+export function errorFor(code: HippoErrorCode, message: string, status: number): HippoError {
+  if (code === "unauthorized") return new Unauthorized(message, status);
+  if (code === "forbidden") return new Forbidden(message, status);
+  return new HippoError(code, message, status);
+}
+
 /** The error of a failed answer: hippo's envelope when the body holds one, else `invalid_response`. */
 export function errorOf(status: number, body: unknown, text: string): HippoError {
   const error = (body as { error?: { code?: unknown; message?: unknown } } | null)?.error;
   if (error && typeof error.code === "string" && typeof error.message === "string") {
-    return new HippoError(error.code, error.message, status);
+    return errorFor(error.code, error.message, status);
   }
   const shown = text.length > 200 ? `${text.slice(0, 200)}…` : text;
   return new HippoError("invalid_response", `hippo answered ${status} without its error envelope: ${shown}`, status);

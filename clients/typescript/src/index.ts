@@ -11,7 +11,7 @@
  */
 
 export { HippoClient, type ClientOptions } from "./client.js";
-export { HippoError, type HippoErrorCode } from "./errors.js";
+export { Forbidden, HippoError, type HippoErrorCode, Unauthorized } from "./errors.js";
 export type { ConnectionOptions, RequestOptions } from "./http.js";
 export type * from "./options.js";
 export { fromPiMessages, type PiMessage } from "./pi.js";

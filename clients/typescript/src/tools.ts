@@ -6,7 +6,7 @@
  */
 
 import { HippoClient, type ClientOptions } from "./client.js";
-import { HippoError } from "./errors.js";
+import { HippoError, errorFor } from "./errors.js";
 import type { RequestOptions } from "./http.js";
 import type { ToolResult } from "./options.js";
 import type { ToolDefinition } from "./schema.js";
@@ -137,7 +137,7 @@ export function toolsOf(client: HippoClient, definitions: ToolDefinition[]): Hip
     parameters: definition.parameters,
     async execute(_toolCallId: string, params: Record<string, unknown>, signal?: AbortSignal) {
       const result = await call(definition.name, params ?? {}, { signal });
-      if (!result.ok) throw new HippoError(result.error.code, result.error.message, 200);
+      if (!result.ok) throw errorFor(result.error.code, result.error.message, 200);
       return { content: [{ type: "text" as const, text: text(result) }], details: result };
     },
   }));

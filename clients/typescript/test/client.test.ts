@@ -9,7 +9,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, test } from "node:test";
 import { promisify } from "node:util";
-import { HippoClient, HippoError } from "hippo-memory-client";
+import { Forbidden, HippoClient, HippoError, Unauthorized } from "hippo-memory-client";
 import { type Hippo, PACKAGE, startHippo } from "./hippo-server.js";
 
 const SEED = `
@@ -229,9 +229,16 @@ test("capture, surfacing, compaction", async () => {
 test("errors: keys, agents, network, foreign answers, abort", async () => {
   const bob = alice.forAgent("bob");
   assert.equal((await bob.stats()).agent_id, "bob");
-  await rejects(alice.forAgent("carol").stats(), "forbidden", 403);
-  await rejects(new HippoClient({ url: server.url, agentId: "alice", fetch: recording }).stats(), "unauthorized", 401);
-  await rejects(new HippoClient({ url: server.url, key: "hippo_nope", agentId: "alice" }).stats(), "unauthorized", 401);
+  const forbidden = await rejects(alice.forAgent("carol").stats(), "forbidden", 403);
+  assert.ok(forbidden instanceof Forbidden && !(forbidden instanceof Unauthorized), forbidden.name);
+  assert.equal(forbidden.name, "Forbidden");
+  const anonymous = await rejects(new HippoClient({ url: server.url, agentId: "alice", fetch: recording }).stats(), "unauthorized", 401);
+  assert.ok(anonymous instanceof Unauthorized && !(anonymous instanceof Forbidden), anonymous.name);
+  assert.equal(anonymous.name, "Unauthorized");
+  const unknown = await rejects(new HippoClient({ url: server.url, key: "hippo_nope", agentId: "alice" }).stats(), "unauthorized", 401);
+  assert.ok(unknown instanceof Unauthorized);
+  const other = await rejects(alice.recallRelated({}), "invalid_input", 400);
+  assert.ok(!(other instanceof Unauthorized) && !(other instanceof Forbidden) && other.name === "HippoError");
   await rejects(new HippoClient({ url: "http://127.0.0.1:9", agentId: "alice" }).stats(), "network_error", 0);
 
   const foreign = createServer((_, response) => response.writeHead(502, { "content-type": "text/html" }).end("<h1>Bad Gateway</h1>"));

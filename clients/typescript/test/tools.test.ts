@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { HippoError, type HippoTools, createHippoTools } from "hippo-memory-client";
+import { Forbidden, HippoError, type HippoTools, Unauthorized, createHippoTools } from "hippo-memory-client";
 import { type Hippo, startHippo } from "./hippo-server.js";
 
 const AGENT = "marrow-main";
@@ -132,4 +132,6 @@ test("a tool list without some tools, and an aborted call", async () => {
   assert.ok(!careful.names.includes("forget_memory") && careful.length === tools.length - 1);
   await assert.rejects(tool("store_memory").execute("x", { content: "never stored" }, AbortSignal.abort()), (error: unknown) => !(error instanceof HippoError));
   await fails(createHippoTools({ url: server.url, key: server.key, agentId: "someone-else" }), "forbidden");
+  await assert.rejects(createHippoTools({ url: server.url, key: server.key, agentId: "someone-else" }), Forbidden);
+  await assert.rejects(createHippoTools({ url: server.url, key: "hippo_nope", agentId: AGENT }), Unauthorized);
 });
