@@ -62,6 +62,11 @@ def session(memory: Any) -> dict[str, Any]:
     out["get_all"] = memory.get_all(filters={"user_id": "alice"})
     out["get_all_run"] = memory.get_all(filters={"user_id": "bob", "agent_id": "helper", "run_id": "r1"})
     out["search"] = memory.search("tennis", filters={"user_id": "alice"})
+    # A user's memories with an agent: a read by user_id alone reaches them, as does one by agent_id alone.
+    out["add_with_agent"] = memory.add("Plays chess", user_id="alice", agent_id="coach", infer=False)
+    out["get_all_user_every_agent"] = memory.get_all(filters={"user_id": "alice"})
+    out["get_all_agent_every_user"] = memory.get_all(filters={"agent_id": "coach"})
+    out["get_all_user_and_agent"] = memory.get_all(filters={"user_id": "alice", "agent_id": "coach"})
     out["update"] = memory.update(alice, "Likes tennis on weekends")
     out["get_updated"] = memory.get(alice)
     out["history"] = memory.history(alice)
@@ -69,7 +74,14 @@ def session(memory: Any) -> dict[str, Any]:
     out["get_deleted"] = memory.get(alice)
     out["delete_all"] = memory.delete_all(user_id="bob", agent_id="helper")
     out["get_all_after_delete_all"] = memory.get_all(filters={"user_id": "bob", "agent_id": "helper"})
+    # delete_all by user_id alone erases the user in every scope (here: the chess memory, with its agent).
+    out["add_before_delete_user"] = memory.add("Likes jazz", user_id="carol", infer=False)
+    out["delete_all_user"] = memory.delete_all(user_id="alice")
+    out["get_all_user_after_delete_all"] = memory.get_all(filters={"user_id": "alice"})
+    out["get_all_agent_after_delete_all"] = memory.get_all(filters={"agent_id": "coach"})
+    out["get_all_other_user_kept"] = memory.get_all(filters={"user_id": "carol"})
     out["reset"] = memory.reset()
+    out["get_all_after_reset"] = memory.get_all(filters={"user_id": "carol"})
     out["errors"] = {
         "search_without_scope": raised(lambda: memory.search("tennis")),
         "delete_missing": raised(lambda: memory.delete(alice)),

@@ -72,7 +72,7 @@ def test_mem0_export(mem, make_mem):
     veg = found["Is a vegetarian"]
     assert veg.kind == "fact" and veg.source == "migration"
     assert veg.metadata == {"origin": "chat", "mem0_id": "892db2ae-06d9-49e5-8b3e-585ef9b85b8e",
-                            "user_id": "alex", "tags": ["food", "health"]}
+                            "user_id": "alex", "tags": ["food", "health"], "_mem0": True}
     assert veg.observed_at is not None and veg.observed_at.isoformat().startswith("2024-07-26T17:29:36")
     again = mem.import_from(str(DATA / "mem0_export.json"), format="mem0")
     assert again.imported == 0 and sum(s.duplicate for s in again.skipped) == 2

@@ -13,9 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from hippo import wiring
-from hippo.compat.mem0 import records
+from hippo.compat.mem0 import records, scopes
+from hippo.compat.mem0.config import options_of
 from hippo.compat.mem0.records import scope_of
-from hippo.core.curation.importers.mem0 import RUNS, Scope
+from hippo.compat.mem0.scopes import Removed
+from hippo.core import validation as v
+from hippo.core.curation.importers.mem0 import MARK, Scope
 from hippo.core.memories.writer import MemoryInput
 from hippo.core.messages import read_messages, user_text
 from hippo.core.operation import AsyncOperation
@@ -27,9 +30,6 @@ if TYPE_CHECKING:
 __all__ = ["AsyncMemory", "Memory", "MemoryNotFound"]
 
 _CACHED = 256  # scopes whose hippo memory is kept at hand (each is a few objects over the one store)
-_PROVIDERS = {"openai": "openai", "anthropic": "anthropic", "ollama": "ollama", "huggingface": "local"}
-_OPTIONS = {"api_key": "api_key", "openai_base_url": "base_url", "ollama_base_url": "base_url",
-            "anthropic_base_url": "base_url", "temperature": "temperature", "embedding_dims": "dimension"}
 
 
 class MemoryNotFound(NotFound, ValueError):
@@ -45,7 +45,10 @@ class Memory:
     (relevance, strength and recency), and a search counts as a retrieval, as recall does;
     ``add(infer=True)`` learns through ``remember_facts``, from the user's turns; ``delete`` and
     ``update`` forget the old text for real, so ``history`` has no text of what was deleted or
-    edited away; a scope is the exact (user, agent) pair it was added with.
+    edited away. A read or ``delete_all`` that names part of a scope reaches every scope it matches,
+    as mem0's filters do (``user_id`` alone: that user's memories with any agent, in any run;
+    :mod:`hippo.compat.mem0.scopes`); ``delete_all`` and ``reset`` remove only what this API (or a
+    mem0 import) stored, never what hippo's own API stored under the same agent names.
     """
 
     def __init__(self, db: str | Path | None = None, **options: Any) -> None:
@@ -61,17 +64,19 @@ class Memory:
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> "Memory":
         """A memory from a configuration: :func:`hippo.open`'s arguments (``db``, ``embedder``,
-        ``llm``, settings), where ``llm`` and ``embedder`` may also be mem0's ``{"provider",
-        "config": {"model", "api_key", ...}}`` (openai, anthropic, ollama; huggingface: hippo's
-        local model). mem0's ``vector_store`` and history settings have no place: one database
-        keeps everything."""
-        return cls(**_options(config))
+        ``llm``, settings), or mem0's: its ``llm`` and ``embedder`` blocks (``{"provider",
+        "config": {"model", "api_key", ...}}``: openai, anthropic, ollama; huggingface: hippo's
+        local model of that name) are mapped; its plumbing (``vector_store``, ``history_db_path``,
+        ``version``) is left out with a warning; what hippo cannot do (custom prompts, a reranker,
+        a graph store) is InvalidInput (:mod:`hippo.compat.mem0.config`)."""
+        return cls(**options_of(config))
 
-    def _scoped(self, scope: Scope) -> "HippoMemory":
-        """The hippo memory of a scope's agent (kept for the next call)."""
+    def _scoped(self, scope: Scope | str) -> "HippoMemory":
+        """The hippo memory of a scope's agent, or of an agent by name (kept for the next call)."""
+        agent = scope if isinstance(scope, str) else scope.agent
         with self._lock:
-            found = self._scopes.pop(scope.agent, None) or self.memory.for_agent(scope.agent)
-            self._scopes[scope.agent] = found
+            found = self._scopes.pop(agent, None) or self.memory.for_agent(agent)
+            self._scopes[agent] = found
             if len(self._scopes) > _CACHED:
                 self._scopes.popitem(last=False)
             return found
@@ -97,7 +102,7 @@ class Memory:
             raise InvalidInput("hippo has no procedural memory (memory_type) or custom extraction prompt (prompt)")
         if not isinstance(infer, bool):
             raise InvalidInput(f"infer must be True or False, got {type(infer).__name__}")
-        stored = {**records.own_metadata(metadata), **scope.identity()}
+        stored = {**records.own_metadata(metadata), **scope.identity(), MARK: True}
         turns = _turns(messages)
         memory = self._scoped(scope)
         if not infer:
@@ -119,12 +124,15 @@ class Memory:
         from the arguments (mem0 1.x) or from ``filters`` (mem0 2.x); the other filters test the
         metadata (:func:`~hippo.compat.mem0.records.metadata_filter`). ``top_k`` is mem0 2.x's
         ``limit``; ``threshold`` drops hits that score less (hippo's scores, not mem0's);
-        ``rerank`` changes nothing (as in mem0 without a reranker)."""
+        ``rerank`` changes nothing (as in mem0 without a reranker). Every scope the ids match is
+        searched, each by its own recall, and the hits merged by score."""
         scope = scope_of(user_id, agent_id, run_id, filters)
-        found = self._scoped(scope).recall_memories(query, _count(limit, top_k),
-                                                    metadata=records.metadata_filter(filters),
-                                                    session_id=scope.session)
-        hits = [hit for hit in found if threshold is None or hit.score >= threshold]
+        count, where = v.check_limit(_count(limit, top_k)), records.metadata_filter(filters)
+        if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))):
+            raise InvalidInput(f"threshold must be a number, got {type(threshold).__name__}")
+        found = [self._scoped(agent).recall_memories(query, count, metadata=where, session_id=scope.session)
+                 for agent in self._agents(scope)]
+        hits = [hit for hit in scopes.merged_hits(found, count) if threshold is None or hit.score >= threshold]
         return {"results": [records.item(hit.chunk, hit.score) for hit in hits]}
 
     def get(self, memory_id: str) -> dict[str, Any] | None:
@@ -137,11 +145,13 @@ class Memory:
                 filters: Mapping[str, Any] | None = None, limit: int = 100,
                 top_k: int | None = None) -> dict[str, Any]:
         """The scope's memories, newest first, without superseded facts (their versions are in
-        ``history``); the other filters test the metadata. Browsing: nothing counts as retrieved."""
+        ``history``); the other filters test the metadata. Every scope the ids match is listed.
+        Browsing: nothing counts as retrieved."""
         scope = scope_of(user_id, agent_id, run_id, filters)
-        page = self._scoped(scope).browse_memories(limit=_count(limit, top_k), session_id=scope.session,
-                                                   superseded=False, metadata=records.metadata_filter(filters))
-        return {"results": [records.item(chunk) for chunk in page.items]}
+        count, where = v.check_limit(_count(limit, top_k)), records.metadata_filter(filters)
+        pages = [self._scoped(agent).browse_memories(limit=count, session_id=scope.session, superseded=False,
+                                                     metadata=where).items for agent in self._agents(scope)]
+        return {"results": [records.item(chunk) for chunk in scopes.newest_first(pages, count)]}
 
     def update(self, memory_id: str, text: str | None = None, metadata: Mapping[str, Any] | None = None, *,
                data: str | None = None) -> dict[str, str]:
@@ -165,18 +175,18 @@ class Memory:
         return {"message": "Memory deleted successfully!"}
 
     def delete_all(self, user_id: Any = None, agent_id: Any = None, run_id: Any = None) -> dict[str, str]:
-        """Delete every memory of a scope (its exact user and agent; with a run, that run's only)."""
+        """Delete every memory of the scopes the ids match, as mem0 does (``user_id`` alone: that
+        user's with every agent, in every run; with a run, that run's only), and only what this
+        API stored (metadata ``_mem0``): what hippo's own API stored under those agents stays. The
+        log ``hippo.compat.mem0`` says what was removed, from where."""
         if user_id is None and agent_id is None and run_id is None:
             raise InvalidInput("At least one filter is required to delete all memories. If you want to delete "
                                "all memories, use the `reset()` method.")
         scope = Scope.of(user_id, agent_id, run_id)
-        memory = self._scoped(scope)
-        if scope.session is None:
-            memory.delete_all()
-        else:
-            while ids := [c.id for c in memory.browse_memories(limit=1000, session_id=scope.session).items]:
-                for chunk_id in ids:
-                    memory.delete_memory(chunk_id)
+        removed = Removed()
+        for agent in self._agents(scope):
+            scopes.remove_marked(self._scoped(agent), scope.session, removed, agent)
+        removed.report(f"delete_all({', '.join(f'{k}={x!r}' for k, x in scope.identity().items())})")
         return {"message": "Memories deleted successfully!"}
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
@@ -186,13 +196,19 @@ class Memory:
         return [] if holder is None else records.history(holder.fact_history(memory_id))
 
     def reset(self) -> None:
-        """Delete every memory this API stored, every scope's (the database's other agents stay)."""
-        agents = [a for prefix in ("user:", "agent:", RUNS) for a in self.memory.agent_ids(prefix)
-                  if prefix != RUNS or a == RUNS]
-        for agent in agents:
-            self.memory.for_agent(agent).delete_all()
+        """Delete every memory this API (or a mem0 import) stored, in every scope; the database's
+        other agents, and what hippo's own API stored under the names this API uses, stay. The log
+        ``hippo.compat.mem0`` says what was removed, from where."""
+        removed = Removed()
+        for agent in scopes.every_agent(self.memory):
+            scopes.remove_marked(self._scoped(agent), None, removed, agent)
+        removed.report("reset()")
         with self._lock:
             self._scopes.clear()
+
+    def _agents(self, scope: Scope) -> list[str]:
+        """The agents a call on ``scope`` reaches; a scope with nothing held yet is its own agent."""
+        return scopes.agents_of(self.memory, scope) or [scope.agent]
 
     def _found(self, memory_id: str) -> "HippoMemory":
         holder = self._holder(memory_id)
@@ -223,7 +239,7 @@ class AsyncMemory:
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> "AsyncMemory":
         """As :meth:`Memory.from_config`."""
-        return cls(**_options(config))
+        return cls(**options_of(config))
 
     def capability(self, method: Callable[..., Any]) -> object:
         """What runs every coroutine here: the sync memory."""
@@ -276,34 +292,3 @@ def _store(memory: "HippoMemory", turns: list[Any], stored: dict[str, Any], scop
 def _count(limit: Any, top_k: Any) -> Any:
     """How many to return: mem0 2.x's ``top_k`` when given, else ``limit`` (checked by hippo)."""
     return limit if top_k is None else top_k
-
-
-def _options(config: Mapping[str, Any]) -> dict[str, Any]:
-    """hippo.open's arguments from a configuration; mem0's provider blocks read for llm and embedder."""
-    if not isinstance(config, Mapping):
-        raise InvalidInput(f"the configuration must be a mapping, got {type(config).__name__}")
-    options = dict(config)
-    foreign = sorted(set(options) & {"vector_store", "graph_store", "history_db_path", "version", "reranker",
-                                     "custom_fact_extraction_prompt", "custom_update_memory_prompt"})
-    if foreign:
-        raise InvalidInput(f"hippo keeps everything in one database (db=...): {', '.join(foreign)} "
-                           "have no counterpart")
-    for key in ("llm", "embedder"):
-        if isinstance(options.get(key), Mapping):
-            options[key], options[f"{key}_options"] = _provider(key, options[key])
-    return options
-
-
-def _provider(key: str, block: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
-    """A mem0 provider block (``{"provider": "openai", "config": {"model": ...}}``) as a hippo spec and options."""
-    provider, config = block.get("provider"), dict(block.get("config") or {})
-    if provider not in _PROVIDERS:
-        raise InvalidInput(f"{key} provider {provider!r}: hippo has {', '.join(sorted(_PROVIDERS))}")
-    unknown = sorted(set(config) - set(_OPTIONS) - {"model"})
-    if unknown:
-        raise InvalidInput(f"{key} config: hippo has no {', '.join(unknown)}")
-    model = config.pop("model", None)
-    if provider == "huggingface":  # mem0's local models: hippo's own local model
-        return "local", {}
-    spec = _PROVIDERS[str(provider)] + (f":{model}" if model else "")
-    return spec, {_OPTIONS[k]: value for k, value in config.items()}

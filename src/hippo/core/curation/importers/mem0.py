@@ -14,7 +14,9 @@ A mem0 scope is one hippo agent, and its run a session of that agent:
   never spell ``agent``. A run id keeps the characters a session id may hold (``: /`` too).
 
 What is stored for a scope carries its ids in its metadata, under mem0's names (``user_id``,
-``agent_id``, ``run_id``), as mem0 keeps them in its payload.
+``agent_id``, ``run_id``), as mem0 keeps them in its payload, and the mark ``_mem0``: what the
+mem0 API or a mem0 import wrote, and so what its ``delete_all`` and ``reset`` may remove. An agent's
+name alone never says so: ``hippo.open(agent_id="user:alice")`` is an agent of hippo's own.
 """
 
 from __future__ import annotations
@@ -30,12 +32,13 @@ from hippo.core import validation as v
 from hippo.core.curation.importers.readers import Item, Read, json_file, shown_name, tags_of
 from hippo.errors import InvalidInput
 
-__all__ = ["IDENTITY", "PROMOTED", "RUNS", "Scope", "check_id", "read"]
+__all__ = ["IDENTITY", "MARK", "PROMOTED", "RUNS", "Scope", "check_id", "read"]
 
 IDENTITY = ("user_id", "agent_id", "run_id")
 # The payload fields mem0 shows beside ``metadata`` in a result, not inside it (mem0/memory/main.py).
 PROMOTED = (*IDENTITY, "actor_id", "role", "attributed_to", "expiration_date")
 RUNS = "runs"  # the agent of runs that name no user or agent
+MARK = "_mem0"  # metadata: written by the mem0 API or a mem0 import (True)
 _PLAIN = re.compile(r"[A-Za-z0-9_.@-]{1,48}")
 _SESSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@/-]{0,127}")
 _AGENT = re.compile(r"(?:user:(?P<user>[^:]+))?(?::?agent:(?P<agent>[^:]+))?")
@@ -139,7 +142,7 @@ def _item(row: Any, where: str) -> Item:
     scope = Scope.of(*ids) if any(i is not None for i in ids) else None
     kept = {k: row[k] for k in PROMOTED[3:] if isinstance(row.get(k), str)}
     metadata = {**{k: x for k, x in (meta or {}).items() if k not in IDENTITY}, **kept,
-                **(scope.identity() if scope else {})}
+                **(scope.identity() if scope else {}), MARK: True}
     if isinstance(row.get("id"), str):
         metadata["mem0_id"] = row["id"]
     categories = row.get("categories")
