@@ -105,3 +105,21 @@ def test_longmemeval_smoke(capsys):
         assert 0.0 <= row["R@5"] <= row["R@10"] <= 1.0
     low, high = turn["margins"]["hippo - bm25 R@5"][1:]
     assert low <= high and session["questions"] == 4
+
+
+def test_small_stores_file_and_smoke(capsys):
+    """The small-stores file holds what issue 47 asks (kinds, sizes, answers, a fixed split), and its
+    benchmark runs: every metric in [0, 1], the answers' ranks where the cases say."""
+    small = load_bench("small_stores")
+    cases = small.load(small.DATA, "all")
+    assert len(cases) >= 120 and len({c["kind"] for c in cases}) >= 8
+    for case in cases:
+        held = {m["id"] for m in case["memories"]}
+        assert 4 <= len(held) <= 30 and 1 <= len(case["answers"]) <= 2 and set(case["answers"]) <= held
+        assert max(m["observed_at"] for m in case["memories"]) <= case["asked_at"]
+    assert {c["split"] for c in cases} == {"dev", "test"}
+    assert abs(sum(c["split"] == "dev" for c in cases) - len(cases) / 2) <= len({c["kind"] for c in cases})
+    rows = small.run([c for c in cases if c["kind"] == "travel"][:6], "fake", ["vector_weight=0.9"])
+    assert set(rows) == {"cosine", "bm25", "hippo", "hippo vector_weight=0.9"}
+    for row in rows.values():
+        assert 0.0 <= row["top1"] <= row["mrr"] <= 1.0 and len(row["ranks"]) == 6
