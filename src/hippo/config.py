@@ -70,8 +70,11 @@ class Settings:
     reinforce_weight: int = 3
     demote_weight: int = 1
     # Seed 003's size cap: over it, maintain() archives the bottom prune_percent of memories (by
-    # feedback and recency) until the database is under it; None: no cap. prune_schedule is a cron
-    # expression (seed 003: "0 4 * * *") on which ``hippo serve`` runs maintain(); None: never.
+    # feedback and recency) until the database is under it; None: no cap. The agents holding memories
+    # share it equally: an agent whose memories, live and archived, take no more than its share (the
+    # database's other bytes counted in proportion) is never archived for it, and when archiving the
+    # others cannot meet the cap, maintain() stops and says so (docs/guide/curation.md). prune_schedule
+    # is a cron expression (seed 003: "0 4 * * *") on which ``hippo serve`` runs maintain(); None: never.
     max_db_bytes: int | None = None
     prune_percent: float = 1.0
     prune_schedule: str | None = None

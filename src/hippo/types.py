@@ -514,7 +514,8 @@ class ImportReport(_Dictable):
 class MaintainResult(_Dictable):
     """What ``maintain`` did: with a size cap (``max_db_bytes``) and the database over it, the
     bottom share of memories by feedback and recency moved to the archive, a share at a time, until
-    the database was under the cap or nothing was left to archive (``note`` says so)."""
+    the database was under the cap or nothing was left that it may archive: an agent within its
+    share of the cap keeps its memories (``note`` says when the run stopped over the cap)."""
 
     cap: int | None
     bytes_before: int

@@ -159,3 +159,25 @@ def test_forget_reaches_archived_memories_by_meaning_as_it_reaches_live_ones(mak
     result = mem.forget_memory("the garage PIN")
     assert [(f.id, f.similarity) for f in result.deleted] == [(f.id, f.similarity) for f in preview.deleted]
     assert mem.search_archive("garage") == [] and [h.id for h in mem.search_archive("heron")] == [heron]
+
+
+def test_a_quiet_agent_keeps_its_memories_when_the_flood_alone_cannot_meet_the_cap(make_mem, caplog):
+    """Issue 46: cap 200,000 bytes, a flood of 400 memories whose archive alone keeps the database
+    over it. The flood is archived whole; the quiet agent, within its share of the cap, keeps all
+    15, and maintain says it stopped over the cap (its result and a warning), run after run."""
+    quiet = make_mem("quiet")
+    kept = {r.id for r in quiet.store_memories([f"Quiet note {i}: the heron nests by the old mill" for i in range(15)])}
+    noisy = make_mem("noisy")
+    noisy.store_memories([f"Flood line {i}: " + "the build scrolled past another uneventful line " * 6
+                          for i in range(400)])
+    capped = make_mem("noisy", max_db_bytes=200_000)
+    with caplog.at_level("WARNING", logger="hippo.archive"):
+        result = capped.maintain()
+    assert result.archived == 400 and result.bytes_after > result.cap
+    assert result.note is not None and "within their share (1) keep theirs" in result.note
+    assert any("over the cap of 200,000" in r.getMessage() for r in caplog.records)
+    assert (quiet.stats().memories, quiet.stats().archived) == (15, 0)
+    assert {c.id for c in quiet.list_memories(limit=50).items} == kept
+    assert (noisy.stats().memories, noisy.stats().archived) == (0, 400)
+    again = capped.maintain()  # the flood is in the archive now: it still counts as the noisy agent's
+    assert again.archived == 0 and again.note is not None and quiet.stats().memories == 15

@@ -488,6 +488,11 @@ class ArchiveStore(Database, Protocol):
         database's, or only ``agent_id``'s."""
         ...
 
+    def archived_bytes(self) -> dict[str, int]:
+        """Each agent's bytes in the archive, measured as :attr:`PruneCandidate.size` measures a live
+        row (an agent with nothing archived is absent): with its live memories, its share of the cap."""
+        ...
+
     def archive_chunks(self, agent_id: str, ids: Sequence[str], now: datetime) -> int:
         """Move chunks to the archive in one transaction, each vector kept as
         :func:`~hippo.stores.vectors.encode_int8` bytes; how many moved."""

@@ -6,17 +6,21 @@ else since it was stored) and moves ``prune_percent`` of them to the archive, ag
 the database is under the cap. The cap is the database's, but the agents share it: the next memory
 to go is the least useful one of the agent whose memories take the most bytes (:func:`levelled`),
 so an agent that floods the database archives its own memories down to the others' size before
-any other agent loses one. Facts and keyed items stay: they are small, and the current state of
-what the user said. The archive keeps a memory's text, metadata, strength, feedback and provenance
-and an 8-bit copy of its vector (a quarter of the float32 vector, most of which is what archiving
-saves); it has its own full-text index, so archived memories are found by words (``search_archive``,
-``include_archived=True`` on recall), and ``restore_memory`` brings one back and embeds it again.
-Only an explicit forget deletes from it, reaching it by meaning as it reaches live memories.
+any other agent loses one. An agent within its fair share of the cap (:func:`quiet_agents`) loses
+none at all: when archiving the others' memories cannot bring the database under the cap (the
+archive counts toward it too), ``maintain`` stops there and says so. Facts and keyed items stay:
+they are small, and the current state of what the user said. The archive keeps a memory's text,
+metadata, strength, feedback and provenance and an 8-bit copy of its vector (a quarter of the
+float32 vector, most of which is what archiving saves); it has its own full-text index, so archived
+memories are found by words (``search_archive``, ``include_archived=True`` on recall), and
+``restore_memory`` brings one back and embeds it again. Only an explicit forget deletes from it,
+reaching it by meaning as it reaches live memories.
 """
 
 from __future__ import annotations
 
 import heapq
+import logging
 import math
 from collections import defaultdict
 from datetime import datetime
@@ -41,7 +45,10 @@ if TYPE_CHECKING:
     from hippo.core.embedding import EmbeddingService
     from hippo.stores.base import Store
 
-__all__ = ["archived_hits", "forget_archived", "levelled", "maintain", "prune_rank", "restore", "search"]
+__all__ = ["archived_hits", "forget_archived", "levelled", "maintain", "prune_rank", "quiet_agents", "restore",
+           "search"]
+
+_log = logging.getLogger("hippo.archive")
 
 # 8-bit cosines are within 0.0023 of the exact ones on MiniLM (index/int8.py): archived memories this
 # close under a forget's threshold are embedded again and compared exactly, as live ones are.
@@ -80,6 +87,22 @@ def levelled(candidates: Sequence[PruneCandidate], now: datetime) -> list[PruneC
     return order
 
 
+def quiet_agents(candidates: Sequence[PruneCandidate], archived: dict[str, int], used: int, cap: int) -> set[str]:
+    """The agents within their fair share of the cap, whose memories ``maintain`` never archives.
+
+    The cap is shared equally by the agents that hold memories (live or archived): each may take
+    ``cap / agents`` bytes. An agent's bytes are its memories' rows, live and archived (the archive
+    counts toward the cap), with the rest of the database (indexes, facts, blocks, free pages) shared
+    out in proportion: ``its rows x used / every agent's rows``. One agent alone, or agents of one
+    size, are all over their share whenever the database is over the cap; an agent of 15 memories
+    beside another's flood of 400 is not, and keeps them all (issue 46)."""
+    held: dict[str, int] = defaultdict(int, archived)
+    for candidate in candidates:
+        held[candidate.agent_id] += max(1, candidate.size)
+    rows = sum(held.values())
+    return {agent for agent, size in held.items() if size * used * len(held) <= cap * rows}
+
+
 def maintain(store: "Store", now: datetime, cap: int | None, percent: float,
              progress: Progress | None = None) -> MaintainResult:
     """Archive the bottom share of memories until the database is under ``cap`` bytes. One process
@@ -95,7 +118,9 @@ def maintain(store: "Store", now: datetime, cap: int | None, percent: float,
 
 def _archive_until_under(store: "Store", now: datetime, cap: int, percent: float, before: int,
                          progress: Progress | None) -> MaintainResult:
-    order = levelled(store.prune_candidates(), now)
+    candidates = store.prune_candidates()
+    quiet = quiet_agents(candidates, store.archived_bytes(), before, cap)
+    order = levelled([c for c in candidates if c.agent_id not in quiet], now)
     step = max(1, math.ceil(len(order) * percent / 100.0))
     archived, used = 0, before
     for start in range(0, len(order), step):
@@ -114,11 +139,20 @@ def _archive_until_under(store: "Store", now: datetime, cap: int, percent: float
             progress(min(start + step, len(order)), len(order))
     store.compact()
     after = store.used_bytes()
-    note = None
-    if after > cap:
-        note = (f"still {after:,} bytes, over the cap of {cap:,}: every memory that may be archived is; what is "
-                "left is facts, keyed items, blocks and the archive itself")
+    note = _over_cap(after, cap, len(quiet)) if after > cap else None
+    if note is not None:
+        _log.warning("maintain: %s", note)
     return MaintainResult(cap, before, after, archived, note)
+
+
+def _over_cap(after: int, cap: int, quiet: int) -> str:
+    """What ``maintain`` says when it stopped over the cap: what was archived, what was spared, why."""
+    if not quiet:
+        return (f"still {after:,} bytes, over the cap of {cap:,}: every memory that may be archived is; what is "
+                "left is facts, keyed items, blocks and the archive itself")
+    return (f"still {after:,} bytes, over the cap of {cap:,}: every memory of the agents over their share of it "
+            f"is archived; the agents within their share ({quiet}) keep theirs; the rest is facts, keyed items, "
+            "blocks and the archive (forget from it, or raise the cap)")
 
 
 def search(store: "AgentStore", query: str, limit: int) -> list[ArchivedHit]:

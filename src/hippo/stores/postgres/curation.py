@@ -40,6 +40,7 @@ class Curation:
                                    "VACUUM (ANALYZE) chunk_words", "VACUUM chunks_archive")
     prune_sql = ("SELECT agent_id, id, feedback, extract(epoch FROM COALESCE(reinforced_at, created_at))::float8, "
                  "pg_column_size(c.*) FROM chunk_rows c WHERE kind = 'memory' AND NOT metadata ? '_item_key'")
+    archived_bytes_sql = "SELECT agent_id, sum(pg_column_size(a.*)) FROM chunks_archive a GROUP BY agent_id"
     archive_search_sql = (
         f"SELECT {chunk_columns(POSTGRES, 'c', vector='false')}, ts_rank(c.tsv, q, 1)::float8 AS rank "
         "FROM chunks_archive c, to_tsquery('hippo_english', hippo_fold(%s)) q WHERE c.agent_id = %s AND c.tsv @@ q "

@@ -61,6 +61,8 @@ class SqlArchive:
     # Pruning's candidates (agent, id, feedback, seconds since the epoch of the last reinforcement or
     # creation, bytes): every live memory not kept under an item key, in the backend's parameter style.
     prune_sql: str
+    # Each agent's bytes in the archive (agent, bytes), measured as ``prune_sql`` measures a live row.
+    archived_bytes_sql: str
     # The archive's keyword search: parameters the keyword query, the agent, the limit; each row an
     # archived chunk's columns (``archived_columns``) and its rank, best first.
     archive_search_sql: str
@@ -111,6 +113,10 @@ class SqlArchive:
         with self.db.reading() as conn:
             rows = conn.execute(self.prune_sql + mine, params).fetchall()
         return [PruneCandidate(*row) for row in rows]
+
+    def archived_bytes(self) -> dict[str, int]:
+        with self.db.reading() as conn:
+            return {r[0]: int(r[1]) for r in conn.execute(self.archived_bytes_sql).fetchall()}
 
     def search_archive(self, agent_id: str, terms: Sequence[str], limit: int, *,
                        every_term: bool = False) -> list[tuple[Chunk, float]]:

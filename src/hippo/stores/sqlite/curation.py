@@ -34,6 +34,8 @@ class Curation:
                  f"{EPOCH_JULIAN_DAY}) * 86400.0, length(CAST(content AS BLOB)) + coalesce(length(metadata), 0) "
                  "+ coalesce(length(embedding), 0) FROM chunks WHERE kind = 'memory' "
                  "AND json_extract(metadata, '$._item_key') IS NULL")
+    archived_bytes_sql = ("SELECT agent_id, sum(length(CAST(content AS BLOB)) + coalesce(length(metadata), 0) "
+                          "+ coalesce(length(embedding_int8), 0)) FROM chunks_archive GROUP BY agent_id")
     archive_search_sql = (
         f"SELECT {chunk_columns(SQLITE, 'c', vector='false')}, -bm25(chunks_archive_fts) FROM chunks_archive_fts "
         "JOIN chunks_archive c ON c.rowid = chunks_archive_fts.rowid WHERE chunks_archive_fts MATCH ? "
