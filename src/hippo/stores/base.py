@@ -317,7 +317,12 @@ class ChunkStore(Database, Protocol):
         """Newest first, superseded facts included; ``before`` is the last id of the previous page."""
         ...
 
-    def update_metadata(self, agent_id: str, chunk_id: str, metadata: dict[str, Any]) -> bool: ...
+    def update_metadata(self, agent_id: str, chunk_id: str, metadata: dict[str, Any], *,
+                        adds_only: bool = False) -> bool:
+        """Replace a chunk's metadata; the old metadata leaves the files as a hard delete's text does
+        (``pending_scrub``), unless ``adds_only`` says the new one holds all of it (nothing to remove).
+        False: no such chunk."""
+        ...
 
     def agent_ids(self, prefix: str) -> list[str]:
         """Every agent that holds a chunk, sorted, whose id starts with ``prefix`` ("" for all)."""
@@ -401,7 +406,11 @@ class BlockStore(Database, Protocol):
 
     def put_block(
         self, agent_id: str, key: str, value: str, now: datetime, *, char_limit: Any = UNCHANGED
-    ) -> Block: ...
+    ) -> Block:
+        """Write the block (created when missing). When a text that the new one does not begin with
+        is replaced, the old text leaves the files as a hard delete's does (``pending_scrub``); an
+        append, or the same text again, removes nothing and scrubs nothing."""
+        ...
 
     def list_blocks(self, agent_id: str) -> list[Block]:
         """Every block of the agent, by key."""

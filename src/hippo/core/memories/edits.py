@@ -8,6 +8,7 @@ holds an old snapshot).
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -71,8 +72,13 @@ def rewrite(store: "AgentStore", chunk: Chunk, now: datetime, *, content: str | 
         digest = key_hash(key) if key is not None else content_hash(content)
         if not store.update_content(chunk.id, content, digest, vector, now):
             raise NotFound(f"no memory {chunk.id} for agent {store.agent_id!r}")
-    if metadata is not None:
+    if metadata is not None and _json(metadata) != _json(chunk.metadata):  # the same again: nothing to scrub
         store.update_metadata(chunk.id, metadata)
+
+
+def _json(metadata: Mapping[str, Any]) -> str:
+    """Metadata as it is stored, compared by its JSON (``True == 1`` in Python, not in JSON)."""
+    return json.dumps(metadata, ensure_ascii=False, sort_keys=True)
 
 
 def erase_agent(store: "AgentStore") -> Erased:

@@ -167,7 +167,7 @@ def _write_one(store: "AgentStore", known: dict[str, Chunk], now: datetime, vect
             store.set_vectors({existing.id: vector})
         metadata = _with_sources(existing.metadata, item.metadata)
         if metadata is not existing.metadata:
-            store.update_metadata(existing.id, metadata)
+            store.update_metadata(existing.id, metadata, adds_only=True)  # more sources: nothing removed
         chunk = replace(
             existing, running_intensity=update.running_intensity, encounter_count=update.encounter_count,
             access_count=update.access_count, last_accessed_at=now, metadata=metadata,

@@ -39,8 +39,12 @@ class SqlBlocks:
             columns, values = [*columns, "char_limit"], [*values, char_limit]
         updated = ", ".join(f"{c} = excluded.{c}" for c in columns[2:])
         with self.db.writing(agent_id) as conn:
+            held = self.get_block(agent_id, key)
             d.run(conn, f"INSERT INTO memory_blocks ({', '.join(columns)}) VALUES ({d.marks(len(values))}) "
                   f"ON CONFLICT (agent_id, key) DO UPDATE SET {updated}", values)
+            if held is not None and not value.startswith(held.value):
+                # A new text leaves no trace of the old (an append keeps all of it: nothing to scrub).
+                self.db.text_deleted(agent_id, 1)
             block = self.get_block(agent_id, key)
         assert block is not None
         return block

@@ -133,12 +133,15 @@ class SqlChunks:
                               (d.time(now), boost, agent_id, *values)).rowcount
             count_retrievals(self.db, conn, agent_id, now, retrieved)
 
-    def update_metadata(self, agent_id: str, chunk_id: str, metadata: dict[str, Any]) -> bool:
+    def update_metadata(self, agent_id: str, chunk_id: str, metadata: dict[str, Any], *,
+                        adds_only: bool = False) -> bool:
         d = self.db.dialect
         with self.db.writing(agent_id) as conn:
-            cur = d.run(conn, f"UPDATE {d.rows} SET metadata = {d.json_mark} WHERE agent_id = ? AND id = ?",
-                        (json.dumps(metadata, ensure_ascii=False), agent_id, chunk_id))
-        return bool(cur.rowcount > 0)
+            found = d.run(conn, f"UPDATE {d.rows} SET metadata = {d.json_mark} WHERE agent_id = ? AND id = ?",
+                          (json.dumps(metadata, ensure_ascii=False), agent_id, chunk_id)).rowcount > 0
+            if found and not adds_only:
+                self.db.text_deleted(agent_id, 1)  # the old metadata (a user's text, maybe) leaves the files
+        return bool(found)
 
     def add_feedback(self, agent_id: str, chunk_id: str, delta: int, reinforced_at: datetime | None) -> bool:
         d = self.db.dialect
