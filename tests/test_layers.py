@@ -19,14 +19,15 @@ from imports_graph import cycles, module_of, read_imports, runtime_graph
 SRC = Path(__file__).resolve().parents[1] / "src" / "hippo"
 IMPORTS = read_imports(SRC)
 
-FOUNDATION = {"errors", "limits", "clock", "types", "config"}
+FOUNDATION = {"errors", "limits", "clock", "types", "config", "installed"}
 # Each part and what it may import besides itself. A dotted name allows that module (and below)
 # only: outside the stores, only their protocol (``stores.base``, ``stores.retrievals``) and
 # their registry are named, so no backend is imported from outside ``stores``.
 ALLOWED: dict[str, set[str]] = {
     "limits": set(),
     "clock": set(),
-    "errors": {"limits"},
+    "installed": set(),
+    "errors": {"limits", "installed"},
     "types": {"errors", "limits", "clock"},
     "config": {"errors", "limits"},
     "providers": FOUNDATION,

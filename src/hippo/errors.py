@@ -114,9 +114,9 @@ class MissingDependency(ConfigError, ImportError):
     code = "missing_dependency"
 
     def __init__(self, package: str, extra: str) -> None:
-        super().__init__(
-            f"{package} is not installed; install it with: pip install 'hippo-memory[{extra}]'"
-        )
+        from hippo.installed import install_line  # from where this hippo came: a checkout, git, the index
+
+        super().__init__(f"{package} is not installed; install it with: {install_line(extra)}")
         self.package = package
         self.extra = extra
 

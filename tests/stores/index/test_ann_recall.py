@@ -121,5 +121,7 @@ def test_without_hnswlib_the_store_stays_exact_and_says_so(ann_corpus, corpus_db
         assert isinstance(mem.store._vectors.index_of(AGENT), ExactIndex)
         search(mem, ann_corpus.queries[1])
     assert found == exact(ann_corpus, ann_corpus.queries[0])
-    warnings = [r for r in caplog.records if "hippo-memory[ann]" in r.getMessage()]
+    from hippo.installed import install_line
+
+    warnings = [r for r in caplog.records if f"{install_line('ann')} for the HNSW index" in r.getMessage()]
     assert len(warnings) == 1 and warnings[0].levelname == "WARNING"

@@ -12,18 +12,22 @@ pytestmark = pytest.mark.sqlite_only  # the CLI runs on the SQLite file its --db
 
 
 def test_the_command_without_the_cli_extra_names_it(tmp_path):
+    from hippo.installed import install_line
+
     code = "import sys; sys.modules['typer'] = None; from hippo.surfaces.command import main; main()"
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr == ("error: the hippo command needs the cli extra: typer is not installed; "
-                           "install it with: pip install 'hippo-memory[cli]'\n")
+                           f"install it with: {install_line('cli')}\n")
 
 
 def test_serve_without_the_http_extra_names_it(cli, monkeypatch, db_path):
+    from hippo.installed import install_line
+
     monkeypatch.setitem(sys.modules, "uvicorn", None)
     result = cli("serve")
     assert result.exit_code == 1 and "Traceback" not in result.stderr
-    assert result.stderr == "error: uvicorn is not installed; install it with: pip install 'hippo-memory[http]'\n"
+    assert result.stderr == f"error: uvicorn is not installed; install it with: {install_line('http')}\n"
 
 
 def test_keyword_only_memory_stores_without_a_warning(cli):

@@ -20,6 +20,7 @@ from typing import cast
 import numpy as np
 
 from hippo.errors import EmbedderMismatch
+from hippo.installed import install_line
 from hippo.stores.sqlite.index import VectorIndex
 from hippo.stores.sqlite.index.annfiles import AnnFiles, Snapshot
 from hippo.stores.sqlite.index.exact import ExactIndex, locate
@@ -76,7 +77,7 @@ class VectorCache:
         if not self._warned:
             self._warned = True
             _log.warning("an agent has %d vectors: searched exactly, which slows down from here on; "
-                         "pip install 'hippo-memory[ann]' for the HNSW index", count)
+                         "%s for the HNSW index", count, install_line("ann"))
         return False
 
     # -- transaction hooks (called by the store, under its lock) --------------

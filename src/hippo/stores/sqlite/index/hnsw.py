@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from hippo.errors import MissingDependency
 from hippo.stores.sqlite.index.exact import top_positions
 from hippo.stores.sqlite.index.int8 import Int8Rows
 
@@ -61,10 +62,8 @@ def ann_available() -> bool:
 def require_hnswlib() -> ModuleType:
     try:
         import hnswlib
-    except ImportError as exc:
-        raise ImportError(
-            "the ANN vector index needs hnswlib: pip install 'hippo-memory[ann]'", name="hnswlib"
-        ) from exc
+    except ImportError as exc:  # the ANN vector index: the ann extra
+        raise MissingDependency("hnswlib", "ann") from exc
     return hnswlib
 
 
