@@ -18,7 +18,7 @@ def test_serve_runs_maintain_on_a_schedule_only_when_configured(db_path, monkeyp
 
     started: list[object] = []
     stopped: list[object] = []
-    monkeypatch.setattr(uvicorn.Server, "run", lambda self: None)
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: None)
     monkeypatch.setattr(MaintenanceSchedule, "start", lambda self: started.append(self) or self)
     monkeypatch.setattr(MaintenanceSchedule, "stop", lambda self: stopped.append(self))
     mem = hippo.open(db_path, agent_id="alice", embedder=FakeEmbedder(), max_db_bytes=10**9,

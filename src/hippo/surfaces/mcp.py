@@ -204,11 +204,17 @@ def check_bind(host: str, allow_remote: bool) -> None:
 
 def run_http(mem: "Memory", *, host: str = "127.0.0.1", port: int = 8765, path: str = "/mcp",
              allow_remote: bool = False) -> None:
-    """Serve MCP over streamable HTTP with uvicorn until interrupted."""
+    """Serve MCP over streamable HTTP with uvicorn until interrupted (a port in use is a
+    :class:`ConfigError`, said before anything else, as for ``hippo serve``)."""
     check_bind(host, allow_remote)
     _require_mcp()
     import uvicorn
 
+    from hippo.surfaces.http.server import bind
+
+    sockets = bind(host, port)
     app = http_app(mem, host=host, path=path)
-    print(f"hippo MCP server on http://{host}:{port}{path} (agent {mem.agent_id})", file=sys.stderr, flush=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    shown = f"[{host}]" if ":" in host else host
+    print(f"hippo MCP server on http://{shown}:{sockets[0].getsockname()[1]}{path} (agent {mem.agent_id})",
+          file=sys.stderr, flush=True)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=sockets)
