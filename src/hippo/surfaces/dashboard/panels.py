@@ -33,6 +33,14 @@ def blocks(request: Request, view: Agent) -> Response:
                 default_limit=view.mem.settings.block_char_limit, saved=request.query_params.get("saved"))
 
 
+@router.post("/agents/{agent_id}/blocks")
+def new_block(request: Request, view: Agent, key: Annotated[str, Form(max_length=64)] = "",
+              value: Annotated[str, Form()] = "", char_limit: Annotated[str, Form(max_length=12)] = "",
+              csrf: Annotated[str, Form()] = "") -> Response:
+    """Write the block the form names (the new-block form: its address needs no script to build)."""
+    return set_block(request, view, key, value, char_limit, csrf)
+
+
 @router.post("/agents/{agent_id}/blocks/{key}")
 def set_block(request: Request, view: Agent, key: Annotated[str, KEY], value: Annotated[str, Form()] = "",
               char_limit: Annotated[str, Form(max_length=12)] = "", csrf: Annotated[str, Form()] = "") -> Response:
