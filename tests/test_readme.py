@@ -123,3 +123,20 @@ def test_every_agent_tool_and_mcp_tool_is_named_in_the_guides(tmp_path):
 def test_the_readme_stays_short():
     """What hippo is, how to install and start, the main operations, and links to the rest."""
     assert len(README.read_text(encoding="utf-8").splitlines()) < 300
+
+
+def test_the_readmes_tool_commands_name_the_set_up_that_installs_them():
+    """`python -m mkdocs serve` fails after scripts/run.sh (mkdocs is in the dev extra): the README
+    says which set-up brings it, and that set-up does install it."""
+    import tomllib
+
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    sentence = next(s for s in re.split(r"(?<=\.)\s", text) if "mkdocs serve" in s)
+    mode = re.search(r"bash scripts/setup\.sh (\w+)", sentence)
+    assert mode, sentence
+    setup = (ROOT / "scripts" / "setup.sh").read_text(encoding="utf-8")
+    extras = re.search(rf"^\s*{mode.group(1)}\)\s+extras=([\w,-]+)", setup, re.M)
+    assert extras, f"scripts/setup.sh has no mode {mode.group(1)}"
+    wanted = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    brought = [dep for extra in extras.group(1).split(",") for dep in wanted.get(extra, [])]
+    assert any(re.match(r"mkdocs\b", dep) for dep in brought), brought
