@@ -98,6 +98,27 @@ def test_the_readme_install_line_in_a_fresh_environment_runs_the_quick_start_off
     assert "Name: Kris" in done.stdout and (work / "memory.db").is_file()
     installed = run(str(venv_bin / "python"), "-c", "import hippo; print(hippo.__file__)", cwd=work, env=env)
     assert str(tmp_path / "venv") in installed.stdout  # the installed package, not the checkout
+    licensed = run(str(venv_bin / "python"), "-c", "from importlib.metadata import distribution; "
+                   "print(*distribution('hippo-memory').files, sep='\\n')", cwd=work, env=env)
+    assert any(line.endswith("/LICENSE") for line in licensed.stdout.splitlines()), licensed.stdout
+    _missing_extras_name_the_checkout(venv_bin, checkout, work, env)
+
+
+def _missing_extras_name_the_checkout(venv_bin: Path, checkout: Path, work: Path, env: dict[str, str]) -> None:
+    """With ``[local]`` alone, the hippo command and the server of docs/guide/http.md name their
+    extra with a line that installs it from this checkout (hippo-memory is not on the index)."""
+    command = subprocess.run([str(venv_bin / "hippo"), "--help"], cwd=work, env=env, capture_output=True, text=True,
+                             timeout=120)
+    assert (command.returncode, command.stdout) == (1, "")
+    assert command.stderr == ("error: the hippo command needs the cli extra: typer is not installed; "
+                              f"install it with: pip install '{checkout}[cli]'\n")
+    guide = (ROOT / "docs" / "guide" / "http.md").read_text(encoding="utf-8")
+    example = next(b for b in re.findall(r"```python\n(.*?)```", guide, re.S) if "BackgroundServer(" in b)
+    served = subprocess.run([str(venv_bin / "python"), "-c", example], cwd=work, env=env, capture_output=True,
+                            text=True, timeout=300)
+    assert served.returncode == 1
+    assert served.stderr.splitlines()[-1] == ("hippo.errors.MissingDependency: uvicorn is not installed; "
+                                              f"install it with: pip install '{checkout}[http]'")
 
 
 def test_the_readme_names_the_python_hippo_needs_and_every_extra():
@@ -112,3 +133,19 @@ def test_the_readme_names_the_python_hippo_needs_and_every_extra():
     table = [line for line in readme.splitlines() if line.startswith("| `")]
     named = {name for line in table for name in re.findall(r"`([a-z][a-z-]*)`", line.split("|")[1])}
     assert set(project["optional-dependencies"]) <= named, set(project["optional-dependencies"]) - named
+
+
+def test_the_license_the_project_declares_is_at_the_root_and_the_changelog_starts_unreleased():
+    import hashlib
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["license"] == {"text": "Apache-2.0"}
+    text = (ROOT / "LICENSE").read_bytes()  # the standard text, as https://www.apache.org/licenses/LICENSE-2.0.txt
+    assert hashlib.sha256(text).hexdigest() == "cfc7749b96f63bd31c3c42b5c471bf756814053e847c10f3eb003417bc523d30"
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert changelog.startswith("# Changelog\n") and "https://keepachangelog.com/" in changelog
+    versions = re.findall(r"^## \[(.+?)\]", changelog, re.M)
+    assert versions[0] == "Unreleased"
+    released = re.findall(r"^## \[(\d+\.\d+\.\d+)\] - \d{4}-\d{2}-\d{2}$", changelog, re.M)
+    assert versions[1:] == released  # every other section a released version with its date
