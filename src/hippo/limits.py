@@ -22,4 +22,5 @@ INTEGER = 2**63 - 1  # the largest magnitude of an integer anywhere (SQLite's IN
 BLOCK_CHAR_LIMIT = 1_000_000  # the largest character limit a block may be given
 CONTEXT_TOKENS = (50, 1_000_000)  # the token budget of the blocks' prompt section (Memory.context)
 SHORT_TERM_SIZE = (1, 100_000)  # the short-term buffer's capacity per agent (Settings.short_term_size)
+EMBED_BATCH = 10_000  # chunks one batch of a re-embedding reads and embeds (Memory.reembed's batch_size)
 SESSION_ITEMS = 10_000  # items one call adds to a session's history (Memory.add_session_items)

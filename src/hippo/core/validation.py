@@ -18,10 +18,12 @@ __all__ = [
     "check_char_limit",
     "check_chunk_id",
     "check_datetime",
+    "check_flag",
     "check_intensity",
     "check_limit",
     "check_json_value",
     "check_metadata",
+    "check_progress",
     "check_text",
     "parse_json",
     "parse_json_values",
@@ -123,17 +125,33 @@ def check_limit(value: Any, name: str = "limit") -> int:
     return check_int(value, name, 1, MAX_LIMIT)
 
 
+def check_flag(value: Any, name: str) -> bool:
+    """True or False, and nothing that merely reads as one: the text "false" is truthy."""
+    if not isinstance(value, bool):
+        raise InvalidInput(f"{name} must be true or false, got {shown(value)}")
+    return value
+
+
+def check_progress(value: Any) -> Any:
+    """A progress callback, called with (done, total), or None."""
+    if value is not None and not callable(value):
+        raise InvalidInput(f"progress must be a function of (done, total) or None, got {shown(value)}")
+    return value
+
+
 def check_datetime(value: Any, name: str) -> datetime | None:
     """``None``, an aware or naive (UTC) datetime, or ISO-8601 text."""
     if value is None:
         return None
-    if isinstance(value, datetime):
-        return to_utc(value)
-    if isinstance(value, str):
-        try:
+    try:
+        if isinstance(value, datetime):
+            return to_utc(value)
+        if isinstance(value, str):
             return from_iso(value.strip().replace("Z", "+00:00"))
-        except ValueError:
-            pass
+    except ValueError:
+        pass
+    except OverflowError:  # 0001-01-01T00:00+14:00 is a day before the first UTC datetime holds
+        raise InvalidInput(f"{name} is outside the years 1 to 9999 in UTC: {shown(value)}") from None
     raise InvalidInput(f"{name} must be a datetime or ISO-8601 text, got {shown(value)}")
 
 

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Mapping, Sequence
 
+from hippo import limits
+from hippo.core import validation as v
 from hippo.core.compaction.config import CompactionConfig, for_call, load_compaction_config
 from hippo.core.compaction.summary import summarize
 from hippo.core.compaction.wording import is_acknowledgement
@@ -36,8 +38,8 @@ from hippo.core.tokens import count_tokens
 from hippo.errors import InvalidInput
 from hippo.types import Compaction
 
-__all__ = ["BASE_IMPORTANCE", "LOG_PREFIX", "CompactionConfig", "Scored", "classify", "compact", "preview",
-           "resolve_config", "score"]
+__all__ = ["BASE_IMPORTANCE", "LOG_PREFIX", "CompactionConfig", "Scored", "check_summary", "classify", "compact",
+           "preview", "resolve_config", "score"]
 
 log = logging.getLogger("hippo.compaction")
 
@@ -204,10 +206,16 @@ def compact(messages: Sequence[Mapping[str, Any]], config: CompactionConfig | Ma
     """Compaction of a message history (OpenAI or Anthropic shapes, tool calls and
     results included): the summary text, what became of each message, and the statistics."""
     settings = resolve_config(config)
-    if previous_summary is not None and not isinstance(previous_summary, str):
-        raise InvalidInput(f"previous_summary must be a string, got {type(previous_summary).__name__}")
+    previous_summary = check_summary(previous_summary)
     scored = start(read_messages(messages), settings)
     return summarize(scored, settings, previous_summary=previous_summary, emit=emit)
+
+
+def check_summary(value: Any) -> str | None:
+    """A previous summary: None, or text (valid UTF-8, no NUL; it goes back in the new summary)."""
+    if value is None:
+        return None
+    return v.check_text(value, "previous_summary", max_chars=limits.JSON_BYTES, allow_empty=True)
 
 
 def start(read: Sequence[ChatMessage], config: CompactionConfig) -> list[Scored]:

@@ -71,8 +71,7 @@ class Compactor(Capability):
         if session is None:
             raise InvalidInput("session_id is required: compaction stores what fades under it")
         settings = compaction.resolve_config(config)
-        if previous_summary is not None and not isinstance(previous_summary, str):
-            raise InvalidInput(f"previous_summary must be a string, got {type(previous_summary).__name__}")
+        previous_summary = compaction.check_summary(previous_summary)
         read = read_messages(messages)
         scored = compaction.start(read, settings)
         inputs: list[Checked] = []

@@ -40,7 +40,7 @@ class Curation(Capability):
         of memories (feedback x recency) until it is under; nothing is deleted. Database-wide."""
         settings = self.ctx.settings
         return archive.maintain(self.ctx.store.database, self.ctx.now(), settings.max_db_bytes, settings.prune_percent,
-                                progress)
+                                v.check_progress(progress))
 
     def search_archive(self, query: str, limit: int = 10) -> list[ArchivedHit]:
         """This agent's archived memories that match the query's words, best first."""

@@ -53,7 +53,7 @@ class Experiences(Capability):
         and time. Long-term results count as retrieved (the retrieval event of recall) unless
         ``touch=False``, a look that writes nothing at all."""
         return self.episodic.recall(query=query, types=types, tags=tags, min_importance=min_importance,
-                                     since=since, limit=v.check_limit(limit), touch=touch)
+                                     since=since, limit=v.check_limit(limit), touch=v.check_flag(touch, "touch"))
 
     def recall_related(self, *, user_id: str | int | None = None, room_id: str | int | None = None,
                        task_id: str | int | None = None, limit: int = 100) -> list[Experience]:

@@ -46,7 +46,7 @@ def sort_key(sort: str, now: datetime, decay_lambda: float) -> Callable[[Chunk],
         "last_access": lambda c: (c.last_accessed_at, c.created_at, c.id),
         "feedback": lambda c: (c.feedback, strength(c), c.created_at, c.id),
     }
-    if sort not in keys:
+    if not isinstance(sort, str) or sort not in keys:
         raise InvalidInput(f"sort must be one of {', '.join(SORTS)}, got {v.shown(sort)}")
     return keys[sort]
 
@@ -70,6 +70,10 @@ class Browser(Capability):
         ``Listing.archived``), sorted in with the rest. Browsing: nothing counts as retrieved."""
         limit, where = v.check_limit(limit), recall_filter(kind=kind, tags=tags, since=since, until=until,
                                                              source=source, session_id=session_id, metadata=metadata)
+        superseded, archived = v.check_flag(superseded, "superseded"), v.check_flag(archived, "archived")
+        if archived_matching is not None:
+            archived_matching = v.check_text(archived_matching, "archived_matching",
+                                             max_chars=self.ctx.settings.max_query_chars, allow_empty=True)
         if where.metadata and (archived or archived_matching):
             raise InvalidInput("metadata filters do not reach the archive: leave out archived or metadata")
         v.check_int(offset, "offset", 0, limits.BROWSE_OFFSET)
@@ -114,8 +118,7 @@ class Browser(Capability):
                 before = (rows[-1].archived_at, rows[-1].id)
             read_all = len(gone) < scan
         if matching and matching.strip():
-            words = v.check_text(matching, "archived_matching", max_chars=self.ctx.settings.max_query_chars)
-            for hit in archive.search(self.ctx.store, words, scan):
+            for hit in archive.search(self.ctx.store, matching, scan):
                 gone.setdefault(hit.id, hit.chunk)
         return list(gone.values()), read_all
 

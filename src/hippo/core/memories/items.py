@@ -40,9 +40,10 @@ def check_key(key: Any) -> str:
 
 
 def _metadata(key: str, metadata: Mapping[str, Any] | None) -> dict[str, Any]:
-    if metadata is not None and ITEM_KEY in metadata:
+    checked = v.check_metadata(metadata)  # a JSON object (or None) before anything reads it as one
+    if ITEM_KEY in checked:
         raise InvalidInput(f"metadata field {ITEM_KEY!r} is reserved for the item's key")
-    return v.check_metadata({**(metadata or {}), ITEM_KEY: key})
+    return v.check_metadata({**checked, ITEM_KEY: key})
 
 
 def get_item(store: "AgentStore", key: str) -> Chunk | None:

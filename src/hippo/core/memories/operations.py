@@ -89,6 +89,7 @@ class Memories(Capability):
         """
         description = v.check_text(description, "description", max_chars=self.ctx.settings.max_query_chars)
         limit = v.check_limit(limit)
+        preview = v.check_flag(preview, "preview")
         threshold = self.ctx.embedding.thresholds.forget
         if min_similarity is not None:
             threshold = v.check_intensity(min_similarity, "min_similarity")
@@ -227,7 +228,7 @@ class Memories(Capability):
         """This agent's memory as records: a header, every chunk (superseded facts
         included, strength fields and all), then every block. ``vectors`` adds each
         chunk's vector. Browsing: nothing counts as retrieved."""
-        return transfer.export_records(self.ctx.store, vectors=vectors, now=self.ctx.now())
+        return transfer.export_records(self.ctx.store, vectors=v.check_flag(vectors, "vectors"), now=self.ctx.now())
 
     def import_records(
         self, records: Iterable[Mapping[str, Any]], *, progress: Progress | None = None
@@ -239,6 +240,7 @@ class Memories(Capability):
         are written when the file's is newer, so importing twice changes nothing.
         Vectors from another model, or none, are replaced by this database's.
         """
+        progress = v.check_progress(progress)
         plan = transfer.parse_records(records, self.ctx.agent_id, max_chars=self.ctx.settings.max_content_chars)
         return transfer.run_import(self.ctx.store, self.ctx.embedding, plan, progress=progress)
 
@@ -257,8 +259,7 @@ class Memories(Capability):
     def agent_ids(self, prefix: str = "") -> list[str]:
         """The agents of this database that hold a fact or memory, sorted; only those whose id
         starts with ``prefix``. Database-wide, like :meth:`for_agent`."""
-        if not isinstance(prefix, str):
-            raise InvalidInput(f"prefix must be a string, got {type(prefix).__name__}")
+        prefix = v.check_text(prefix, "prefix", max_chars=128, allow_empty=True)  # an agent id's length
         return self.ctx.store.database.agent_ids(prefix)
 
     def agent_of(self, chunk_id: str) -> str | None:

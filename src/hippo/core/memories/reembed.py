@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
+from hippo import limits
+from hippo.core import validation as v
 from hippo.errors import ProviderError
 from hippo.types import ReembedResult
 
@@ -28,8 +30,10 @@ def fill_pending(
     """Embed every chunk that has no vector (of one agent, or all when ``None``).
 
     Stops at the first batch the embedder fails on: what was embedded stays,
-    the rest stays pending, and the error is raised.
+    the rest stays pending, and the error is raised. ``batch_size`` is the chunks per batch, 1 to
+    ``limits.EMBED_BATCH``; ``progress`` is called with (done, total) after each.
     """
+    batch_size, progress = _checked(batch_size, progress)
     embedder = embedding.embedder
     if embedder is None:
         raise ProviderError("no embedder is configured; nothing can be re-embedded")
@@ -60,12 +64,18 @@ def fill_pending(
     return ReembedResult(done, store.count_pending(agent_id), embedder.model_id, record[1] if record else None)
 
 
-def switch_model(store: "Store", embedding: "EmbeddingService", **options: object) -> ReembedResult:
+def _checked(batch_size: object, progress: object) -> tuple[int, Progress | None]:
+    return v.check_int(batch_size, "batch_size", 1, limits.EMBED_BATCH), v.check_progress(progress)
+
+
+def switch_model(store: "Store", embedding: "EmbeddingService", *, batch_size: int = 64,
+                 progress: Progress | None = None) -> ReembedResult:
     """Drop every vector, record the new model, then embed every chunk with it.
 
     If interrupted, the database records the new model and the chunks not yet
-    done stay pending, so running it again finishes the job.
+    done stay pending, so running it again finishes the job. Bad arguments drop nothing.
     """
+    batch_size, progress = _checked(batch_size, progress)
     embedder = embedding.embedder
     if embedder is None:
         raise ProviderError("no embedder is configured; choose one to switch to")
@@ -77,4 +87,4 @@ def switch_model(store: "Store", embedding: "EmbeddingService", **options: objec
             store.clear_vectors()
             store.clear_archived_vectors()  # a forget embeds the archive again with the new model
             store.set_embedder_record(embedder.model_id, embedder.dimension)
-    return fill_pending(store, embedding, None, **options)  # type: ignore[arg-type]
+    return fill_pending(store, embedding, None, batch_size=batch_size, progress=progress)

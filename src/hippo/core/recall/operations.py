@@ -23,6 +23,13 @@ from hippo.types import ConversationHit, Hit, Recall
 __all__ = ["Recaller"]
 
 
+def _flags(touch: object, expand: object, include_archived: object, where: ChunkFilter) -> tuple[bool, bool, bool]:
+    """Recall's flags, checked, before a hit is touched: the archive takes no metadata filter."""
+    if v.check_flag(include_archived, "include_archived") and where.metadata:
+        raise InvalidInput("metadata filters do not reach the archive: leave out include_archived or metadata")
+    return v.check_flag(touch, "touch"), v.check_flag(expand, "expand"), bool(include_archived)
+
+
 class Recaller(Capability):
     """Recall for one agent."""
 
@@ -56,6 +63,7 @@ class Recaller(Capability):
         limit = v.check_limit(limit)
         where = recall_filter(kind=kind, tags=tags, metadata=metadata, since=since, until=until, source=source,
                               session_id=session_id)
+        touch, expand, include_archived = _flags(touch, expand, include_archived, where)
         query_vector = self.ctx.embedding.query(query)
         now = self.ctx.now()
         # ranks what is written: the last moment's boosts follow
@@ -80,8 +88,6 @@ class Recaller(Capability):
         return Recall(hits, mode, warning=self.ctx.embedding.last_error if query_vector is None else None)
 
     def _with_archived(self, hits: list[Hit], query: str, limit: int, now: datetime, where: ChunkFilter) -> list[Hit]:
-        if where.metadata:
-            raise InvalidInput("metadata filters do not reach the archive: leave out include_archived or metadata")
         found = [h for h in archive.search(self.ctx.store, query, limit) if passes(h.chunk, where)]
         extra = archive.archived_hits(found, now, fusion=self.ctx.fusion, weights=self.ctx.weights,
                                       decay_lambda=self.ctx.settings.decay_lambda,
