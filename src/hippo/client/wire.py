@@ -193,7 +193,8 @@ def _dataclass(tp: type, value: dict[str, Any], strict: bool) -> Any:
     known = {f.name for f in dataclasses.fields(tp) if f.init}
     unknown = sorted(set(value) - known)
     if unknown and strict:
-        raise InvalidInput(f"{tp.__name__} has no field {', '.join(unknown)}")
+        raise InvalidInput(f"{tp.__name__} has no field {', '.join(map(shown, unknown))}; its fields: "
+                           f"{', '.join(sorted(known))}")
     try:
         return tp(**{key: decode(hints.get(key, Any), item, strict=strict) for key, item in value.items()
                      if key in known})

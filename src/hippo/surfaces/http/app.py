@@ -23,6 +23,7 @@ from hippo.surfaces.http.capture import router as capture
 from hippo.surfaces.http.docs import install_docs
 from hippo.surfaces.http.errors import ApiError, install
 from hippo.surfaces.http.experiences import router as experiences
+from hippo.surfaces.http.faults import Contained
 from hippo.surfaces.http.guards import BodyLimit, HostCheck
 from hippo.surfaces.http.models import (
     AppendBody,
@@ -335,6 +336,7 @@ def create_app(base: Memory, *, max_body_bytes: int = 1_000_000, cors_origins: t
     app.router.redirect_slashes = False  # /memories/ is a 404 in the error envelope, not an empty 307
     app.state.service = service
     install(app)
+    app.add_middleware(Contained)  # first, so innermost: just outside the routes
     if cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=list(cors_origins), allow_methods=["*"],
                            allow_headers=["Authorization", "Content-Type"])

@@ -56,6 +56,9 @@ class ApiError(Exception):
 
 
 def error_response(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    # A message that quotes what the caller sent may hold a lone surrogate, which UTF-8 cannot
+    # carry: written escaped, or the refusal itself would fail as a 500.
+    message = message.encode("utf-8", "backslashreplace").decode("utf-8")
     return JSONResponse({"error": {"code": code, "message": message}}, status_code=status, headers=headers)
 
 
