@@ -1,10 +1,12 @@
 """Recall's candidate pools with their features, dumped once per benchmark file for ranking experiments.
 
-For every question of LoCoMo development and of LongMemEval development (turn and session level)
+For every question of LoCoMo development, of LongMemEval development (turn and session level) and of
+the small stores (both halves)
 this takes the pool recall itself searches (hippo's store, the question's words and vector, a deep
 pool), and keeps per candidate what a ranking stage can read at recall time: its cosine, its raw
 keyword score, its neighbours in the same conversation, its length, whether it was observed in the
-period the question names; and whether it is gold. ``bench/rerank.py`` fits and compares rankings
+period the question names, its text, session and time of observation, the store's size; and whether
+it is gold. ``bench/rerank.py`` fits and compares rankings
 on these pools without touching a store again.
 
     python bench/features.py [--pool 100] [--out bench/.cache/features.pkl]
@@ -47,7 +49,8 @@ def pool_of(mem: "hippo.Memory", question: str, pool: int, now) -> dict:
     further = list(dict.fromkeys(o for others in near.values() for o, _ in others if o not in found.similarity))
     _, extra = store.score(agent, further, vector)
     cos = {**found.similarity, **extra}
-    texts = {c.id: c.content for c in store.get_chunks(agent, ids)}
+    chunks = {c.id: c for c in store.get_chunks(agent, ids)}
+    texts = {i: c.content for i, c in chunks.items()}
     period = named_period(question, now)
     dated: set[str] = set()
     if period is not None:
@@ -65,6 +68,10 @@ def pool_of(mem: "hippo.Memory", question: str, pool: int, now) -> dict:
         "near": {i: [(o, d, cos.get(o, 0.0), found.bm25.get(o, 0.0)) for o, d in near.get(i, [])] for i in ids},
         "terms": keyword_match(question),
         "texts": texts,
+        "sessions": {i: c.session_id for i, c in chunks.items()},
+        "observed": {i: (c.observed_at or c.created_at).timestamp() for i, c in chunks.items()},
+        "asked": now.timestamp(),
+        "store_size": mem.stats().memories,
     }
 
 
@@ -124,17 +131,43 @@ def dump_longmemeval(path: Path, level: str, pool: int) -> list[dict]:
     return out
 
 
+def dump_small(pool: int) -> list[dict]:
+    """The small stores (both halves; ``split`` says which), each asked at its own date."""
+    import small_stores
+
+    cases = small_stores.load(small_stores.DATA, "all")
+    clock = small_stores.Clock()
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "small.db"
+        ids = small_stores.build(db, cases, "local", clock)
+        with hippo.open(db, embedder="local", clock=clock) as base:
+            for case in cases:
+                clock.now = small_stores.when(case["asked_at"])
+                mem = base.for_agent(f"case-{case['id']}")
+                row = pool_of(mem, case["question"], pool, clock.now)
+                held = ids[case["id"]]
+                row.update(gold=[bool(held.get(i, set()) & set(case["answers"])) for i in row["ids"]], n_gold=1,
+                           category=case["phenomenon"], question=case["question"], split=case["split"])
+                out.append(row)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pool", type=int, default=100)
     parser.add_argument("--locomo", type=Path, default=LOCOMO)
     parser.add_argument("--longmemeval", type=Path, default=longmemeval.DEFAULT_DATA)
     parser.add_argument("--out", type=Path, default=longmemeval.CACHE / "features.pkl")
+    parser.add_argument("--only", nargs="*", choices=("locomo", "lme_turn", "lme_session", "small"),
+                        help="dump these files only")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    data = {"locomo": dump_locomo(args.locomo, args.pool),
-            "lme_turn": dump_longmemeval(args.longmemeval, "turn", args.pool),
-            "lme_session": dump_longmemeval(args.longmemeval, "session", args.pool)}
+    dumps = {"locomo": lambda: dump_locomo(args.locomo, args.pool),
+             "lme_turn": lambda: dump_longmemeval(args.longmemeval, "turn", args.pool),
+             "lme_session": lambda: dump_longmemeval(args.longmemeval, "session", args.pool),
+             "small": lambda: dump_small(args.pool)}
+    data = {name: dump() for name, dump in dumps.items() if not args.only or name in args.only}
     args.out.write_bytes(pickle.dumps(data))
     pools = sum(map(len, data.values()))
     print(f"{pools} pools in {time.perf_counter() - started:.0f}s -> {args.out}", file=sys.stderr)
