@@ -157,6 +157,8 @@ def paired_ci(a: list[float], b: list[float], rounds: int = 2000, seed: int = 0)
 def parse_settings(variant: str) -> dict[str, Any]:
     def value(text: str) -> Any:
         text = text.strip()
+        if text.lower() in ("true", "false"):
+            return text.lower() == "true"
         if text.lstrip("-").isdigit():
             return int(text)
         try:

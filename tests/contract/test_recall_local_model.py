@@ -35,6 +35,46 @@ def test_meaning_wins_over_words(local_mem):
     assert all(recall[0].similarity > hit.similarity for hit in recall.hits[1:])
 
 
+DECISIONS = [
+    "The staging database password rotation happens every 90 days",
+    "The team decided to use SQLite instead of PostgreSQL for the prototype",
+    "Sometimes two workers pick up the same job from the queue",
+    "The dashboard loads slowly on Mondays",
+    "Alice is on call this week",
+    "Deploys to production need two approvals",
+    "We moved the office plants to the kitchen",
+    "Database backups run nightly at 2am",
+    "The API rate limit is 100 requests per minute",
+    "Bob prefers tabs over spaces",
+    "The design review is on Thursday",
+    "Our CI runs on GitHub Actions",
+    "We pick a new team lunch spot every Friday",
+    "The mobile app uses React Native",
+    "Customer support hours are 9 to 5",
+]
+
+
+def test_a_small_store_ranks_its_answer_by_meaning_not_by_one_shared_word(db, local_embedder):
+    """Issue 47: over fifteen memories, "which database did we pick?" shares "database" and "pick"
+    with four memories that do not answer it; the decision that does shares no word. With
+    keyword_trust, a store this small gives keyword statistics nothing to tell, so meaning ranks it;
+    with the configured weights, one shared word outranks it."""
+    def first(**settings):
+        with hippo.open(db, agent_id="team", embedder=local_embedder, **settings) as mem:
+            if not mem.stats().memories:
+                ids.update({mem.store_memory(text).id: text for text in DECISIONS})
+            return mem.recall_memories("which database did we pick?", limit=5, touch=False)[0]
+
+    ids: dict[str, str] = {}
+    trusted = first(keyword_trust=True)
+    assert ids[trusted.id] == "The team decided to use SQLite instead of PostgreSQL for the prototype"
+    assert trusted.keyword is None and trusted.similarity > 0.3
+    assert ids[first().id] != ids[trusted.id]  # the default: the keyword side at its full weight
+    with hippo.open(db, agent_id="team", embedder=local_embedder, keyword_trust=True) as mem:
+        code = mem.store_memory("Ticket 4471 tracks the flaky login test")
+        assert mem.recall_memories("4471", limit=1, touch=False)[0].id == code.id  # an identifier keeps it
+
+
 def test_rare_token_found_by_keyword_when_vectors_miss_it(local_mem):
     codes = sorted({"XR-" + "".join(p) for p in itertools.permutations("7731")} - {"XR-7731"})
     local_mem.store_memories([f"Part {code} is back in stock." for code in codes])

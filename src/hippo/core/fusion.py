@@ -2,9 +2,31 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 
-__all__ = ["Fusion", "keyword_scores"]
+__all__ = ["FEW_CHARS", "MANY_CHARS", "Fusion", "keyword_confidence", "keyword_scores"]
+
+# How much text a set of memories must hold before its keyword statistics say something: below
+# FEW_CHARS (about 300 words) a shared word is noise and relevance is the meaning's alone; from
+# MANY_CHARS (about 3,000 words) the keyword side has its full weight; between, a log ramp.
+# Measured in BENCHMARKS.md ("Relevance on small stores"): the small stores hold 180-1,200
+# characters each, LongMemEval's session-level stores 48,000 and more, LoCoMo's conversations and
+# LongMemEval's turn-level stores are never read whole by one recall.
+FEW_CHARS = 1_800
+MANY_CHARS = 18_000
+
+
+def keyword_confidence(chars: int) -> float:
+    """How much weight the keyword side earns in a set of memories holding ``chars`` characters in
+    all: 0 up to :data:`FEW_CHARS`, 1 from :data:`MANY_CHARS`, log-linear between. BM25's document
+    frequencies and its scaling against the best match need a corpus: over six short memories one
+    ordinary shared word ("pick") outweighs a memory that answers in other words."""
+    if chars <= FEW_CHARS:
+        return 0.0
+    if chars >= MANY_CHARS:
+        return 1.0
+    return math.log(chars / FEW_CHARS) / math.log(MANY_CHARS / FEW_CHARS)
 
 
 def keyword_scores(bm25: dict[str, float]) -> dict[str, float]:
@@ -30,12 +52,31 @@ class Fusion:
     # side reads the cosine above it, rescaled to [0, 1], so that a model whose cosines all sit
     # high (multilingual-e5-small: ~0.7 for unrelated English) still separates its candidates.
     floor: float = 0.0
+    # The keyword weight of a memory with no vector when ``trusting_keywords`` lowered the keyword
+    # side (None: ``1 - vector_weight``).
+    unvectored_weight: float | None = None
+
+    def trusting_keywords(self, confidence: float) -> "Fusion":
+        """This fusion with the keyword side's weight scaled by ``confidence`` (in [0, 1]): what it
+        loses goes to the meaning's side. A memory without a vector keeps the full keyword weight
+        (:meth:`relevance`), since its words are all recall knows of it."""
+        if confidence >= 1.0:
+            return self
+        keyword_weight = (1.0 - self.vector_weight) * max(0.0, confidence)
+        return replace(self, vector_weight=1.0 - keyword_weight, unvectored_weight=self.unvectored)
+
+    @property
+    def unvectored(self) -> float:
+        """The keyword weight of a memory with no vector (the configured one, whatever the trust)."""
+        return self.unvectored_weight if self.unvectored_weight is not None else 1.0 - self.vector_weight
 
     def rescaled(self, similarity: float) -> float:
         """A cosine on [0, 1] above the model's unrelated level (``Thresholds.unrelated``)."""
         return min(1.0, max(0.0, (similarity - self.floor) / (1.0 - self.floor)))
 
     def relevance(self, similarity: float | None, keyword: float | None) -> float:
-        sim = self.rescaled(similarity or 0.0)
         kw = keyword or 0.0
+        if similarity is None and self.unvectored_weight is not None:
+            return self.unvectored_weight * kw
+        sim = self.rescaled(similarity or 0.0)
         return self.vector_weight * sim + (1.0 - self.vector_weight) * kw

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from hippo.core.curation import feedback
-from hippo.core.fusion import Fusion, keyword_scores
+from hippo.core.fusion import Fusion, keyword_confidence, keyword_scores
 from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms
 from hippo.core.recall.context import in_context
 from hippo.core.recall.dates import named_period
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from hippo.stores.scoped import AgentStore
 
 __all__ = ["Ranked", "as_hits", "find_candidates", "keyword_match", "own_relevance", "rank", "ranked_pool",
-           "touched", "unseen_relevance"]
+           "touched", "trusted", "unseen_relevance"]
 
 MAX_POOL = 10_000  # candidates per side at most, when decayed ones crowd the first pool
 
@@ -151,6 +151,20 @@ def _without(found: Candidates, ids: frozenset[str]) -> Candidates:
                    bm25={k: v for k, v in found.bm25.items() if k not in ids})
 
 
+def trusted(store: "AgentStore", query: str, found: Candidates, fusion: Fusion,
+            query_vector: np.ndarray | None) -> Fusion:
+    """The fusion for this pool: when the pool holds every memory the recall may return (both sides
+    exhausted) and they hold little text, the keyword side weighs what its statistics can tell
+    (:func:`~hippo.core.fusion.keyword_confidence`). A larger set, a recall by keywords alone, or a
+    query naming an identifier (a word with three digits or more: a code, an error number, a year,
+    which the vectors barely see; not "7am", "k8s" or "14th") keeps the configured weights."""
+    if query_vector is None or not found.exhausted or not found.chunks:
+        return fusion
+    if any(sum(ch.isdigit() for ch in term) >= 3 for term in keyword_match(query)):
+        return fusion
+    return fusion.trusting_keywords(keyword_confidence(sum(store.lengths([c.id for c in found.chunks]).values())))
+
+
 def ranked_pool(store: "AgentStore", query: str, query_vector: np.ndarray | None, where: ChunkFilter,
                 limit: int, now: datetime, *, settings: "Settings", fusion: Fusion,
                 weights: ScoreWeights, exclude: frozenset[str] = frozenset()) -> tuple[list[Ranked], Candidates]:
@@ -163,6 +177,8 @@ def ranked_pool(store: "AgentStore", query: str, query_vector: np.ndarray | None
         period = named_period(query, now)
     while True:
         found = _without(find_candidates(store, query, query_vector, pool, where), exclude)
+        if settings.keyword_trust:
+            fusion = trusted(store, query, found, fusion, query_vector)
         unseen = unseen_relevance(found, fusion)
         preferred: frozenset[str] = frozenset()
         if period is not None:
