@@ -30,6 +30,14 @@ def _flags(touch: object, expand: object, include_archived: object, where: Chunk
     return v.check_flag(touch, "touch"), v.check_flag(expand, "expand"), bool(include_archived)
 
 
+def _mode(query: str, vectored: bool, matched: bool) -> Literal["hybrid", "keyword", "vector"]:
+    """How a recall searched: by keywords alone (no query vector), by vectors alone (the query has
+    no usable word), or both."""
+    if not vectored:
+        return "keyword"
+    return "hybrid" if matched or keyword_terms(query) else "vector"
+
+
 class Recaller(Capability):
     """Recall for one agent."""
 
@@ -81,11 +89,8 @@ class Recaller(Capability):
             ctx = self.ctx
             hits = hits + links.expand(ctx.store, hits, query_vector, now, fusion=ctx.fusion,
                                        weights=ctx.weights, decay_lambda=ctx.settings.decay_lambda)
-        if query_vector is None:
-            mode: Literal["hybrid", "keyword", "vector"] = "keyword"
-        else:
-            mode = "hybrid" if found.bm25 or keyword_terms(query) else "vector"
-        return Recall(hits, mode, warning=self.ctx.embedding.last_error if query_vector is None else None)
+        return Recall(hits, _mode(query, query_vector is not None, bool(found.bm25)),
+                      warning=self.ctx.embedding.last_error if query_vector is None else None)
 
     def _with_archived(self, hits: list[Hit], query: str, limit: int, now: datetime, where: ChunkFilter) -> list[Hit]:
         found = [h for h in archive.search(self.ctx.store, query, limit) if passes(h.chunk, where)]
