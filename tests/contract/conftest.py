@@ -23,13 +23,14 @@ def _apis(definition: pytest.Function) -> list[str]:
 
 @pytest.hookimpl(tryfirst=True)  # before the fixtures plugin parametrises api with its own two
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """The api and the backend of a test that uses ``make_mem``, together: remote on SQLite only (the
-    client cannot tell the stores apart, and the suite's time is counted). The root conftest
-    parametrises the backend of the others."""
+    """The api and the backend of a test that uses ``make_mem``, together: the sync API on every
+    backend, the async one and remote on SQLite only (both run the sync implementation, in worker
+    threads or behind HTTP, so the backends are told apart by the sync run; the suite's time is
+    counted). The root conftest parametrises the backend of the others."""
     if "make_mem" not in metafunc.fixturenames:
         return
     combos = [(api, backend) for api in _apis(metafunc.definition) for backend in BACKENDS
-              if api != "remote" or backend == "sqlite"]
+              if api == "sync" or backend == "sqlite"]
     metafunc.parametrize(["api", "backend"], combos, ids=[f"{a}-{b}" for a, b in combos], scope="function")
 
 
