@@ -39,9 +39,11 @@ class Settings:
     # True: in a small set of memories (recall reads every one), the keyword side weighs what its
     # statistics can tell from the text the set holds: nothing below about 300 words, its full
     # weight (1 - vector_weight) from about 3,000 (hippo.core.fusion.keyword_confidence); a query
-    # naming an identifier (a word of 3+ digits) keeps it. Off by default until strength and
-    # recency only break ties (BENCHMARKS.md "Relevance on small stores"; issue 47).
-    keyword_trust: bool = False
+    # naming an identifier (a word of 3+ digits) keeps it (BENCHMARKS.md "Relevance on small stores").
+    keyword_trust: bool = True
+    # True: among recall's best candidates, a memory observed later on the same subject that says
+    # what changed or was settled ranks above the one it follows (hippo.core.recall.later).
+    prefer_later: bool = True
     min_relevance: float = 0.1  # below it a candidate is noise (LoCoMo recall unchanged up to 0.15)
     weight_relevance: float = 0.6
     weight_strength: float = 0.3
@@ -218,8 +220,9 @@ def _checked(settings: Settings) -> Settings:
                           f"got {shown(settings.capture_roles)}")
     if settings.capture_overlap_tokens >= settings.capture_window_tokens:
         raise ConfigError("setting capture_overlap_tokens must be smaller than capture_window_tokens")
-    if not isinstance(settings.keyword_trust, bool):
-        raise ConfigError(f"setting keyword_trust must be true or false, got {shown(settings.keyword_trust)}")
+    for flag in ("keyword_trust", "prefer_later"):
+        if not isinstance(getattr(settings, flag), bool):
+            raise ConfigError(f"setting {flag} must be true or false, got {shown(getattr(settings, flag))}")
     if not isinstance(settings.short_term_durable, bool):
         raise ConfigError(f"setting short_term_durable must be true or false, got {shown(settings.short_term_durable)}")
     if isinstance(settings.prune_percent, bool) or not isinstance(settings.prune_percent, (int, float)) \

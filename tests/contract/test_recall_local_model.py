@@ -56,9 +56,9 @@ DECISIONS = [
 
 def test_a_small_store_ranks_its_answer_by_meaning_not_by_one_shared_word(db, local_embedder):
     """Issue 47: over fifteen memories, "which database did we pick?" shares "database" and "pick"
-    with four memories that do not answer it; the decision that does shares no word. With
-    keyword_trust, a store this small gives keyword statistics nothing to tell, so meaning ranks it;
-    with the configured weights, one shared word outranks it."""
+    with four memories that do not answer it; the decision that does shares no word. A store this
+    small gives keyword statistics nothing to tell (keyword_trust, the default), so meaning ranks
+    it; with the keyword side at its configured weight, one shared word outranks it."""
     def first(**settings):
         with hippo.open(db, agent_id="team", embedder=local_embedder, **settings) as mem:
             if not mem.stats().memories:
@@ -66,11 +66,11 @@ def test_a_small_store_ranks_its_answer_by_meaning_not_by_one_shared_word(db, lo
             return mem.recall_memories("which database did we pick?", limit=5, touch=False)[0]
 
     ids: dict[str, str] = {}
-    trusted = first(keyword_trust=True)
+    trusted = first()
     assert ids[trusted.id] == "The team decided to use SQLite instead of PostgreSQL for the prototype"
     assert trusted.keyword is None and trusted.similarity > 0.3
-    assert ids[first().id] != ids[trusted.id]  # the default: the keyword side at its full weight
-    with hippo.open(db, agent_id="team", embedder=local_embedder, keyword_trust=True) as mem:
+    assert ids[first(keyword_trust=False).id] != ids[trusted.id]
+    with hippo.open(db, agent_id="team", embedder=local_embedder) as mem:
         code = mem.store_memory("Ticket 4471 tracks the flaky login test")
         assert mem.recall_memories("4471", limit=1, touch=False)[0].id == code.id  # an identifier keeps it
 

@@ -16,7 +16,10 @@ pytest.importorskip("onnxruntime")
 @pytest.fixture
 def talk(db, local_embedder):
     def open_(**settings):
-        return hippo.open(db, agent_id="caroline", embedder=local_embedder, **settings)
+        # The fusion at its configured weights, whose parts the assertions spell out: a store this
+        # small would otherwise trust meaning over keywords (keyword_trust, tested on its own).
+        return hippo.open(db, agent_id="caroline", embedder=local_embedder,
+                           **{"keyword_trust": False, "prefer_later": False, **settings})
 
     with open_() as mem:
         store(mem, OTHER_DAY, MONDAY.replace(day=5), "thursday")
@@ -33,8 +36,8 @@ def test_hits_keep_their_own_relevance_and_score_by_the_model(talk):
         # Own relevance as the fusion gives it; the model's probability is relevance + context.
         assert hit.relevance == pytest.approx(0.6 * max(0.0, hit.similarity or 0.0) + 0.4 * (hit.keyword or 0.0))
         assert 0 < hit.relevance + hit.context < 1
-        assert hit.score == pytest.approx(0.6 * (hit.relevance + hit.context) + 0.3 * hit.effective_strength
-                                          + 0.1 * hit.recency)
+        assert hit.score == pytest.approx((hit.relevance + hit.context) * (0.6 + 0.3 * hit.effective_strength
+                                                                           + 0.1 * hit.recency))
 
 
 def only(feature: str, weight: float, bias: float) -> rerank.Model:

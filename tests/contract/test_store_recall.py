@@ -183,8 +183,8 @@ def assert_score_parts(hit, *, vector_weight=0.6):
     own = vector_weight * sim + (1 - vector_weight) * (hit.keyword or 0.0)
     assert hit.relevance == pytest.approx(own)  # its own match: what context lent is apart
     assert 0.0 <= hit.context <= 1.0 - own + 1e-9
-    assert hit.score == pytest.approx(0.6 * (hit.relevance + hit.context) + 0.3 * hit.effective_strength
-                                      + 0.1 * hit.recency)
+    assert hit.score == pytest.approx((hit.relevance + hit.context) * (0.6 + 0.3 * hit.effective_strength
+                                                                       + 0.1 * hit.recency))
     assert 0.0 <= hit.relevance <= 1.0
     assert 0.0 <= hit.effective_strength <= 1.0
     assert 0.0 <= hit.recency <= 1.0

@@ -115,9 +115,16 @@ def test_recency_decreases_monotonically():
 def test_final_score_weights():
     assert ScoreWeights() == ScoreWeights(0.6, 0.3, 0.1)
     assert final_score(1.0, 0.0, 0.0) == pytest.approx(0.6)
-    assert final_score(0.0, 1.0, 0.0) == pytest.approx(0.3)
-    assert final_score(0.0, 0.0, 1.0) == pytest.approx(0.1)
-    assert final_score(0.5, 0.4, 0.9) == pytest.approx(0.6 * 0.5 + 0.3 * 0.4 + 0.1 * 0.9)
+    assert final_score(1.0, 1.0, 0.0) == pytest.approx(0.9)
+    assert final_score(1.0, 1.0, 1.0) == pytest.approx(1.0)
+    assert final_score(0.5, 0.4, 0.9) == pytest.approx(0.5 * (0.6 + 0.3 * 0.4 + 0.1 * 0.9))
+
+
+def test_strength_and_recency_never_lift_a_non_match():
+    assert final_score(0.0, 1.0, 1.0) == 0.0
+    # A fresh, strong memory matching 0.4 loses to a faded one matching 0.7, and wins a near tie.
+    assert final_score(0.4, 1.0, 1.0) < final_score(0.7, HIDDEN_BELOW, 0.0)
+    assert final_score(0.55, 1.0, 1.0) > final_score(0.6, 0.2, 0.5)
 
 
 # -- events through the Memory API --------------------------------------------

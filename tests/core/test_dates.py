@@ -74,3 +74,35 @@ def test_explicit_time_filters_and_the_setting_turn_it_off(make_mem):
     filtered = make_mem("filtered")
     store_paintings(filtered)
     assert filtered.recall_memories(query, since=utc(2023, 1, 1), touch=False).hits[0].content == SEA
+
+
+# NOW is Sunday 10 March 2024.
+@pytest.mark.parametrize("query, start, end", [
+    ("who did I meet for lunch last Wednesday?", utc(2024, 3, 6), utc(2024, 3, 7)),
+    ("what did we eat last Sunday?", utc(2024, 3, 3), utc(2024, 3, 4)),
+    ("the film this past Saturday", utc(2024, 3, 9), utc(2024, 3, 10)),
+    ("what did the doctor say two weeks ago?", utc(2024, 2, 22), utc(2024, 2, 29)),
+    ("the call 3 days ago", utc(2024, 3, 7), utc(2024, 3, 8)),
+    ("a month ago we moved", utc(2024, 1, 31), utc(2024, 2, 21)),
+    ("a couple of weeks ago", utc(2024, 2, 22), utc(2024, 2, 29)),
+    ("the restaurant we loved on our trip last month", utc(2024, 2, 1), utc(2024, 3, 1)),
+    ("what did I read last week?", utc(2024, 2, 26), utc(2024, 3, 4)),
+    ("what did I cook tonight?", utc(2024, 3, 10), utc(2024, 3, 11)),
+])
+def test_periods_counted_back(query, start, end):
+    assert named_period(query, NOW) == (start, end)
+
+
+def test_a_month_back_from_a_long_month_ends_on_the_shorter_ones_last_day():
+    assert named_period("two months ago", utc(2024, 4, 30, 9)) == (utc(2024, 2, 19), utc(2024, 3, 11))
+    assert named_period("a month ago", utc(2024, 3, 31, 9)) == (utc(2024, 2, 19), utc(2024, 3, 11))
+
+
+@pytest.mark.parametrize("query", [
+    "what do I usually do on Friday?",
+    "the last week of the project",
+    "years ago I lived in Rome",
+    "the last monthly report",
+])
+def test_no_period_counted_back(query):
+    assert named_period(query, NOW) is None

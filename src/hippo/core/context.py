@@ -68,7 +68,7 @@ def agent_context(store: "Store", *, agent_id: str, embedder: "Embedder | None",
     return AgentContext(
         agent_id=agent_id, store=AgentStore(store, agent_id), settings=settings, embedding=embedding, llm=llm,
         clock=clock,
-        fusion=Fusion(settings.vector_weight, embedding.thresholds.unrelated),
+        fusion=Fusion(settings.vector_weight, embedding.thresholds.unrelated, meaning=embedding.thresholds.meaning),
         weights=ScoreWeights(settings.weight_relevance, settings.weight_strength, settings.weight_recency),
         offline_rule=pairs.offline_rule(kind, embedding.words, embedding.word_states),
     )

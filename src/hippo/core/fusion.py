@@ -55,12 +55,16 @@ class Fusion:
     # The keyword weight of a memory with no vector when ``trusting_keywords`` lowered the keyword
     # side (None: ``1 - vector_weight``).
     unvectored_weight: float | None = None
+    # Whether the embedder's vectors read meaning (``Thresholds.meaning``): only then may a small
+    # store trust them over its shared words.
+    meaning: bool = True
 
     def trusting_keywords(self, confidence: float) -> "Fusion":
         """This fusion with the keyword side's weight scaled by ``confidence`` (in [0, 1]): what it
         loses goes to the meaning's side. A memory without a vector keeps the full keyword weight
-        (:meth:`relevance`), since its words are all recall knows of it."""
-        if confidence >= 1.0:
+        (:meth:`relevance`), since its words are all recall knows of it. An embedder whose vectors
+        do not read meaning (``meaning=False``) keeps its keywords whatever the confidence."""
+        if confidence >= 1.0 or not self.meaning:
             return self
         keyword_weight = (1.0 - self.vector_weight) * max(0.0, confidence)
         return replace(self, vector_weight=1.0 - keyword_weight, unvectored_weight=self.unvectored)

@@ -37,7 +37,8 @@ RECENCY_RATE = 0.01  # per day of age
 
 @dataclass(frozen=True, slots=True)
 class ScoreWeights:
-    """``score = relevance·relevance + strength·effective_strength + recency·recency_score``."""
+    """The weights of :func:`final_score`: ``relevance × (relevance_w + strength_w·effective_strength
+    + recency_w·recency_score)``."""
 
     relevance: float = 0.6
     strength: float = 0.3
@@ -106,8 +107,14 @@ def recency_after(hours: float) -> float:
 def final_score(
     relevance: float, strength: float, recency: float, weights: ScoreWeights = ScoreWeights()
 ) -> float:
-    """Seed 000's weighted sum of relevance, effective strength and recency."""
-    return weights.relevance * relevance + weights.strength * strength + weights.recency * recency
+    """A memory's relevance scaled by its standing: ``relevance × (w_relevance + w_strength × strength
+    + w_recency × recency)``, the weighted sum of relevance, effective strength and recency with
+    strength and recency counted in proportion to the match. Between memories that match equally
+    they order as the sum does; a memory that does not match gains nothing from them. With the
+    default weights (0.6, 0.3, 0.1) a strong, fresh memory outranks a faded one only when it
+    matches at least about 0.6 as well: strength breaks ties between close matches and never lifts
+    a clear non-match over a clear match (measured in BENCHMARKS.md, "Strength breaks ties")."""
+    return relevance * (weights.relevance + weights.strength * strength + weights.recency * recency)
 
 
 def strength_curve(running_intensity: float, access_count: int, restarts: list[datetime], start: datetime,

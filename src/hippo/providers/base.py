@@ -32,7 +32,9 @@ class Thresholds:
     ``latin_only``: the model reads Latin script only (all-MiniLM-L6-v2 reads most Thai and
     Chinese characters as unknown), so its cosine of two texts in another script means
     nothing and never merges them on its own. ``unrelated`` is the cosine unrelated texts
-    typically get; recall's fusion reads the cosine above it.
+    typically get; recall's fusion reads the cosine above it. ``meaning``: the vectors read
+    meaning (a sentence model), so in a small store recall may trust them over shared words
+    (``keyword_trust``); the fake embedder's hash features only count shared words and trigrams.
     """
 
     duplicate: float = 0.93
@@ -40,6 +42,7 @@ class Thresholds:
     forget: float = 0.6
     latin_only: bool = False
     unrelated: float = 0.0
+    meaning: bool = True
 
 
 @runtime_checkable

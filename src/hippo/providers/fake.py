@@ -49,7 +49,7 @@ class FakeEmbedder:
             raise ConfigError(f"the fake embedder's dimension must be from 1 to 4096, got {dim!r}")
         self.model_id = f"fake:{dim}"
         self.dimension = dim
-        self.thresholds = Thresholds(duplicate=0.93, ambiguous=0.78, forget=0.5)
+        self.thresholds = Thresholds(duplicate=0.93, ambiguous=0.78, forget=0.5, meaning=False)
         self.fail = fail
         self.calls = 0
         if window is not None and (isinstance(window, bool) or not isinstance(window, int) or window < 2):

@@ -61,7 +61,7 @@ def surface(store: "AgentStore", embedding: "EmbeddingService", messages: Sequen
         return Surfaced("", 0, [])
     query = "\n".join(m.text for m in recent)[-settings.max_query_chars:]
     vector = embedding.query(query)
-    hits = _relevant(store, query, vector, now, settings, fusion, weights)
+    hits, follows = _relevant(store, query, vector, now, settings, fusion, weights)
     # A memory this session captured from a message given here is what the conversation says right
     # now (Claude Code's hooks capture after every reply): not news, and sharing the query's very
     # words, it would outweigh an older memory on keywords. Searched again without those.
@@ -69,9 +69,12 @@ def surface(store: "AgentStore", embedding: "EmbeddingService", messages: Sequen
     echoes = frozenset(h.id for h in hits
                        if h.chunk.session_id == session and said.intersection(h.chunk.source_ids))
     if echoes:
-        hits = _relevant(store, query, vector, now, settings, fusion, weights, exclude=echoes)
+        hits, follows = _relevant(store, query, vector, now, settings, fusion, weights, exclude=echoes)
     shown = store.surfaced_ids(session)
-    fresh = [h for h in hits if h.id not in shown and _own_match(h, fusion) >= settings.surface_threshold]
+    # A memory worth showing brings the later word on its subject that recall put above it: the
+    # decision that closed the thread a question opened, the new value of a changed fact.
+    passing = {h.id for h in hits if _own_match(h, fusion) >= settings.surface_threshold}
+    fresh = [h for h in hits if h.id not in shown and (h.id in passing or follows.get(h.id) in passing)]
     text, kept = _render(fresh, max_tokens)
     if not kept:
         return Surfaced("", 0, [])
@@ -82,10 +85,12 @@ def surface(store: "AgentStore", embedding: "EmbeddingService", messages: Sequen
 
 
 def _relevant(store: "AgentStore", query: str, vector: Any, now: datetime, settings: "Settings", fusion: "Fusion",
-              weights: "ScoreWeights", exclude: frozenset[str] = frozenset()) -> list[Hit]:
+              weights: "ScoreWeights", exclude: frozenset[str] = frozenset()) -> tuple[list[Hit], dict[str, str]]:
+    """The candidates as hits, and for each put above another as the later word on its subject,
+    the one it follows."""
     ranked, _ = ranked_pool(store, query, vector, ChunkFilter(), _CANDIDATES, now, settings=settings, fusion=fusion,
                             weights=weights, exclude=exclude)
-    return as_hits(store, ranked)
+    return as_hits(store, ranked), {r.standing.id: r.follows for r in ranked if r.follows}
 
 
 def _own_match(hit: Hit, fusion: "Fusion") -> float:

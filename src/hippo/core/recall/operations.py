@@ -13,10 +13,11 @@ from hippo.core.context import Capability
 from hippo.core.curation import archive, links
 from hippo.core.keywords import keyword_terms
 from hippo.core.recall.filters import passes, recall_filter
+from hippo.core.recall.names import as_the_user, user_name
 from hippo.core.recall.pool import as_hits, ranked_pool, touched
 from hippo.core.strength import RETRIEVAL_BOOST
 from hippo.errors import ConfigError, InvalidInput
-from hippo.stores.base import ChunkFilter
+from hippo.stores.base import Candidates, ChunkFilter
 from hippo.stores.retrievals import RetrievalEvent
 from hippo.types import ConversationHit, Hit, Recall
 
@@ -76,9 +77,12 @@ class Recaller(Capability):
         now = self.ctx.now()
         # ranks what is written: the last moment's boosts follow
         with self.ctx.store.database.retrievals.recall_reads(self.ctx.agent_id, now):
-            ranked, found = ranked_pool(self.ctx.store, query, query_vector, where, limit, now,
-                                        settings=self.ctx.settings, fusion=self.ctx.fusion, weights=self.ctx.weights)
-            hits = as_hits(self.ctx.store, ranked)
+            hits, found = self._ranked(query, query_vector, where, limit, now)
+            if query_vector is not None and (name := user_name(h.content for h in hits)) is not None \
+                    and (reworded := as_the_user(query, name)) is not None:
+                # "what food should alice avoid?" asked of Alice's memories, which say "User"
+                query_vector = self.ctx.embedding.query(reworded)
+                hits, found = self._ranked(reworded, query_vector, where, limit, now)
         if touch and hits:  # written behind the answer (hippo.stores.retrievals)
             hits = touched(hits, now)
             self.ctx.store.database.retrievals.add(RetrievalEvent(self.ctx.agent_id, tuple(h.id for h in hits),
@@ -91,6 +95,12 @@ class Recaller(Capability):
                                        weights=ctx.weights, decay_lambda=ctx.settings.decay_lambda)
         return Recall(hits, _mode(query, query_vector is not None, bool(found.bm25)),
                       warning=self.ctx.embedding.last_error if query_vector is None else None)
+
+    def _ranked(self, query: str, query_vector: Any, where: ChunkFilter, limit: int,
+                now: datetime) -> tuple[list[Hit], Candidates]:
+        ranked, found = ranked_pool(self.ctx.store, query, query_vector, where, limit, now,
+                                    settings=self.ctx.settings, fusion=self.ctx.fusion, weights=self.ctx.weights)
+        return as_hits(self.ctx.store, ranked), found
 
     def _with_archived(self, hits: list[Hit], query: str, limit: int, now: datetime, where: ChunkFilter) -> list[Hit]:
         found = [h for h in archive.search(self.ctx.store, query, limit) if passes(h.chunk, where)]

@@ -13,6 +13,7 @@ from hippo.core.fusion import Fusion, keyword_confidence, keyword_scores
 from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms
 from hippo.core.recall.context import in_context
 from hippo.core.recall.dates import named_period
+from hippo.core.recall.later import LOOK, asks_about_the_past, later_first
 from hippo.core.recall.rerank import rescored
 from hippo.core.strength import (
     HIDDEN_BELOW,
@@ -66,6 +67,8 @@ class Ranked:
 
     standing: Standing
     parts: tuple[float, float, float | None, float | None, float, float, float, float]
+    # The memory this one was put above as the later word on its subject (hippo.core.recall.later).
+    follows: str | None = None
 
     @property
     def score(self) -> float:
@@ -193,8 +196,11 @@ def ranked_pool(store: "AgentStore", query: str, query_vector: np.ndarray | None
         else:
             found, relevance, context = in_context(store, found, relevance, query_vector, fusion=fusion,
                                                    weight=settings.context_weight, where=where)
-        ranked = rank(found, relevance, now, limit=limit, weights=weights, context=context,
+        ranked = rank(found, relevance, now, limit=max(limit, LOOK), weights=weights, context=context,
                       decay_lambda=settings.decay_lambda, min_relevance=settings.min_relevance)
+        if settings.prefer_later and period is None and not asks_about_the_past(query):
+            ranked = later_first(store, ranked, fusion, weights)
+        ranked = ranked[:limit]
         # Decayed or irrelevant candidates may have crowded live ones out of the pool; a larger
         # pool helps only if a chunk outside it could still reach min_relevance.
         if len(ranked) >= limit or found.exhausted or pool >= MAX_POOL or unseen < settings.min_relevance:

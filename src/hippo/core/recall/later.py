@@ -1,0 +1,134 @@
+"""A later word on the same subject: the latest version of a changing fact, the decision after the
+discussion.
+
+Memories are not rewritten when things change: "User's mobile number is 07700 900123" stays when
+"User's new mobile number is 07700 900456" is stored, and "Team debated SQLite versus Postgres"
+stays beside "Team chose Postgres". Asked "what's my current phone number?" or "are we using SQLite
+or Postgres?", the model finds the first at least as close as the second: it repeats the question's
+words, while the answer says what changed. Recall therefore reads the best candidates together:
+a memory observed later than one ranked above it, on the same subject (their cosine, above the
+model's unrelated level, at least :data:`SAME_SUBJECT`), that says it changes or settles something
+("new", "now", "switched", "chose", "agreed", "confirmed") or follows one that left it open
+("debated", "compared", "choosing between") or asked a question, takes that memory's place, just above it. The earlier
+memory stays in the results, below. What the later one needed to rank there is reported as its
+``context`` (what reorders a memory beyond its own match), so a hit's parts still add up to its score.
+
+Only statements are read so: a memory longer than :data:`STATEMENT` characters (a whole session, a
+document) holds "now" or "new" somewhere whatever it says, and is left where it ranks.
+
+A query about the past ("used to", "originally", "previous") or about a named period (the date
+preference decides there) keeps the order as it is; a memory with no change in it never moves.
+Measured on the small stores, LoCoMo and LongMemEval in BENCHMARKS.md ("A later word on the same
+subject").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+
+from hippo.core.fusion import Fusion
+from hippo.core.strength import ScoreWeights
+
+if TYPE_CHECKING:
+    from hippo.core.recall.pool import Ranked
+    from hippo.stores.scoped import AgentStore
+
+__all__ = ["LOOK", "SAME_SUBJECT", "STATEMENT", "asks_about_the_past", "changes", "leaves_open", "later_first"]
+
+LOOK = 8  # the best candidates read together
+SAME_SUBJECT = 0.4  # two memories' cosine, rescaled above the model's unrelated level
+STATEMENT = 400  # characters: a longer memory is a document, not one statement
+STEP = 1e-6  # how far above the memory it follows a later word is put
+
+_CHANGES = re.compile(
+    r"\b(?:now|new|newly|no longer|any more|anymore|instead|switched|switching|changed|moved|raised|lowered|"
+    r"increased|reduced|dropped|replaced|took over|taken over|pushed back|postponed|rescheduled|brought forward|"
+    r"updated|upgraded|renamed|chose|chosen|decided|decision|agreed|settled on|went with|going with|picked|selected|"
+    r"accepted|confirmed|booked|signed|finali[sz]ed|approved|policy)\b", re.IGNORECASE)
+_OPEN = re.compile(
+    r"\b(?:debated?|debating|discuss(?:ed|ing)?|compar(?:ed|ing)|choosing between|deciding between|deciding whether|"
+    r"consider(?:ed|ing)?|polling|weighing|whether|versus|vs)\b", re.IGNORECASE)
+_PAST = re.compile(
+    r"\b(?:used to|use to|originally|at first|initially|previous(?:ly)?|former(?:ly)?|old|earlier|before that|"
+    r"in the past|at the start|first)\b", re.IGNORECASE)
+
+
+def changes(text: str) -> bool:
+    """Whether a memory says that something changed or was settled."""
+    return _CHANGES.search(text) is not None
+
+
+def leaves_open(text: str) -> bool:
+    """Whether a memory tells of a choice still being weighed, or asks a question."""
+    return text.rstrip().endswith("?") or _OPEN.search(text) is not None
+
+
+def asks_about_the_past(query: str) -> bool:
+    """Whether a query asks how things were before ("what was my old number?")."""
+    return _PAST.search(query) is not None
+
+
+def later_first(store: "AgentStore", ranked: list["Ranked"], fusion: Fusion, weights: ScoreWeights) -> list["Ranked"]:
+    """``ranked`` (best first) with each later word on the same subject put above the memory it
+    follows, among the best :data:`LOOK`; the rest keep their order."""
+    top = ranked[:LOOK]
+    if len(top) < 2:
+        return ranked
+    ids = [r.standing.id for r in top]
+    chunks = {c.id: c for c in store.get_chunks(ids)}
+    vectors = store.get_vectors(ids)
+    if len(chunks) < 2 or len(vectors) < 2:
+        return ranked
+    when = {i: _observed(chunks[i]) for i in ids if i in chunks}
+    lifted = _lifted(top, when, chunks, vectors, fusion)
+    if not lifted:
+        return ranked
+    moved = [_scored(r, *lifted[r.standing.id], weights) if r.standing.id in lifted else r for r in top]
+    return sorted(moved, key=lambda r: (-r.score, r.standing.id)) + ranked[LOOK:]
+
+
+def _scored(ranked: "Ranked", score: float, follows: str, weights: ScoreWeights) -> "Ranked":
+    """``ranked`` at ``score``, above ``follows``, the difference carried by its context: the score
+    stays ``final_score(relevance + context, strength, recency) × feedback``."""
+    _, relevance, similarity, keyword, strength, recency, _, liked = ranked.parts
+    standing = weights.relevance + weights.strength * strength + weights.recency * recency
+    if liked <= 0 or standing <= 0:
+        return ranked
+    context = score / (liked * standing) - relevance
+    return replace(ranked, parts=(score, relevance, similarity, keyword, strength, recency, context, liked),
+                   follows=follows)
+
+
+def _lifted(top: Sequence["Ranked"], when: dict[str, datetime], chunks: dict, vectors: dict[str, np.ndarray],
+            fusion: Fusion) -> dict[str, tuple[float, str]]:
+    """The new score of each memory that follows one ranked above it, and the id of the one it now
+    ranks above; oldest first, so that a chain of changes ends with the latest on top."""
+    score = {r.standing.id: r.score for r in top}
+    own = dict(score)
+    known = [i for i in score if i in when and i in vectors and len(chunks[i].content) <= STATEMENT]
+    lifted: dict[str, tuple[float, str]] = {}
+    for later in sorted(known, key=lambda i: (when[i], i)):
+        best, follows = score[later], ""
+        for earlier in known:
+            if (when[earlier], earlier) >= (when[later], later) or score[earlier] < best:
+                continue
+            if fusion.rescaled(float(np.dot(vectors[earlier], vectors[later]))) < SAME_SUBJECT:
+                continue
+            if changes(chunks[later].content) or leaves_open(chunks[earlier].content):
+                best = score[earlier] + STEP * (1.0 + own[later])  # two put above one keep their order
+                follows = earlier
+        if follows:
+            score[later] = best
+            lifted[later] = (best, follows)
+    return lifted
+
+
+def _observed(chunk) -> datetime:
+    """When a memory was said: its observed time if known, else when it was stored (memories
+    stored at one time, as capture writes a conversation's, are in the order of their ids)."""
+    return chunk.observed_at or chunk.created_at
