@@ -66,7 +66,7 @@ def longmemeval_rows(path: Path, level: str) -> list[Row]:
     with tempfile.TemporaryDirectory() as tmp:
         for q in longmemeval.load(path, level):
             db, keys = longmemeval.build(Path(tmp), q, embedder)
-            quart = quartiles([k for k, _, _, _ in q["memories"]], [t for _, t, _, _ in q["memories"]])
+            quart = quartiles([k for k, *_ in q["memories"]], [t for _, t, *_ in q["memories"]])
             with hippo.open(db, agent_id="user", embedder=embedder, clock=lambda when=q["date"]: when) as mem:
                 tops = {name: [keys[i] for i in found(mem, q["question"], 5) if i in keys]
                         for name, found in RETRIEVERS.items()}

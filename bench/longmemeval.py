@@ -8,7 +8,12 @@ corpus, a fresh database holding that question's haystack and answering that one
   turns marked ``has_answer`` (questions whose gold turns are all the assistant's are skipped).
   Reported: R@5, R@10, R@50 and nDCG@10.
 - Session level: a session's user turns joined by newlines are one memory; the gold is
-  ``answer_session_ids``. Reported: R@5 and R@10.
+  ``answer_session_ids``. Reported: R@5 and R@10. Two more ways peers store a session, each an
+  extra memory of the session (a hit on any of them finds the session; the first counts):
+  ``--extra assistant`` adds the session's assistant turns at a quarter of the usual strength
+  (intensity 0.125: a lower weight in the score, as engram searches them at half weight);
+  ``--extra preferences`` adds each sentence of the user's that states a preference ("I prefer",
+  "I love", "I'm into"), recognised when the session is written, as a memory of its own.
 
 Vectors are kept between runs in ``bench/.cache/`` (by model and text), so a second run, or a sweep of
 settings, does not embed the 23,000 turns again. Every hippo row is compared with BM25 by a paired
@@ -25,6 +30,7 @@ import gzip
 import hashlib
 import json
 import math
+import re
 import sqlite3
 import statistics
 import sys
@@ -52,8 +58,33 @@ def haystack_date(text: str) -> datetime:
     return datetime.strptime(text.split(" (")[0] + " " + text.rsplit(" ", 1)[1], "%Y/%m/%d %H:%M")
 
 
-def load(path: Path, level: str) -> list[dict]:
-    """Questions as {id, type, question, date, memories: [(key, text, observed_at, session)], gold: set of keys}."""
+PREFERENCE = re.compile(
+    r"\b(?:i|we)\s+(?:really\s+|usually\s+|generally\s+|always\s+)?(?:prefer|love|like|enjoy|adore|hate|dislike|"
+    r"can't stand|am into|'m into|am a fan of|'m a fan of|am interested in|'m interested in|favou?r)\b"
+    r"|\bmy\s+favou?rite\b", re.IGNORECASE)
+SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def session_extras(sid: str, turns: list[dict], when: datetime, extra: Sequence[str]) -> list[tuple]:
+    """The extra memories of one session (``--extra``): its assistant turns at a low strength, its
+    user's preference statements."""
+    out = []
+    if "assistant" in extra:
+        said = "\n".join(t["content"] for t in turns if t["role"] == "assistant" and t["content"].strip())
+        if said:
+            out.append((sid, said, when, sid, 0.125))
+    if "preferences" in extra:
+        for turn in turns:
+            if turn["role"] != "user":
+                continue
+            out.extend((sid, sentence.strip(), when, sid, 0.5) for sentence in SENTENCE.split(turn["content"])
+                       if PREFERENCE.search(sentence) and len(sentence.strip()) >= 12)
+    return out
+
+
+def load(path: Path, level: str, extra: Sequence[str] = ()) -> list[dict]:
+    """Questions as {id, type, question, date, memories: [(key, text, observed_at, session, intensity)],
+    gold: set of keys}."""
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as f:
         records = json.load(f)
@@ -64,10 +95,11 @@ def load(path: Path, level: str) -> list[dict]:
             said = [(n, t) for n, t in enumerate(turns) if t["role"] == "user" and t["content"].strip()]
             if level == "session":
                 if said:
-                    memories.append((sid, "\n".join(t["content"] for _, t in said), haystack_date(when), sid))
+                    memories.append((sid, "\n".join(t["content"] for _, t in said), haystack_date(when), sid, 0.5))
+                    memories.extend(session_extras(sid, turns, haystack_date(when), extra))
                 continue
             for n, turn in said:
-                memories.append((f"{sid}:{n}", turn["content"], haystack_date(when), sid))
+                memories.append((f"{sid}:{n}", turn["content"], haystack_date(when), sid, 0.5))
                 if turn.get("has_answer"):
                     gold.add(f"{sid}:{n}")
         if level == "session":
@@ -156,7 +188,7 @@ def make_embedder(spec: str) -> Any:
 
 def prepare_vectors(questions: list[dict], embedder: Any, batch: int = 256) -> None:
     """Embed every haystack text once, with progress (the cache answers the stores afterwards)."""
-    texts = list(dict.fromkeys(text for q in questions for _, text, _, _ in q["memories"]))
+    texts = list(dict.fromkeys(text for q in questions for _, text, *_ in q["memories"]))
     started = time.perf_counter()
     for start in range(0, len(texts), batch):
         getattr(embedder, "embed_windows", embedder.embed_documents)(texts[start:start + batch])
@@ -169,9 +201,9 @@ def build(folder: Path, question: dict, embedder: Any) -> tuple[Path, dict[str, 
     """A fresh database holding this question's haystack; chunk id -> memory key."""
     db = folder / f"{question['id']}.db"
     with hippo.open(db, agent_id="user", embedder=embedder, clock=lambda: question["date"]) as mem:
-        results = mem.store_memories(MemoryInput(text, observed_at=when, session_id=session)
-                                     for _, text, when, session in question["memories"])
-    return db, {r.id: key for r, (key, _, _, _) in zip(results, question["memories"])}
+        results = mem.store_memories(MemoryInput(text, observed_at=when, session_id=session, intensity=intensity)
+                                     for _, text, when, session, intensity in question["memories"])
+    return db, {r.id: key for r, (key, *_) in zip(results, question["memories"])}
 
 
 def ndcg(found: list[str], gold: set[str], k: int = 10) -> float:
@@ -194,7 +226,8 @@ def evaluate(stores: list[tuple[dict, Path, dict]], ks: tuple[int, ...], retriev
         with hippo.open(db, agent_id="user", embedder=embedder, clock=lambda when=question["date"]: when,
                         **settings) as mem:
             start = time.perf_counter()
-            found = [keys.get(i, "") for i in retriever(mem, question["question"], max(ks))]
+            # a session found twice (by its turns and by an extra memory of it) counts once
+            found = list(dict.fromkeys(keys.get(i, "") for i in retriever(mem, question["question"], max(ks) * 3)))
             latencies.append(time.perf_counter() - start)
         for k in ks:
             scores[f"R@{k}"].append(len(question["gold"] & set(found[:k])) / len(question["gold"]))
@@ -217,7 +250,11 @@ def run_level(questions: list[dict], level: str, embedder: Any, variants: list[s
     margins = {f"{name} - bm25 {measure}": paired_ci(rows[name]["per_question"][measure],
                                                      rows["bm25"]["per_question"][measure])
                for name in rows if name.startswith("hippo") for measure in ("R@5", "nDCG@10")}
-    return {"questions": len(questions), "rows": rows, "margins": margins}
+    kinds = sorted({q["type"] for q in questions})
+    by_type = {name: {kind: statistics.mean(r for q, r in zip(questions, row["per_question"]["R@5"]) if q["type"] == kind)
+                      for kind in kinds} for name, row in rows.items()}
+    return {"questions": len(questions), "rows": rows, "margins": margins, "R@5_by_type": by_type,
+            "types": {kind: sum(q["type"] == kind for q in questions) for kind in kinds}}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -228,12 +265,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--questions", type=int, default=None, help="only the first N questions")
     parser.add_argument("--try", dest="variants", action="append", default=[], metavar="NAME=VALUE[,NAME=VALUE]",
                         help="also run hippo with these settings, e.g. --try context_weight=0 (repeatable)")
+    parser.add_argument("--extra", action="append", choices=("assistant", "preferences"), default=[],
+                        help="session level: store these extra memories of each session too (repeatable)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args(argv)
     embedder = make_embedder(args.embedder)
     out = {}
     for level in ("turn", "session") if args.level == "both" else (args.level,):
-        questions = load(args.data, level)[: args.questions]
+        questions = load(args.data, level, args.extra if level == "session" else ())[: args.questions]
         prepare_vectors(questions, embedder)
         out[level] = run_level(questions, level, embedder, args.variants)
     if args.json:
@@ -249,6 +288,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {name:24} {measures}  p50={row['p50_ms']:.1f}ms")
         for label, (mean, low, high) in result["margins"].items():
             print(f"  {label:32} {mean:+.3f}  [{low:+.3f}, {high:+.3f}]")
+        print("  R@5 by question type (questions): " + ", ".join(f"{k} ({n})" for k, n in result["types"].items()))
+        for name, kinds in result["R@5_by_type"].items():
+            print(f"  {name:24} " + " ".join(f"{v:.3f}" for v in kinds.values()))
     return 0
 
 

@@ -274,9 +274,10 @@ def measure(n: int, queries: int, smoke: bool, workdir: Path, windows: bool = Fa
 
 def interleaved_recalls(mem: "hippo.Memory", db: Path, lookup: Any, options: dict[str, Any],
                         questions: list[str]) -> dict[str, float]:
-    """Recall three ways query by query in turns, so that each meets the same machine state: as
-    users call it (the retrieval event written), with ``touch=False``, and with the learned
-    reranking stage (``touch=False``: the stage's own cost). The first to ask a question reads its
+    """Recall four ways query by query in turns, so that each meets the same machine state: as
+    users call it (the retrieval event written), with ``touch=False``, with the learned reranking
+    stage (``touch=False``: the stage's own cost), and without the later-word step
+    (``prefer_later=False``, ``touch=False``: that step's own cost). The first to ask a question reads its
     rows cold, the next ones warm: touched and untouched (one store, whose caches they share) take
     turns at asking first, and the reranked one (a store of its own) goes first or last in turn.
     (Turning all three in a ring made touched the first of its store to ask in two questions of
@@ -284,11 +285,15 @@ def interleaved_recalls(mem: "hippo.Memory", db: Path, lookup: Any, options: dic
     touched_ms: list[float] = []
     plain_ms: list[float] = []
     ranked_ms: list[float] = []
-    with hippo.open(db, agent_id="bench", embedder=lookup, rerank="learned", **options) as ranked:
+    earlier_ms: list[float] = []  # without the later-word step (issue 47): the cost it adds
+    with hippo.open(db, agent_id="bench", embedder=lookup, rerank="learned", **options) as ranked, \
+            hippo.open(db, agent_id="bench", embedder=lookup, prefer_later=False, **options) as earlier:
         ranked.recall_memories(questions[0], limit=10, touch=False)
+        earlier.recall_memories(questions[0], limit=10, touch=False)
         for n, q in enumerate(questions):
             pair = [(mem, True, touched_ms), (mem, False, plain_ms)][::1 if n % 2 else -1]
             ways = pair + [(ranked, False, ranked_ms)] if n % 4 < 2 else [(ranked, False, ranked_ms), *pair]
+            ways.insert(n % 4, (earlier, False, earlier_ms))
             for one, touch, times in ways:
                 began = time.perf_counter()
                 one.recall_memories(q, limit=10, touch=touch)
@@ -296,6 +301,8 @@ def interleaved_recalls(mem: "hippo.Memory", db: Path, lookup: Any, options: dic
     plain = statistics.median(plain_ms)
     return {"recall_touched_p50_ms": statistics.median(touched_ms), "recall_untouched_p50_ms": plain,
             "recall_rerank_p50_ms": statistics.median(ranked_ms),
+            "recall_without_later_p50_ms": statistics.median(earlier_ms),
+            "later_vs_without_p50": plain / statistics.median(earlier_ms),
             "touch_vs_untouched_p50": statistics.median(touched_ms) / plain,
             "rerank_vs_default_p50": statistics.median(ranked_ms) / plain}
 

@@ -106,3 +106,28 @@ def test_a_month_back_from_a_long_month_ends_on_the_shorter_ones_last_day():
 ])
 def test_no_period_counted_back(query):
     assert named_period(query, NOW) is None
+
+
+@pytest.mark.parametrize("query, start, end", [
+    ("what did we do in May?", utc(2023, 5, 1), utc(2023, 6, 1)),  # the latest May not after the question
+    ("the trip during early July", utc(2023, 7, 1), utc(2023, 8, 1)),
+    ("what happened last February", utc(2024, 2, 1), utc(2024, 3, 1)),
+    ("plans we made in March", utc(2024, 3, 1), utc(2024, 4, 1)),
+])
+def test_a_month_without_its_year(query, start, end):
+    assert named_period(query, NOW) == (start, end)
+
+
+@pytest.mark.parametrize("query", ["May I ask?", "the meeting in mar", "you may go", "in a march of protest"])
+def test_no_month_without_its_preposition(query):
+    assert named_period(query, NOW) is None
+
+
+@pytest.mark.parametrize("query, now, start, end", [
+    ("where was I last summer?", utc(2026, 2, 1, 11), utc(2025, 6, 1), utc(2025, 9, 1)),
+    ("which jab did I get last autumn?", utc(2026, 2, 10), utc(2025, 9, 1), utc(2025, 12, 1)),
+    ("last winter's trip", utc(2026, 2, 10), utc(2024, 12, 1), utc(2025, 3, 1)),  # this one is not over
+    ("last summer", utc(2025, 9, 1), utc(2025, 6, 1), utc(2025, 9, 1)),
+])
+def test_last_season(query, now, start, end):
+    assert named_period(query, now) == (start, end)

@@ -44,6 +44,14 @@ _COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "a couple of": 2, "couple of": 2
            "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
 _AGO = re.compile(r"\b(?P<count>\d{1,2}|" + "|".join(sorted(_COUNTS, key=len, reverse=True))
                   + r")\s+(?P<unit>day|week|month)s?\s+ago\b", re.IGNORECASE)
+# "in May", "during March", "last July": a month without its year is the latest one not after the
+# question's ("May I ask" and "may" as a verb never follow "in", "during" or "last").
+_FULL_MONTHS = [name for name in _MONTHS if len(name) > 3 and name != "sept"] + ["may"]
+_BARE_MONTH = re.compile(r"\b(?:in|during|last)\s+(?:early\s+|late\s+|mid-?)?(?P<month>" + "|".join(_FULL_MONTHS)
+                         + r")\b(?!\s*,?\s*(?:19|20)\d\d)", re.IGNORECASE)
+# "last summer": the latest such season over before the question (northern seasons, by whole months).
+_SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
+_LAST_SEASON = re.compile(r"\b(?:last|this past)\s+(?P<season>" + "|".join(_SEASONS) + r")\b", re.IGNORECASE)
 _LAST_SPAN = re.compile(r"(?<!the )\blast\s+(?P<unit>week|month)\b", re.IGNORECASE)  # not "the last week of"
 # How far a counted-back span is widened either way, by its unit: "two weeks ago" is rarely 14 days.
 _SLACK = {"day": timedelta(0), "week": timedelta(days=3), "month": timedelta(days=10)}
@@ -87,6 +95,16 @@ def _counted_back(query: str, now: datetime) -> tuple[datetime, datetime] | None
         unit = ago["unit"].lower()
         start = _months_back(today, number) if unit == "month" else today - number * (7 if unit == "week" else 1) * day
         return start - _SLACK[unit], start + day + _SLACK[unit]
+    if (bare := _BARE_MONTH.search(query)) is not None:
+        number = _MONTHS[bare["month"].lower()]
+        year = today.year if number <= today.month else today.year - 1
+        start = today.replace(year=year, month=number, day=1)
+        return start, _months_back(start, -1)
+    if (season := _LAST_SEASON.search(query)) is not None:
+        first = today.replace(month=_SEASONS[season["season"].lower()], day=1)
+        while _months_back(first, -3) > today:
+            first = _months_back(first, 12)
+        return first, _months_back(first, -3)
     if (span := _LAST_SPAN.search(query)) is not None:
         if span["unit"].lower() == "week":
             monday = today - today.weekday() * day
