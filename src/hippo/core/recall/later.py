@@ -7,7 +7,8 @@ stays beside "Team chose Postgres". Asked "what's my current phone number?" or "
 or Postgres?", the model finds the first at least as close as the second: it repeats the question's
 words, while the answer says what changed. Recall therefore reads the best candidates together:
 a memory observed later than one ranked above it, on the same subject (their cosine, above the
-model's unrelated level, at least :data:`SAME_SUBJECT`), that says it changes or settles something
+model's unrelated level, at least :data:`SAME_SUBJECT`), matching the query itself at least
+:data:`AS_RELEVANT` as well, that says it changes or settles something
 ("new", "now", "switched", "chose", "agreed", "confirmed") or follows one that left it open
 ("debated", "compared", "choosing between") or asked a question, takes that memory's place, just above it. The earlier
 memory stays in the results, below. What the later one needed to rank there is reported as its
@@ -38,10 +39,11 @@ if TYPE_CHECKING:
     from hippo.core.recall.pool import Ranked
     from hippo.stores.scoped import AgentStore
 
-__all__ = ["LOOK", "SAME_SUBJECT", "STATEMENT", "asks_about_the_past", "changes", "leaves_open", "later_first"]
+__all__ = ["AS_RELEVANT", "LOOK", "SAME_SUBJECT", "STATEMENT", "asks_about_the_past", "changes", "leaves_open", "later_first"]
 
 LOOK = 8  # the best candidates read together
-SAME_SUBJECT = 0.4  # two memories' cosine, rescaled above the model's unrelated level
+SAME_SUBJECT = 0.45  # two memories' cosine, rescaled above the model's unrelated level
+AS_RELEVANT = 0.4  # the later memory's own match to the query, at least this share of the earlier one's
 STATEMENT = 400  # characters: a longer memory is a document, not one statement
 STEP = 1e-6  # how far above the memory it follows a later word is put
 
@@ -110,12 +112,14 @@ def _lifted(top: Sequence["Ranked"], when: dict[str, datetime], chunks: dict, ve
     ranks above; oldest first, so that a chain of changes ends with the latest on top."""
     score = {r.standing.id: r.score for r in top}
     own = dict(score)
+    relevance = {r.standing.id: r.parts[1] for r in top}
     known = [i for i in score if i in when and i in vectors and len(chunks[i].content) <= STATEMENT]
     lifted: dict[str, tuple[float, str]] = {}
     for later in sorted(known, key=lambda i: (when[i], i)):
         best, follows = score[later], ""
         for earlier in known:
-            if (when[earlier], earlier) >= (when[later], later) or score[earlier] < best:
+            if (when[earlier], earlier) >= (when[later], later) or score[earlier] < best \
+                    or relevance[later] < AS_RELEVANT * relevance[earlier]:
                 continue
             if fusion.rescaled(float(np.dot(vectors[earlier], vectors[later]))) < SAME_SUBJECT:
                 continue
