@@ -39,7 +39,8 @@ if TYPE_CHECKING:
     from hippo.core.recall.pool import Ranked
     from hippo.stores.scoped import AgentStore
 
-__all__ = ["AS_RELEVANT", "LOOK", "SAME_SUBJECT", "STATEMENT", "asks_about_the_past", "changes", "leaves_open", "later_first"]
+__all__ = ["AS_RELEVANT", "LOOK", "SAME_SUBJECT", "STATEMENT", "asks_about_the_past", "changes", "leaves_open",
+           "later_first"]
 
 LOOK = 8  # the best candidates read together
 SAME_SUBJECT = 0.45  # two memories' cosine, rescaled above the model's unrelated level
