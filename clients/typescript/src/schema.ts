@@ -307,7 +307,8 @@ export interface Health {
  * preference for a day the query names): how well the chunk itself matches. `context` is
  * what the memories stored around it in its conversation lent (see `hippo.core.recall.context`), or,
  * with `rerank="learned"`, what the reranking stage added to the relevance or took from it
- * (`hippo.core.recall.rerank`); the score reads `relevance + context`, so context only reorders:
+ * (`hippo.core.recall.rerank`), or what a later memory on the same subject needed to rank above the
+ * one it follows (`hippo.core.recall.later`); the score reads `relevance + context`, so context only reorders:
  * `min_relevance` reads `relevance` alone, and surfacing the fusion alone. `feedback` is the factor the agent's
  * feedback put on the score (see `hippo.core.curation.feedback`).
  */

@@ -18,7 +18,9 @@ Only statements are read so: a memory longer than :data:`STATEMENT` characters (
 document) holds "now" or "new" somewhere whatever it says, and is left where it ranks.
 
 A query about the past ("used to", "originally", "previous") or about a named period (the date
-preference decides there) keeps the order as it is; a memory with no change in it never moves.
+preference decides there) keeps the order as it is, and so does a memory the query all but repeats
+(own relevance :data:`REPEATED` or more): a search for a sentence finds that sentence first. A
+memory with no change in it never moves.
 Measured on the small stores, LoCoMo and LongMemEval in BENCHMARKS.md ("A later word on the same
 subject").
 """
@@ -39,12 +41,13 @@ if TYPE_CHECKING:
     from hippo.core.recall.pool import Ranked
     from hippo.stores.scoped import AgentStore
 
-__all__ = ["AS_RELEVANT", "LOOK", "SAME_SUBJECT", "STATEMENT", "asks_about_the_past", "changes", "leaves_open",
-           "later_first"]
+__all__ = ["AS_RELEVANT", "LOOK", "REPEATED", "SAME_SUBJECT", "STATEMENT", "asks_about_the_past", "changes",
+           "leaves_open", "later_first"]
 
 LOOK = 8  # the best candidates read together
 SAME_SUBJECT = 0.45  # two memories' cosine, rescaled above the model's unrelated level
 AS_RELEVANT = 0.4  # the later memory's own match to the query, at least this share of the earlier one's
+REPEATED = 0.9  # a memory the query all but repeats (its own relevance) is what was asked for: it keeps its place
 STATEMENT = 400  # characters: a longer memory is a document, not one statement
 STEP = 1e-6  # how far above the memory it follows a later word is put
 
@@ -120,7 +123,7 @@ def _lifted(top: Sequence["Ranked"], when: dict[str, datetime], chunks: dict, ve
         best, follows = score[later], ""
         for earlier in known:
             if (when[earlier], earlier) >= (when[later], later) or score[earlier] < best \
-                    or relevance[later] < AS_RELEVANT * relevance[earlier]:
+                    or relevance[earlier] >= REPEATED or relevance[later] < AS_RELEVANT * relevance[earlier]:
                 continue
             if fusion.rescaled(float(np.dot(vectors[earlier], vectors[later]))) < SAME_SUBJECT:
                 continue
