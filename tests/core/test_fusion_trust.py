@@ -20,16 +20,19 @@ def test_confidence_grows_with_the_text_between():
     assert keyword_confidence(int((FEW_CHARS * MANY_CHARS) ** 0.5)) == pytest.approx(0.5, abs=1e-4)
 
 
-def test_trusting_keywords_moves_the_keyword_weight_to_meaning():
+def test_trusting_keywords_scales_the_keyword_weight_alone():
     fusion = Fusion(vector_weight=0.6)
     assert fusion.trusting_keywords(1.0) is fusion
     none = fusion.trusting_keywords(0.0)
-    assert none.relevance(0.5, 1.0) == pytest.approx(0.5)  # the keyword score counts for nothing
+    assert none.relevance(0.5, 1.0) == pytest.approx(0.6 * 0.5)  # the keyword score counts for nothing
+    assert none.relevance(0.5, 0.0) == fusion.relevance(0.5, 0.0)  # meaning keeps its scale
     half = fusion.trusting_keywords(0.5)
-    assert half.relevance(0.5, 1.0) == pytest.approx(0.8 * 0.5 + 0.2 * 1.0)
+    assert half.relevance(0.5, 1.0) == pytest.approx(0.6 * 0.5 + 0.2 * 1.0)
     # A memory with no vector is known by its words alone: it keeps the configured keyword weight.
     assert none.relevance(None, 1.0) == pytest.approx(0.4) == fusion.relevance(None, 1.0)
     assert none.trusting_keywords(0.0).relevance(None, 1.0) == pytest.approx(0.4)
+    # An embedder that does not read meaning keeps its keywords.
+    assert Fusion(vector_weight=0.6, meaning=False).trusting_keywords(0.0).relevance(0.5, 1.0) == pytest.approx(0.7)
 
 
 def test_the_setting_is_a_boolean(tmp_path):

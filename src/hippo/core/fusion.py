@@ -52,27 +52,23 @@ class Fusion:
     # side reads the cosine above it, rescaled to [0, 1], so that a model whose cosines all sit
     # high (multilingual-e5-small: ~0.7 for unrelated English) still separates its candidates.
     floor: float = 0.0
-    # The keyword weight of a memory with no vector when ``trusting_keywords`` lowered the keyword
-    # side (None: ``1 - vector_weight``).
-    unvectored_weight: float | None = None
+    # The share of its weight the keyword side keeps in this pool (``trusting_keywords``): 1 but in
+    # a small set of memories, whose keyword statistics tell little.
+    keyword_share: float = 1.0
     # Whether the embedder's vectors read meaning (``Thresholds.meaning``): only then may a small
     # store trust them over its shared words.
     meaning: bool = True
 
     def trusting_keywords(self, confidence: float) -> "Fusion":
-        """This fusion with the keyword side's weight scaled by ``confidence`` (in [0, 1]): what it
-        loses goes to the meaning's side. A memory without a vector keeps the full keyword weight
-        (:meth:`relevance`), since its words are all recall knows of it. An embedder whose vectors
-        do not read meaning (``meaning=False``) keeps its keywords whatever the confidence."""
+        """This fusion with the keyword side's weight scaled by ``confidence`` (in [0, 1]). The
+        meaning's side keeps its weight, so relevance stays on the configured scale
+        (``min_relevance`` means what it meant): in a store this small the keyword side only stops
+        reordering. A memory without a vector keeps the full keyword weight (:meth:`relevance`),
+        since its words are all recall knows of it. An embedder whose vectors do not read meaning
+        (``meaning=False``) keeps its keywords whatever the confidence."""
         if confidence >= 1.0 or not self.meaning:
             return self
-        keyword_weight = (1.0 - self.vector_weight) * max(0.0, confidence)
-        return replace(self, vector_weight=1.0 - keyword_weight, unvectored_weight=self.unvectored)
-
-    @property
-    def unvectored(self) -> float:
-        """The keyword weight of a memory with no vector (the configured one, whatever the trust)."""
-        return self.unvectored_weight if self.unvectored_weight is not None else 1.0 - self.vector_weight
+        return replace(self, keyword_share=self.keyword_share * max(0.0, confidence))
 
     def rescaled(self, similarity: float) -> float:
         """A cosine on [0, 1] above the model's unrelated level (``Thresholds.unrelated``)."""
@@ -80,7 +76,7 @@ class Fusion:
 
     def relevance(self, similarity: float | None, keyword: float | None) -> float:
         kw = keyword or 0.0
-        if similarity is None and self.unvectored_weight is not None:
-            return self.unvectored_weight * kw
-        sim = self.rescaled(similarity or 0.0)
-        return self.vector_weight * sim + (1.0 - self.vector_weight) * kw
+        if similarity is None:
+            return (1.0 - self.vector_weight) * kw
+        sim = self.rescaled(similarity)
+        return self.vector_weight * sim + (1.0 - self.vector_weight) * self.keyword_share * kw
