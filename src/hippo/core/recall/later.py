@@ -10,7 +10,7 @@ a memory observed later than one ranked above it, on the same subject (their cos
 model's unrelated level, at least :data:`SAME_SUBJECT`), matching the query itself at least
 :data:`AS_RELEVANT` as well, that says it changes or settles something
 ("new", "now", "switched", "chose", "agreed", "confirmed") or follows one that left it open
-("debated", "compared", "choosing between") or asked a question, takes that memory's place, just above it. The earlier
+("debated", "compared", "choosing between"), takes that memory's place, just above it. The earlier
 memory stays in the results, below. What the later one needed to rank there is reported as its
 ``context`` (what reorders a memory beyond its own match), so a hit's parts still add up to its score.
 
@@ -40,9 +40,10 @@ from hippo.core.strength import ScoreWeights
 if TYPE_CHECKING:
     from hippo.core.recall.pool import Ranked
     from hippo.stores.scoped import AgentStore
+    from hippo.types import Chunk
 
 __all__ = ["AS_RELEVANT", "LOOK", "REPEATED", "SAME_SUBJECT", "STATEMENT", "asks_about_the_past", "changes",
-           "leaves_open", "later_first"]
+           "leaves_open", "later_first", "settles"]
 
 LOOK = 8  # the best candidates read together
 SAME_SUBJECT = 0.45  # two memories' cosine, rescaled above the model's unrelated level
@@ -56,6 +57,8 @@ _CHANGES = re.compile(
     r"increased|reduced|dropped|replaced|took over|taken over|pushed back|postponed|rescheduled|brought forward|"
     r"updated|upgraded|renamed|chose|chosen|decided|decision|agreed|settled on|went with|going with|picked|selected|"
     r"accepted|confirmed|booked|signed|finali[sz]ed|approved|policy)\b", re.IGNORECASE)
+_SETTLES = re.compile(r"\b(?:decided|decision|agreed|chose|chosen|settled on|going with|went with|policy)\b",
+                      re.IGNORECASE)
 _OPEN = re.compile(
     r"\b(?:debated?|debating|discuss(?:ed|ing)?|compar(?:ed|ing)|choosing between|deciding between|deciding whether|"
     r"consider(?:ed|ing)?|polling|weighing|whether|versus|vs)\b", re.IGNORECASE)
@@ -69,9 +72,16 @@ def changes(text: str) -> bool:
     return _CHANGES.search(text) is not None
 
 
+def settles(text: str) -> bool:
+    """Whether a memory says a choice was made ("decided", "agreed", "chose", "Decision:")."""
+    return _SETTLES.search(text) is not None
+
+
 def leaves_open(text: str) -> bool:
-    """Whether a memory tells of a choice still being weighed, or asks a question."""
-    return text.rstrip().endswith("?") or _OPEN.search(text) is not None
+    """Whether a memory tells of a choice still being weighed. A question alone does not: in a
+    conversation every later turn on its subject would pass it (LongMemEval's turn R@5 fell from
+    0.812 to 0.782 when it did)."""
+    return _OPEN.search(text) is not None
 
 
 def asks_about_the_past(query: str) -> bool:
@@ -127,7 +137,7 @@ def _lifted(top: Sequence["Ranked"], when: dict[str, datetime], chunks: dict, ve
                 continue
             if fusion.rescaled(float(np.dot(vectors[earlier], vectors[later]))) < SAME_SUBJECT:
                 continue
-            if changes(chunks[later].content) or leaves_open(chunks[earlier].content):
+            if _follows(chunks[earlier], chunks[later]):
                 best = score[earlier] + STEP * (1.0 + own[later])  # two put above one keep their order
                 follows = earlier
         if follows:
@@ -136,7 +146,17 @@ def _lifted(top: Sequence["Ranked"], when: dict[str, datetime], chunks: dict, ve
     return lifted
 
 
-def _observed(chunk) -> datetime:
+def _follows(earlier: "Chunk", later: "Chunk") -> bool:
+    """Whether ``later`` is the later word on what ``earlier`` said. Within one conversation (the
+    same session) only a decision counts: its turns keep saying "new", "now" and "considering"
+    about one subject, and the later turn is not for that the answer (LongMemEval's turn R@5 lost
+    0.008 with any change word, none with this)."""
+    if earlier.session_id is not None and earlier.session_id == later.session_id:
+        return settles(later.content)
+    return changes(later.content) or leaves_open(earlier.content)
+
+
+def _observed(chunk: "Chunk") -> datetime:
     """When a memory was said: its observed time if known, else when it was stored (memories
     stored at one time, as capture writes a conversation's, are in the order of their ids)."""
     return chunk.observed_at or chunk.created_at
