@@ -13,6 +13,8 @@ model's unrelated level, at least :data:`SAME_SUBJECT`), matching the query itse
 ("debated", "compared", "choosing between"), takes that memory's place, just above it. The earlier
 memory stays in the results, below. What the later one needed to rank there is reported as its
 ``context`` (what reorders a memory beyond its own match), so a hit's parts still add up to its score.
+Within one conversation (both memories of the same session) only a decision follows ("decided",
+"agreed", "Decision:"): a chat's turns say "new" and "considering" all along.
 
 Only statements are read so: a memory longer than :data:`STATEMENT` characters (a whole session, a
 document) holds "now" or "new" somewhere whatever it says, and is left where it ranks.
@@ -20,9 +22,8 @@ document) holds "now" or "new" somewhere whatever it says, and is left where it 
 A query about the past ("used to", "originally", "previous") or about a named period (the date
 preference decides there) keeps the order as it is, and so does a memory the query all but repeats
 (own relevance :data:`REPEATED` or more): a search for a sentence finds that sentence first. A
-memory with no change in it never moves.
-Measured on the small stores, LoCoMo and LongMemEval in BENCHMARKS.md ("A later word on the same
-subject").
+memory with no change in it never moves. Measured on the small stores, LoCoMo and LongMemEval in
+BENCHMARKS.md ("Relevance where users start: the second pass").
 """
 
 from __future__ import annotations
