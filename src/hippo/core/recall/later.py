@@ -29,7 +29,7 @@ BENCHMARKS.md ("Relevance where users start: the second pass").
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Sequence
 
@@ -96,17 +96,66 @@ def later_first(store: "AgentStore", ranked: list["Ranked"], fusion: Fusion, wei
     top = ranked[:LOOK]
     if len(top) < 2:
         return ranked
-    ids = [r.standing.id for r in top]
-    chunks = {c.id: c for c in store.get_chunks(ids)}
-    vectors = store.get_vectors(ids)
-    if len(chunks) < 2 or len(vectors) < 2:
-        return ranked
-    when = {i: _observed(chunks[i]) for i in ids if i in chunks}
-    lifted = _lifted(top, when, chunks, vectors, fusion)
-    if not lifted:
-        return ranked
-    moved = [_scored(r, *lifted[r.standing.id], weights) if r.standing.id in lifted else r for r in top]
+    chunks = {c.id: c for c in store.get_chunks([r.standing.id for r in top])}
+    read = [replace(r, chunk=chunks.get(r.standing.id)) for r in top]  # as_hits need not read them again
+    cues = {i: _Cues.of(c) for i, c in chunks.items() if len(c.content) <= STATEMENT}
+    if not any(c.changes or c.settles for c in cues.values()) and not any(c.open for c in cues.values()):
+        return read + ranked[LOOK:]  # nothing here says it changed, settled or left open: no vector read
+    vectors = store.get_vectors(list(cues))
+    lifted = _lifted(read, {i: c for i, c in cues.items() if i in vectors}, vectors, fusion)
+    moved = [_scored(r, *lifted[r.standing.id], weights) if r.standing.id in lifted else r for r in read]
     return sorted(moved, key=lambda r: (-r.score, r.standing.id)) + ranked[LOOK:]
+
+
+@dataclass(frozen=True, slots=True)
+class _Cues:
+    """What the later-word rule reads of one memory, read once per recall."""
+
+    when: tuple[datetime, str]  # when it was said, then its id: the order of a conversation's turns
+    session: str | None
+    changes: bool
+    settles: bool
+    open: bool
+
+    @classmethod
+    def of(cls, chunk: "Chunk") -> "_Cues":
+        # observed if known, else stored (memories stored at one time, as capture writes a
+        # conversation's, are in the order of their ids)
+        return cls((chunk.observed_at or chunk.created_at, chunk.id), chunk.session_id, changes(chunk.content),
+                   settles(chunk.content), leaves_open(chunk.content))
+
+    def follows(self, earlier: "_Cues") -> bool:
+        """Whether this memory is the later word on what ``earlier`` said. Within one conversation
+        (the same session) only a decision counts: its turns keep saying "new", "now" and
+        "considering" about one subject (LongMemEval's turn R@5 lost 0.008 with any change word,
+        nothing with this)."""
+        if earlier.session is not None and earlier.session == self.session:
+            return self.settles
+        return self.changes or earlier.open
+
+
+def _lifted(top: Sequence["Ranked"], cues: dict[str, _Cues], vectors: dict[str, np.ndarray],
+            fusion: Fusion) -> dict[str, tuple[float, str]]:
+    """The new score of each memory that follows one ranked above it, and the id of the one it now
+    ranks above; oldest first, so that a chain of changes ends with the latest on top."""
+    score = {r.standing.id: r.score for r in top}
+    own = dict(score)
+    relevance = {r.standing.id: r.parts[1] for r in top}
+    lifted: dict[str, tuple[float, str]] = {}
+    for later in sorted(cues, key=lambda i: cues[i].when):
+        best, follows = score[later], ""
+        for earlier in cues:
+            if cues[earlier].when >= cues[later].when or score[earlier] < best \
+                    or relevance[earlier] >= REPEATED or relevance[later] < AS_RELEVANT * relevance[earlier]:
+                continue
+            if cues[later].follows(cues[earlier]) \
+                    and fusion.rescaled(float(np.dot(vectors[earlier], vectors[later]))) >= SAME_SUBJECT:
+                best = score[earlier] + STEP * (1.0 + own[later])  # two put above one keep their order
+                follows = earlier
+        if follows:
+            score[later] = best
+            lifted[later] = (best, follows)
+    return lifted
 
 
 def _scored(ranked: "Ranked", score: float, follows: str, weights: ScoreWeights) -> "Ranked":
@@ -119,45 +168,3 @@ def _scored(ranked: "Ranked", score: float, follows: str, weights: ScoreWeights)
     context = score / (liked * standing) - relevance
     return replace(ranked, parts=(score, relevance, similarity, keyword, strength, recency, context, liked),
                    follows=follows)
-
-
-def _lifted(top: Sequence["Ranked"], when: dict[str, datetime], chunks: dict, vectors: dict[str, np.ndarray],
-            fusion: Fusion) -> dict[str, tuple[float, str]]:
-    """The new score of each memory that follows one ranked above it, and the id of the one it now
-    ranks above; oldest first, so that a chain of changes ends with the latest on top."""
-    score = {r.standing.id: r.score for r in top}
-    own = dict(score)
-    relevance = {r.standing.id: r.parts[1] for r in top}
-    known = [i for i in score if i in when and i in vectors and len(chunks[i].content) <= STATEMENT]
-    lifted: dict[str, tuple[float, str]] = {}
-    for later in sorted(known, key=lambda i: (when[i], i)):
-        best, follows = score[later], ""
-        for earlier in known:
-            if (when[earlier], earlier) >= (when[later], later) or score[earlier] < best \
-                    or relevance[earlier] >= REPEATED or relevance[later] < AS_RELEVANT * relevance[earlier]:
-                continue
-            if fusion.rescaled(float(np.dot(vectors[earlier], vectors[later]))) < SAME_SUBJECT:
-                continue
-            if _follows(chunks[earlier], chunks[later]):
-                best = score[earlier] + STEP * (1.0 + own[later])  # two put above one keep their order
-                follows = earlier
-        if follows:
-            score[later] = best
-            lifted[later] = (best, follows)
-    return lifted
-
-
-def _follows(earlier: "Chunk", later: "Chunk") -> bool:
-    """Whether ``later`` is the later word on what ``earlier`` said. Within one conversation (the
-    same session) only a decision counts: its turns keep saying "new", "now" and "considering"
-    about one subject, and the later turn is not for that the answer (LongMemEval's turn R@5 lost
-    0.008 with any change word, none with this)."""
-    if earlier.session_id is not None and earlier.session_id == later.session_id:
-        return settles(later.content)
-    return changes(later.content) or leaves_open(earlier.content)
-
-
-def _observed(chunk: "Chunk") -> datetime:
-    """When a memory was said: its observed time if known, else when it was stored (memories
-    stored at one time, as capture writes a conversation's, are in the order of their ids)."""
-    return chunk.observed_at or chunk.created_at

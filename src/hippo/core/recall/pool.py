@@ -24,7 +24,7 @@ from hippo.core.strength import (
     strength_after,
 )
 from hippo.stores.base import Candidates, ChunkFilter, SearchQuery, Standing
-from hippo.types import Hit
+from hippo.types import Chunk, Hit
 
 if TYPE_CHECKING:
     from hippo.config import Settings
@@ -69,6 +69,8 @@ class Ranked:
     parts: tuple[float, float, float | None, float | None, float, float, float, float]
     # The memory this one was put above as the later word on its subject (hippo.core.recall.later).
     follows: str | None = None
+    # The whole chunk, when a step before ``as_hits`` has read it already.
+    chunk: Chunk | None = None
 
     @property
     def score(self) -> float:
@@ -127,8 +129,11 @@ def rank(
 
 
 def as_hits(store: "AgentStore", ranked: list[Ranked]) -> list[Hit]:
-    """The ranked candidates as hits, whole chunks read (one deleted meanwhile is left out)."""
-    chunks = {c.id: c for c in store.get_chunks([r.standing.id for r in ranked])}
+    """The ranked candidates as hits, whole chunks read unless a step before read them (one deleted
+    meanwhile is left out)."""
+    chunks = {r.standing.id: r.chunk for r in ranked if r.chunk is not None}
+    missing = [r.standing.id for r in ranked if r.chunk is None]
+    chunks.update({c.id: c for c in store.get_chunks(missing)} if missing else {})
     return [Hit(chunks[r.standing.id], *r.parts) for r in ranked if r.standing.id in chunks]
 
 
