@@ -99,7 +99,7 @@ def later_first(store: "AgentStore", ranked: list["Ranked"], fusion: Fusion, wei
     chunks = {c.id: c for c in store.get_chunks([r.standing.id for r in top])}
     read = [replace(r, chunk=chunks.get(r.standing.id)) for r in top]  # as_hits need not read them again
     cues = {i: _Cues.of(c) for i, c in chunks.items() if len(c.content) <= STATEMENT}
-    if not any(c.changes or c.settles for c in cues.values()) and not any(c.open for c in cues.values()):
+    if not any(c.changes or c.open for c in cues.values()):  # what settles also changes
         return read + ranked[LOOK:]  # nothing here says it changed, settled or left open: no vector read
     vectors = store.get_vectors(list(cues))
     lifted = _lifted(read, {i: c for i, c in cues.items() if i in vectors}, vectors, fusion)
