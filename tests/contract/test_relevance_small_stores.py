@@ -125,7 +125,8 @@ def test_what_leaves_a_choice_open_and_what_asks_about_the_past():
     assert leaves_open("Team compared Linear, Jira and Notion")
     assert not leaves_open("Flights to Porto are booked")
     assert asks_about_the_past("what did I use to drink?") and asks_about_the_past("my previous address")
-    assert not asks_about_the_past("what's my address?")
+    assert not asks_about_the_past("what's my address?") and not asks_about_the_past("how old is Mia now?")
+    assert asks_about_the_past("what was my old phone number?")
 
 
 def test_the_users_name_is_read_from_an_identity_memory():

@@ -64,8 +64,8 @@ _OPEN = re.compile(
     r"\b(?:debated?|debating|discuss(?:ed|ing)?|compar(?:ed|ing)|choosing between|deciding between|deciding whether|"
     r"consider(?:ed|ing)?|polling|weighing|whether|versus|vs)\b", re.IGNORECASE)
 _PAST = re.compile(
-    r"\b(?:used to|use to|originally|at first|initially|previous(?:ly)?|former(?:ly)?|old|earlier|before that|"
-    r"in the past|at the start|first)\b", re.IGNORECASE)
+    r"\b(?:used to|use to|originally|at first|initially|previous(?:ly)?|former(?:ly)?|(?<!how )old|earlier|"
+    r"before that|in the past|at the start|first)\b", re.IGNORECASE)
 
 
 def changes(text: str) -> bool:
