@@ -46,8 +46,8 @@ _AGO = re.compile(r"\b(?P<count>\d{1,2}|" + "|".join(sorted(_COUNTS, key=len, re
                   + r")\s+(?P<unit>day|week|month)s?\s+ago\b", re.IGNORECASE)
 # "in May", "during March", "last July": a month without its year is the latest one not after the
 # question's ("May I ask" and "may" as a verb never follow "in", "during" or "last").
-_FULL_MONTHS = [name for name in _MONTHS if len(name) > 3 and name != "sept"] + ["may"]
-_BARE_MONTH = re.compile(r"\b(?:in|during|last)\s+(?:early\s+|late\s+|mid-?)?(?P<month>" + "|".join(_FULL_MONTHS)
+_BARE_MONTH = re.compile(r"\b(?:in|during|last)\s+(?:early\s+|late\s+|mid-?)?(?P<month>"
+                         + "|".join(name.lower() for name in calendar.month_name[1:])
                          + r")\b(?!\s*,?\s*(?:19|20)\d\d)", re.IGNORECASE)
 # "last summer": the latest such season over before the question (northern seasons, by whole months).
 _SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}

@@ -166,7 +166,7 @@ def trusted(store: "AgentStore", query: str, found: Candidates, fusion: Fusion,
     (:func:`~hippo.core.fusion.keyword_confidence`). A larger set, a recall by keywords alone, or a
     query naming an identifier (a word with three digits or more: a code, an error number, a year,
     which the vectors barely see; not "7am", "k8s" or "14th") keeps the configured weights."""
-    if query_vector is None or not found.exhausted or not found.chunks:
+    if query_vector is None or not fusion.meaning or not found.exhausted or not found.chunks:
         return fusion
     if any(sum(ch.isdigit() for ch in term) >= 3 for term in keyword_match(query)):
         return fusion
