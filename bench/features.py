@@ -1,8 +1,7 @@
 """Recall's candidate pools with their features, dumped once per benchmark file for ranking experiments.
 
 For every question of LoCoMo development, of LongMemEval development (turn and session level) and of
-the small stores (both halves)
-this takes the pool recall itself searches (hippo's store, the question's words and vector, a deep
+both files of small stores (both halves of each) this takes the pool recall itself searches (hippo's store, the question's words and vector, a deep
 pool), and keeps per candidate what a ranking stage can read at recall time: its cosine, its raw
 keyword score, its neighbours in the same conversation, its length, whether it was observed in the
 period the question names, its text, session and time of observation, the store's size; and whether
@@ -34,6 +33,7 @@ from hippo.core.recall.pool import find_candidates, keyword_match  # noqa: E402
 from hippo.stores.base import ChunkFilter  # noqa: E402
 
 LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo-dev.json"
+NATURAL = Path(__file__).resolve().parent / "small_stores_natural.json"
 
 
 def pool_of(mem: "hippo.Memory", question: str, pool: int, now) -> dict:
@@ -131,11 +131,11 @@ def dump_longmemeval(path: Path, level: str, pool: int) -> list[dict]:
     return out
 
 
-def dump_small(pool: int) -> list[dict]:
-    """The small stores (both halves; ``split`` says which), each asked at its own date."""
+def dump_small(pool: int, path: Path | None = None) -> list[dict]:
+    """The small stores of one file (both halves; ``split`` says which), each asked at its own date."""
     import small_stores
 
-    cases = small_stores.load(small_stores.DATA, "all")
+    cases = small_stores.load(path or small_stores.DATA, "all")
     clock = small_stores.Clock()
     out = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -159,15 +159,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--locomo", type=Path, default=LOCOMO)
     parser.add_argument("--longmemeval", type=Path, default=longmemeval.DEFAULT_DATA)
     parser.add_argument("--out", type=Path, default=longmemeval.CACHE / "features.pkl")
-    parser.add_argument("--only", nargs="*", choices=("locomo", "lme_turn", "lme_session", "small"),
-                        help="dump these files only")
+    parser.add_argument("--only", nargs="*", choices=("locomo", "lme_turn", "lme_session", "small", "natural"),
+                        help="dump these files only (the others kept from an existing --out)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     dumps = {"locomo": lambda: dump_locomo(args.locomo, args.pool),
              "lme_turn": lambda: dump_longmemeval(args.longmemeval, "turn", args.pool),
              "lme_session": lambda: dump_longmemeval(args.longmemeval, "session", args.pool),
-             "small": lambda: dump_small(args.pool)}
-    data = {name: dump() for name, dump in dumps.items() if not args.only or name in args.only}
+             "small": lambda: dump_small(args.pool),
+             "natural": lambda: dump_small(args.pool, NATURAL)}
+    data = pickle.loads(args.out.read_bytes()) if args.only and args.out.exists() else {}
+    data.update({name: dump() for name, dump in dumps.items() if not args.only or name in args.only})
     args.out.write_bytes(pickle.dumps(data))
     pools = sum(map(len, data.values()))
     print(f"{pools} pools in {time.perf_counter() - started:.0f}s -> {args.out}", file=sys.stderr)

@@ -146,6 +146,12 @@ def learned(pool: dict) -> np.ndarray:
     return np.array([scores[order[i]] if i in order else -1.0 for i in pool["ids"]])
 
 
+def keyword_as(pool: dict, side: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+    """hippo's default with its keyword side replaced by ``side(scaled BM25, overlap)``."""
+    made = side(keyword(pool), overlap(pool))
+    return default({**pool, "bm25": made, "has_bm25": np.asarray(pool["has_bm25"]) | (made > 0)})
+
+
 def fused(pool: dict) -> np.ndarray:
     """hippo's fusion without context: 0.6 cosine + 0.4 keyword scaled against the pool's best."""
     return 0.6 * pool["cos"] + 0.4 * keyword(pool)
@@ -172,6 +178,9 @@ METHODS: dict[str, Score] = {
     "default + 0.1 proximity": lambda p: default(p) + 0.1 * proximity(p),
     "overlap boost + 0.1 proximity": lambda p: p["cos"] * (1 + 0.3 * overlap(p)) + 0.1 * proximity(p),
     "default + 0.1 preference": lambda p: default(p) + 0.1 * preference(p),
+    "default + overlap boost": lambda p: default(p) + 0.3 * overlap(p) * (1 - p["cos"]),
+    "default, keyword side = overlap": lambda p: keyword_as(p, lambda kw, ov: ov),
+    "default, keyword side = BM25 x overlap": lambda p: keyword_as(p, lambda kw, ov: kw * ov),
 }
 
 
@@ -186,14 +195,16 @@ def measures(scores: np.ndarray, gold: np.ndarray, n_gold: int) -> dict[str, flo
 
 
 FILES = {"locomo": ("R@5", "R@10"), "lme_turn": ("R@5", "nDCG@10"), "lme_session": ("R@5", "R@10"),
-         "small dev": ("top1", "MRR"), "small test": ("top1", "MRR")}
+         "small dev": ("top1", "MRR"), "small test": ("top1", "MRR"),
+         "natural dev": ("top1", "MRR"), "natural test": ("top1", "MRR")}
 
 
 def pools_of(data: dict) -> dict[str, list[dict]]:
     out = {"locomo": [p for p in data.get("locomo", []) if p.get("category") != 5],
            "lme_turn": data.get("lme_turn", []), "lme_session": data.get("lme_session", [])}
-    for split in ("dev", "test"):
-        out[f"small {split}"] = [p for p in data.get("small", []) if p["split"] == split]
+    for name in ("small", "natural"):
+        for split in ("dev", "test"):
+            out[f"{name} {split}"] = [p for p in data.get(name, []) if p["split"] == split]
     return {name: pools for name, pools in out.items() if pools}
 
 
