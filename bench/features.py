@@ -1,11 +1,12 @@
 """Recall's candidate pools with their features, dumped once per benchmark file for ranking experiments.
 
 For every question of LoCoMo development, of LongMemEval development (turn and session level) and of
-both files of small stores (both halves of each) this takes the pool recall itself searches (hippo's store, the question's words and vector, a deep
-pool), and keeps per candidate what a ranking stage can read at recall time: its cosine, its raw
-keyword score, its neighbours in the same conversation, its length, whether it was observed in the
-period the question names, its text, session and time of observation, the store's size; and whether
-it is gold. ``bench/rerank.py`` fits and compares rankings
+both files of small stores (both halves of each) this takes the pool recall itself searches (hippo's
+store, the question's words and vector, a deep pool), and keeps per candidate what a ranking stage
+can read at recall time: its cosine, its raw keyword score, its neighbours in the same conversation,
+its length, whether it was observed in the period the question names, its text, session and time of
+observation, the store's size; and whether it is gold.
+``bench/rerank.py`` fits and compares rankings
 on these pools without touching a store again.
 
     python bench/features.py [--pool 100] [--out bench/.cache/features.pkl]

@@ -23,6 +23,7 @@ import math
 import pickle
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -106,6 +107,11 @@ def measures(scores: np.ndarray, gold: np.ndarray, n_gold: int) -> dict[str, flo
 SHOW = {"locomo": ("R@5", "R@10"), "lme_turn": ("R@5", "nDCG@10"), "small test": ("top1",), "natural test": ("top1",)}
 
 
+def _shown(name: str, value: Any) -> str:
+    return f"{name} {value:.3f}" if isinstance(value, float) else \
+        f"{name} {value[0]:+.3f} [{value[1]:+.3f}, {value[2]:+.3f}]"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--features", type=Path, default=rerank.CACHE / "features.pkl")
@@ -120,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
         got, weights = scored(rows, nonneg, small)
         report[label] = {n: {k: float(np.mean([m[k] for m in got[n]])) for k in SHOW[n]} for n in SHOW}
         report[label]["top-1 - default, test halves"] = {
-            n: paired_ci([m["top1"] for m in got[n]], [m["top1"] for m in default[n]]) for n in ("small test", "natural test")}
+            n: paired_ci([m["top1"] for m in got[n]], [m["top1"] for m in default[n]])
+            for n in ("small test", "natural test")}
         report[label]["weights"] = dict(zip(NAMES, map(float, weights)))
     report["default (offline)"] = {n: {k: float(np.mean([m[k] for m in default[n]])) for k in SHOW[n]} for n in SHOW}
     if args.json:
@@ -130,8 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         print(label)
         for n, m in files.items():
             if n != "weights":
-                print(f"  {n:28} " + "  ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v[0]:+.3f} [{v[1]:+.3f}, {v[2]:+.3f}]"
-                                              for k, v in m.items()))
+                print(f"  {n:28} " + "  ".join(_shown(k, v) for k, v in m.items()))
     return 0
 
 
