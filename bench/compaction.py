@@ -56,6 +56,7 @@ def _report(result: hippo.Compaction, config: CompactionConfig) -> dict[str, Any
         "summary_ratio": round(stats.tokens_before / max(stats.summary_tokens, 1), 1),
         "sparse_index_tokens": stats.sparse_index_tokens, "max_sparse_index_tokens": config.max_sparse_index_tokens,
         "sections": {"kept": stats.kept, "compressed": stats.compressed, "sparse": stats.sparse,
+                     "omitted": stats.omitted,
                      "dropped": stats.dropped},
         "by_type": {f"{t}:{a}": n for (t, a), n in sorted(Counter((e.type, e.action) for e in result.entries).items())},
     }

@@ -654,17 +654,18 @@ class Surfaced(_Dictable):
 @dataclass(frozen=True, slots=True)
 class CompactionEntry(_Dictable):
     """What compaction made of one message: its ``index`` in the session, ``type``,
-    ``importance`` after the modifiers, ``retention`` after decay, and ``action``: ``kept`` in full,
-    ``compressed`` to one line, a ``pointer`` in the sparse index, or ``dropped`` (a pointer the
-    full index had no room for). ``memory_ids``: where ``Memory.compact`` stored its content (more
-    than one when it was longer than a memory may be)."""
+    ``importance`` after the modifiers, ``retention`` after decay, and ``action``: ``kept`` in full
+    (a goal or a decision in force among them), ``compressed`` to one line, a ``pointer`` in the
+    sparse index, ``dropped`` (a pointer the full index had no room for; the reference layout only)
+    or ``omitted`` (an acknowledgement or trivia, left out). ``memory_ids``: where ``Memory.compact``
+    stored its content (more than one when it was longer than a memory may be)."""
 
     index: int
     type: str
     role: str
     importance: float
     retention: float
-    action: Literal["kept", "compressed", "pointer", "dropped"]
+    action: Literal["kept", "compressed", "pointer", "dropped", "omitted"]
     tokens: int
     memory_ids: list[str] = field(default_factory=list)
 
@@ -673,7 +674,8 @@ class CompactionEntry(_Dictable):
 class CompactionStats(_Dictable):
     """Compaction's statistics: entries in each section, tokens before and after (the stats comment's
     count: pointer and compressed lines, kept entries whole), their ``ratio`` (None for an empty
-    session), and ``summary_tokens``, the summary text's own count."""
+    session), ``summary_tokens``, the summary text's own count, and ``omitted``: acknowledgements and
+    trivia left out of the summary (hippo's layout)."""
 
     entries: int
     sparse: int
@@ -685,6 +687,7 @@ class CompactionStats(_Dictable):
     ratio: float | None
     summary_tokens: int
     sparse_index_tokens: int
+    omitted: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,8 @@
-"""``Memory.compact`` over any store (seed 004, issue 21): what fades is stored, not lost. Every
-compressed, pointer or dropped entry's content comes back by the id on its line and by
-``recall_memories`` with a query about it (the real local model); compacting again stores nothing
-twice; the goal line holds the user's intents; decisions outlive tool outputs of the same age."""
+"""``Memory.compact`` over any store (issues 21 and 48): what fades is stored, not lost. Every
+entry shortened in the summary (a goal, a decision, a compressed line, a pointer) has its content
+stored, and it comes back by the id on its line and by ``recall_memories`` with a query about it
+(the real local model); acknowledgements and trivia are not stored; compacting again stores nothing
+twice; the goal lines hold the user's requests; decisions outlive tool outputs of the same age."""
 
 from __future__ import annotations
 
@@ -11,10 +12,22 @@ import pytest
 from support import load_bench
 
 from hippo.core.compaction.compact import content_of
+from hippo.core.compaction.kinds import trivial, worth_keeping
 from hippo.core.messages import read_messages
 from hippo.errors import InvalidInput
 
 STORED = ("compressed", "pointer", "dropped")
+MORE = re.compile(r"^\d+ (?:more|acknowledgements and trivia left out): (.+)$", re.M)
+
+
+def _places(summary: str) -> set[int]:
+    """The places the sparse index lists as ranges ("12 more: #40-#47, #52")."""
+    found: set[int] = set()
+    for part in (m.group(1) for m in MORE.finditer(summary)):
+        for item in part.split(", "):
+            low, _, high = item.partition("-")
+            found.update(range(int(low[1:]), int((high or low)[1:]) + 1))
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -30,17 +43,20 @@ def test_every_faded_entry_comes_back_by_id_and_by_recall(make_mem, local_embedd
     mem = make_mem(embedder=local_embedder)
     result = mem.compact(session, session_id="sess-1")
     contents = _contents(session)
-    faded = [e for e in result.entries if e.action in STORED]
-    assert faded and all(e.memory_ids for e in faded)
-    assert not any(e.memory_ids for e in result.entries if e.action == "kept")
+    faded = [e for e in result.entries if e.retention < 0.65 and e.action != "omitted"]
+    trivia = [e for e in faded if trivial(contents[e.index]) or not worth_keeping(contents[e.index])]
+    faded = [e for e in faded if e not in trivia]
+    assert faded and all(e.memory_ids for e in faded) and not any(e.memory_ids for e in trivia)
+    assert not any(e.memory_ids for e in result.entries if e.retention >= 0.65 or e.action == "omitted")
+    listed = _places(result.summary)
     for entry in faded:
         chunks = [mem.get_memory(i) for i in entry.memory_ids]
         assert "".join(c.content for c in chunks) == contents[entry.index]
         first = chunks[0]
         assert first.source == "compaction" and first.session_id == "sess-1"
         assert first.metadata["type"] == entry.type and "position" in first.metadata
-        if entry.action != "dropped":
-            assert re.search(rf"\[id:{','.join(entry.memory_ids)}\]$", result.summary, re.M)
+        assert entry.index in listed or re.search(
+            rf"#{entry.index} .*\[id:{','.join(entry.memory_ids)}\]$", result.summary, re.M)
     missed = []
     for entry in faded:
         # Its opening 200 characters: several outputs of this session open with the same first line
@@ -56,10 +72,15 @@ def test_pointer_lines_carry_ids_within_the_cap(make_mem, session):
     mem = make_mem()
     result = mem.compact(session, session_id="sess-1", config={"maxSparseIndexTokens": 300})
     index = result.summary.split("## Sparse Index (decayed — pointers only)\n")[1].split("\n\n")[0].split("\n")
-    assert len(index) == result.stats.sparse and all(re.search(r" \[id:[0-9A-Z,]+\]$", line) for line in index)
-    assert result.stats.sparse_index_tokens <= 300 and result.stats.dropped > 0
-    dropped = [e for e in result.entries if e.action == "dropped"]
-    assert all(mem.get_memory(e.memory_ids[0]).content for e in dropped)  # no line, still kept
+    lines = [line for line in index if line.startswith("#")]
+    for line in lines:  # each pointer carries the ids of what it stored (trivia is not stored)
+        ids = result.entries[int(line[1:].split()[0])].memory_ids
+        assert line.endswith(f" [id:{','.join(ids)}]") if ids else "[id:" not in line
+    assert result.stats.sparse_index_tokens <= 300 and result.stats.dropped == 0
+    unlisted = {i for i in _places(result.summary) if result.entries[i].action == "pointer"}
+    assert unlisted and len(lines) + len(unlisted) == result.stats.sparse  # no room: listed as places
+    assert all(mem.get_memory(result.entries[i].memory_ids[0]).content for i in unlisted
+               if result.entries[i].memory_ids)
 
 
 def test_compacting_the_same_session_again_keeps_the_same_ids(make_mem, session):
@@ -76,11 +97,12 @@ def test_the_goal_line_holds_the_users_intents(make_mem, session):
     mem = make_mem()
     result = mem.compact(session, session_id="sess-1", previous_summary="We shipped the auth rewrite yesterday.")
     goals = result.summary.split("## Goal\n")[1].split("\n\n")[0].split("\n")
-    asks = [m["content"] for m in session if m["role"] == "user" and m["content"] != "HEARTBEAT"]
-    assert goals == ["- " + (a if len(a) <= 120 else a[:120] + "…") for a in asks]
+    asks = [(n, m["content"]) for n, m in enumerate(session) if m["role"] == "user" and m["content"] != "HEARTBEAT"]
+    assert [re.sub(r" \[id:[0-9A-Z,]+\]$", "", g) for g in goals] == [
+        f"- #{n} " + (a if len(a) <= 150 else a[:a.rindex(" ", 0, 150)] + "…") for n, a in asks]
     assert "## Prior Context\nWe shipped the auth rewrite yesterday.\n" in result.summary
-    intents = mem.recall_memories(asks[0], limit=5, source="compaction", session_id="sess-1")
-    assert intents and intents[0].content == asks[0]
+    intents = mem.recall_memories(asks[0][1], limit=5, source="compaction", session_id="sess-1")
+    assert intents and intents[0].content == asks[0][1]
 
 
 def test_decisions_outlive_tool_outputs_of_the_same_age(make_mem, session):

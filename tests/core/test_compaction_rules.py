@@ -16,7 +16,6 @@ from support import load_bench
 import hippo
 from hippo.core.compaction.compact import (
     BASE_IMPORTANCE,
-    DECISION_MARKERS,
     Scored,
     classify,
     importance,
@@ -24,12 +23,16 @@ from hippo.core.compaction.compact import (
     score,
 )
 from hippo.core.compaction.config import CompactionConfig, load_compaction_config
+from hippo.core.compaction.kinds import REFERENCE_MARKERS as DECISION_MARKERS
 from hippo.core.compaction.summary import fixed, index_line, summarize
 from hippo.core.messages import read_messages
 from hippo.core.tokens import count_tokens
 from hippo.errors import ConfigError, InvalidInput
 
 DEFAULT = CompactionConfig()
+# The specification's rules and layout, which this file checks rule by rule (hippo's default
+# classifier reads meaning: tests/core/test_compaction_meaning.py).
+REFERENCE = CompactionConfig(classifier="reference")
 SEED_JSON = {
     "decayRates": {"decision": 0.03, "user_intent": 0.05, "context": 0.12, "tool_result": 0.20,
                    "ephemeral": 0.35, "unknown": 0.15},
@@ -116,7 +119,7 @@ def test_base_importance_by_type():
 
 
 def test_the_last_five_messages_get_the_recency_bonus():
-    scored = score(read_messages([{"role": "user", "content": f"Message {i}"} for i in range(10)]), DEFAULT)
+    scored = score(read_messages([{"role": "user", "content": f"Message {i}"} for i in range(10)]), REFERENCE)
     assert [round(e.importance, 2) for e in scored] == [0.80] * 5 + [0.95] * 5
 
 
@@ -128,7 +131,7 @@ def _words(tokens: int) -> str:
 
 @pytest.mark.parametrize(("tokens", "expected"), [(10_000, 0.45), (10_001, 0.30), (30_000, 0.30), (30_001, 0.20)])
 def test_size_penalties_over_10k_and_30k_real_tokens(tokens, expected):
-    (entry,) = score(read_messages([{"role": "tool", "content": _words(tokens)}]), DEFAULT)
+    (entry,) = score(read_messages([{"role": "tool", "content": _words(tokens)}]), REFERENCE)
     assert entry.tokens == tokens and entry.importance == pytest.approx(expected)  # 0.30 + 0.15 recent - penalties
 
 
@@ -148,17 +151,17 @@ def _with_filler(first: str, last: str) -> list[dict]:
 def test_a_message_referred_to_later_gets_the_reference_bonus():
     first = "Deploy the billing service on Friday after the QA sign-off, never on Monday"
     needle = first[:30]
-    hit = score(read_messages(_with_filler(first, f"As you said: {needle}...")), DEFAULT)[0]
-    short = score(read_messages(_with_filler(first, f"As you said: {needle[:29]}")), DEFAULT)[0]
+    hit = score(read_messages(_with_filler(first, f"As you said: {needle}...")), REFERENCE)[0]
+    short = score(read_messages(_with_filler(first, f"As you said: {needle[:29]}")), REFERENCE)[0]
     assert hit.importance == pytest.approx(1.0) and short.importance == pytest.approx(0.8)
 
 
 def test_a_short_message_is_referred_to_by_its_whole_text_and_an_empty_one_never():
-    found = score(read_messages(_with_filler("use uv", "we use uv now")), DEFAULT)[0]
+    found = score(read_messages(_with_filler("use uv", "we use uv now")), REFERENCE)[0]
     assert found.importance == pytest.approx(1.0)
     calls = [{"role": "assistant", "content": None, "tool_calls": [
         {"id": "c", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]}]
-    empty = score(read_messages(calls + _with_filler("x", "y")), DEFAULT)[0]
+    empty = score(read_messages(calls + _with_filler("x", "y")), REFERENCE)[0]
     assert empty.importance == pytest.approx(0.5)  # nothing to refer to (the reference's "" matched everything)
 
 
@@ -193,7 +196,7 @@ def test_decisions_decay_over_six_times_slower_than_tool_outputs():
 @pytest.mark.parametrize(("r", "action"), [(0.65, "kept"), (0.6499, "compressed"), (0.25, "compressed"),
                                            (0.2499, "pointer")])
 def test_both_thresholds(r, action):
-    result = summarize([_entry(0, "context", r, "An entry at the edge")], DEFAULT)
+    result = summarize([_entry(0, "context", r, "An entry at the edge")], REFERENCE)
     assert result.entries[0].action == action
 
 
@@ -201,7 +204,7 @@ def test_the_sparse_index_stops_at_its_token_cap_and_counts_the_dropped():
     entries = [_entry(i, "tool_result", 0.1, f"Tool result {i} with some output", tool="exec") for i in range(20)]
     per_line = count_tokens([index_line(entries[0])])[0]
     cap = per_line * 3 + 1
-    result = summarize(entries, CompactionConfig(max_sparse_index_tokens=cap))
+    result = summarize(entries, CompactionConfig(max_sparse_index_tokens=cap, classifier="reference"))
     actions = [e.action for e in result.entries]
     assert actions.count("pointer") == 3 and actions.count("dropped") == 17
     assert result.stats.sparse_index_tokens <= cap and result.stats.dropped == 17
@@ -210,7 +213,7 @@ def test_the_sparse_index_stops_at_its_token_cap_and_counts_the_dropped():
 
 
 def test_a_zero_cap_drops_every_pointer_and_the_section():
-    result = summarize([_entry(0, "ephemeral", 0.05, "HEARTBEAT_OK")], CompactionConfig(max_sparse_index_tokens=0))
+    result = summarize([_entry(0, "ephemeral", 0.05, "HEARTBEAT_OK")], CompactionConfig(max_sparse_index_tokens=0, classifier="reference"))
     assert result.stats.dropped == 1 and "## Sparse Index" not in result.summary
 
 
@@ -224,7 +227,7 @@ def test_the_summary_has_the_seeds_layout_line_by_line():
         _entry(3, "tool_result", 0.10, "Command output", 5000, tool="exec"),
         _entry(4, "context", 0.12, "Response preview"),
     ]
-    result = summarize(entries, DEFAULT, previous_summary="Earlier: the user wants a dashboard.")
+    result = summarize(entries, REFERENCE, previous_summary="Earlier: the user wants a dashboard.")
     lines = ['[TOOL:exec] 5000tok → "Command output"', "[ASSISTANT] Response preview"]
     compressed = ['[USER] "Build a React app with TypeScript"', '[TOOL:read] 1200tok → "File content preview"']
     after = sum(count_tokens(lines + compressed)) + 50
@@ -271,16 +274,16 @@ def test_goals_are_the_intents_still_above_the_sparse_threshold():
                _entry(1, "user_intent", 0.7, "Make it responsive\nand accessible"),
                _entry(2, "user_intent", 0.2, "This goal should not appear"),
                _entry(3, "user_intent", 0.9, "ten chars!")]
-    summary = summarize(entries, DEFAULT).summary
+    summary = summarize(entries, REFERENCE).summary
     goal = summary[summary.index("## Goal"):summary.index("## Active")]
     assert goal == "## Goal\n- Build a React application\n- Make it responsive and accessible\n\n"
 
 
 def test_kept_entries_show_500_characters_and_numbers_print_as_javascript_does():
-    result = summarize([_entry(0, "context", 0.7, "y" * 600, 300)], DEFAULT)
+    result = summarize([_entry(0, "context", 0.7, "y" * 600, 300)], REFERENCE)
     assert f"### [context] (r=0.70)\n{'y' * 500}…\n" in result.summary
     assert fixed(0.125, 2) == "0.13" and fixed(2.25, 1) == "2.3"  # toFixed rounds half up
-    empty = hippo.compact([], DEFAULT)
+    empty = hippo.compact([], REFERENCE)
     assert empty.summary.endswith("<!-- hippo compaction stats: 0tok → 0tok (∞× compression) -->")
     assert empty.stats.ratio is None and "entries: 0" in empty.summary
 
@@ -294,13 +297,13 @@ def test_compact_reads_openai_and_anthropic_sessions_alike():
                  {"role": "assistant", "content": [{"type": "tool_use", "id": "c1", "name": "exec",
                                                     "input": {"cmd": "ls"}}]},
                  {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": "a.txt\nb.txt"}]}]
-    one, two = hippo.compact(openai, DEFAULT), hippo.compact(anthropic, DEFAULT)
+    one, two = hippo.compact(openai, REFERENCE), hippo.compact(anthropic, REFERENCE)
     assert [e.type for e in one.entries] == [e.type for e in two.entries] == ["user_intent", "context", "tool_result"]
     assert one.summary == two.summary
     assert re.search(r'^• \(r=0\.45\) \[TOOL:exec\] \d+tok → "a\.txt b\.txt"$', one.summary, re.M)
     assert re.search(r'^• \(r=0\.58\) \[ASSISTANT\] exec\(\{"cmd":"ls"\}\)$', one.summary, re.M)
     with pytest.raises(InvalidInput):
-        hippo.compact([{"role": "robot", "content": "x"}], DEFAULT)
+        hippo.compact([{"role": "robot", "content": "x"}], REFERENCE)
 
 
 # --- configuration ----------------------------------------------------------------------------
@@ -362,7 +365,7 @@ def test_the_seeds_log_lines_go_to_the_logger_and_the_log_file(tmp_path, caplog)
     log_file = tmp_path / "hippocampus.log"
     session = [{"role": "user", "content": f"Message number {i}"} for i in range(12)]
     with caplog.at_level(logging.INFO, logger="hippo.compaction"):
-        result = hippo.compact(session, CompactionConfig(log_file=str(log_file)))
+        result = hippo.compact(session, CompactionConfig(log_file=str(log_file), classifier="reference"))
     messages = [r.getMessage() for r in caplog.records if r.name == "hippo.compaction"]
     stats = result.stats
     assert (stats.sparse, stats.compressed, stats.kept) == (0, 7, 5)
@@ -405,7 +408,7 @@ def test_a_fifo_as_the_log_file_never_holds_compaction_up(tmp_path):
     fifo = tmp_path / "log.fifo"
     os.mkfifo(fifo)
     session = [{"role": "user", "content": f"Message number {i}"} for i in range(3)]
-    assert hippo.compact(session, CompactionConfig(log_file=str(fifo))).stats.kept == 3
+    assert hippo.compact(session, CompactionConfig(log_file=str(fifo), classifier="reference")).stats.kept == 3
 
 
 def test_loading_a_config_file_logs_the_loaded_line(tmp_path, caplog):
@@ -424,7 +427,7 @@ def long_session() -> list[dict]:
 
 
 def test_a_150k_token_session(long_session):
-    result = hippo.compact(long_session, DEFAULT)
+    result = hippo.compact(long_session, REFERENCE)
     stats = result.stats
     assert stats.tokens_before >= 150_000 and stats.entries == len(long_session)
     assert stats.sparse_index_tokens <= DEFAULT.max_sparse_index_tokens and stats.dropped > 0
@@ -434,7 +437,7 @@ def test_a_150k_token_session(long_session):
 
 
 def test_the_goal_lines_are_the_users_intents(long_session):
-    result = hippo.compact(long_session, DEFAULT)
+    result = hippo.compact(long_session, REFERENCE)
     goals = result.summary.split("## Goal\n")[1].split("\n\n")[0].split("\n")
     asks = [m["content"] for m in long_session if m["role"] == "user" and m["content"] != "HEARTBEAT"]
     assert len(goals) == len(asks)  # every intent stays above the sparse threshold (its floor is 0.35)
@@ -443,7 +446,7 @@ def test_the_goal_lines_are_the_users_intents(long_session):
 
 
 def test_decisions_outlive_tool_outputs_of_the_same_age(long_session):
-    result = hippo.compact(long_session, DEFAULT)
+    result = hippo.compact(long_session, REFERENCE)
     total = len(result.entries)
     decisions = [e for e in result.entries if e.type == "decision"]
     tools = [e for e in result.entries if e.type == "tool_result"]

@@ -48,7 +48,8 @@ def test_a_requests_numbers_are_checked(api):
                    '{"compressThreshold": "high"}', '{"maxSparseIndexTokens": 2.5}'):
         response = _raw(api, f"{BASE}/compact", f'{{"messages": [], "config": {config}}}')
         assert response.status_code == 400, (config, response.text)
-    good = api.post(f"{BASE}/compact", json={"messages": SAID, "config": {"compressThreshold": 0.99}})
+    said = [{"role": "assistant", "content": "The export took 41 minutes last night."}]  # context, r 0.65
+    good = api.post(f"{BASE}/compact", json={"messages": said, "config": {"compressThreshold": 0.99}})
     assert good.status_code == 200 and good.json()["stats"]["kept"] == 0
 
 

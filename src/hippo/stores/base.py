@@ -629,6 +629,10 @@ class CaptureStore(Database, Protocol):
         """``(agent_id, session_id)`` of sessions with messages past their cursor (all agents if None)."""
         ...
 
+    def pending_messages(self, agent_id: str | None) -> int:
+        """How many observed messages wait past their session's cursor (all agents if None)."""
+        ...
+
     def capture_cursor(self, agent_id: str, session_id: str) -> int:
         """The last processed seq of the session (0: none)."""
         ...

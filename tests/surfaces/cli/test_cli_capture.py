@@ -86,7 +86,7 @@ def test_compact_prints_the_summary_and_stores_with_a_session(cli, tmp_path, db_
     path = tmp_path / "session.jsonl"
     path.write_text("\n".join(transcript_lines()) + "\n")
     summary = ok(cli("compact", path, db=tmp_path / "never.db")).stdout
-    assert summary.startswith("# Session compaction (hippo)") and "## Goal" in summary
+    assert summary.startswith("# Session compaction (hippo)") and "## Decisions in force\n- #0 We decided" in summary
     assert not (tmp_path / "never.db").exists()  # without --session nothing is opened
     done = as_json(cli("compact", path, "--session", "cc-1", "--json"))
     ids = [i for entry in done["entries"] for i in entry["memory_ids"]]

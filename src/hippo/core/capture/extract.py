@@ -12,14 +12,15 @@ words, typed by cue words, its importance from seed 000's intensity signals).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Sequence
 
 from hippo.clock import to_iso
+from hippo.core.compaction.kinds import kinds, worth_keeping
 from hippo.core.facts import offline
-from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms
 from hippo.core.llm_json import complete_json, folded
+from hippo.core.messages import ChatMessage
 from hippo.stores.base import Observed
 from hippo.types import LLMCall
 
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
     from hippo.providers.base import LLM
 
-__all__ = ["MEMORY_TYPES", "Draft", "Window", "extract", "gate", "worth_keeping"]
+__all__ = ["MEMORY_TYPES", "Draft", "Window", "extract", "gate", "kept", "worth_keeping"]
 
 MEMORY_TYPES = ("decision", "insight", "fact", "preference", "project", "conversation")
 MemoryType = Literal["decision", "insight", "fact", "preference", "project", "conversation"]
@@ -51,6 +52,8 @@ class Draft:
     memory_type: str
     tags: list[str]
     sources: list[Observed] = field(default_factory=list)
+    # The message this one answered or decided (a question, a proposal), when capture can tell.
+    answers: Observed | None = None
 
     @property
     def observed_at(self) -> datetime | None:
@@ -61,10 +64,6 @@ class Draft:
 
 # -- the offline tier ----------------------------------------------------------------------------
 
-_SMALL_TALK = re.compile(
-    r"^\W*(hi|hello|hey|thanks|thank you|thx|ok|okay|sure|great|cool|nice|lol|haha|bye|goodbye|yes|no|yep|nope|"
-    r"got it|sounds good|you're welcome|good (morning|night|evening|afternoon)|see you|take care|wow|awesome)"
-    r"(\W+\w+)?\W*$", re.I)
 _TYPE_CUES: list[tuple[str, re.Pattern[str]]] = [
     ("decision", re.compile(r"\b(decided|decide|chose|choose|going with|settled on|we'll use|will use|picked|agreed|"
                             r"plan(ning)? to)\b", re.I)),
@@ -76,15 +75,30 @@ _TYPE_CUES: list[tuple[str, re.Pattern[str]]] = [
 ]
 
 
-def worth_keeping(text: str) -> bool:
-    """The offline gate for one message: not small talk, and at least three content words (a
-    text mostly in a script without spaces counts by characters)."""
-    text = text.strip()
-    if not text or _SMALL_TALK.match(text):
-        return False
-    if offline.non_latin_share(text) > 0.5:
-        return len(text) >= 8
-    return len(keyword_terms(text, stopwords=ENGLISH_STOPWORDS)) >= 3
+def kept(window: Window) -> dict[int, Observed | None]:
+    """The new messages of a window a person would keep, each with the message it answers (or
+    None), by ``seq``. Read as compaction reads a session (:func:`hippo.core.compaction.kinds.kinds`,
+    the window's earlier messages giving the context): acknowledgements, reactions and trivia
+    ("ok", "👍", "Running the tests now.") are not kept. A decision answers the latest earlier
+    message of the other speaker; an assistant's answer, the user's latest request or question."""
+    said = [*window.context, *window.new]
+    types = kinds([ChatMessage(m.role, m.content, name=m.name) for m in said])
+    out: dict[int, Observed | None] = {}
+    for n, (message, kind) in enumerate(zip(said, types)):
+        if n < len(window.context) or kind == "ephemeral" or not worth_keeping(message.content):
+            continue
+        out[message.seq] = _answered(said[:n], types[:n], message, kind)
+    return out
+
+
+def _answered(before: list[Observed], types: list[str], message: Observed, kind: str) -> Observed | None:
+    for earlier, earlier_kind in zip(reversed(before), reversed(types)):
+        if earlier.role == message.role or earlier_kind == "ephemeral":
+            continue
+        if kind == "decision" or (message.role == "assistant" and earlier_kind == "user_intent"):
+            return earlier
+        return None
+    return None
 
 
 def _offline_draft(message: Observed) -> Draft:
@@ -171,7 +185,7 @@ def _numbered(window: Window) -> str:
 def gate(window: Window, llm: "LLM | None", calls: list[LLMCall]) -> bool:
     """Seed 002's cheap gate: is anything in the window's new messages worth remembering?"""
     if llm is None:
-        return any(worth_keeping(m.content) for m in window.new)
+        return bool(kept(window))
     verdict_model, _ = _models()
     answer = complete_json(llm, GATE_PROMPT, f"The excerpt:\n<<<\n{_numbered(window)}\n>>>", verdict_model,
                            purpose="capture-gate", calls=calls, max_tokens=128)
@@ -180,8 +194,9 @@ def gate(window: Window, llm: "LLM | None", calls: list[LLMCall]) -> bool:
 
 def extract(window: Window, llm: "LLM | None", known: Sequence[str], calls: list[LLMCall]) -> list[Draft]:
     """The window's memories; ``known``: stored memories like it (the LLM is told not to repeat them)."""
+    keep = kept(window)
     if llm is None:
-        return [_offline_draft(m) for m in window.new if worth_keeping(m.content)]
+        return [replace(_offline_draft(m), answers=keep[m.seq]) for m in window.new if m.seq in keep]
     _, extraction_model = _models()
     stored = "\n".join(f"- {text}" for text in known) or "(none)"
     prompt = f"Memories already stored:\n{stored}\n\nThe excerpt:\n<<<\n{_numbered(window)}\n>>>"
@@ -193,5 +208,6 @@ def extract(window: Window, llm: "LLM | None", known: Sequence[str], calls: list
         cited = [numbered[n - 1] for n in item.sources if 1 <= n <= len(numbered)]
         sources = [m for m in cited if m in window.new] or list(window.new)
         tags = [t.strip().lower() for t in item.topic_tags if t.strip()][:3]
-        drafts.append(Draft(item.content.strip(), item.importance, item.memory_type, tags, sources))
+        answers = next((keep[m.seq] for m in sources if keep.get(m.seq) is not None), None)
+        drafts.append(Draft(item.content.strip(), item.importance, item.memory_type, tags, sources, answers))
     return drafts

@@ -22,7 +22,7 @@ from hippo.core.capture.extract import Draft, Window, extract, gate
 from hippo.core.facts.offline import ExtractedFact
 from hippo.core.facts.remember import Planned, apply_facts, plan_facts
 from hippo.core.memories import writer
-from hippo.core.memories.writer import SOURCE_IDS, MemoryInput
+from hippo.core.memories.writer import ANSWERS, SOURCE_IDS, MemoryInput
 from hippo.core.messages import read_messages
 from hippo.core.tokens import count_tokens
 from hippo.errors import InvalidInput
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from hippo.config import Settings
     from hippo.core.embedding import EmbeddingService
     from hippo.core.facts.pairs import Rule
+    from hippo.core.memories.reembed import Progress
     from hippo.providers.base import LLM
     from hippo.stores.base import Store
 
@@ -100,11 +101,14 @@ def _said(message: Observed) -> str:
 
 
 def process_pending(store: "Store", embedding: "EmbeddingService", llm: "LLM | None", agent_id: str | None,
-                    settings: "Settings", now: datetime, offline_rule: "Rule") -> Captured:
-    """Process every session with pending messages (``agent_id`` None: every agent's)."""
+                    settings: "Settings", now: datetime, offline_rule: "Rule",
+                    progress: "Progress | None" = None) -> Captured:
+    """Process every session with pending messages (``agent_id`` None: every agent's); ``progress``
+    is called with (messages processed, messages pending) after each batch."""
     totals = dict(sessions=0, messages=0, windows=0, gated_in=0, memories=0, merged=0, facts=0)
     ids: list[str] = []
     calls: list[LLMCall] = []
+    pending = store.pending_messages(agent_id) if progress is not None else 0
     for agent, session in store.pending_sessions(agent_id):
         totals["sessions"] += 1
         while True:
@@ -117,6 +121,8 @@ def process_pending(store: "Store", embedding: "EmbeddingService", llm: "LLM | N
                     ids += value
                 else:
                     totals[key] += value
+            if progress is not None:
+                progress(totals["messages"], max(pending, totals["messages"]))
     return Captured(**totals, ids=ids, llm_calls=calls)
 
 
@@ -177,6 +183,8 @@ def _metadata(draft: Draft) -> dict[str, Any]:
                                 SOURCE_IDS: [m.message_id for m in draft.sources]}
     if draft.tags:
         metadata["tags"] = draft.tags
+    if draft.answers is not None:
+        metadata[ANSWERS] = draft.answers.message_id
     return metadata
 
 

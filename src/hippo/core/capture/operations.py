@@ -4,12 +4,16 @@ sessions' histories that capture taps, :mod:`hippo.core.capture.history`'s."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from hippo.core import validation as v
 from hippo.core.capture import history, surfacing
 from hippo.core.capture import inbox as capture
 from hippo.core.context import Capability
 from hippo.types import Captured, Observation, Surfaced
+
+if TYPE_CHECKING:
+    from hippo.core.memories.reembed import Progress
 
 __all__ = ["Capture"]
 
@@ -25,13 +29,14 @@ class Capture(Capability):
         (``capture_roles``)."""
         return capture.observe(self.ctx.store, messages, session_id, self.ctx.settings)
 
-    def process_pending(self) -> Captured:
+    def process_pending(self, *, progress: "Progress | None" = None) -> Captured:
         """Turn what this agent observed into memories now (windows, a gate, extraction,
         deduplication; see :mod:`hippo.core.capture.inbox`). Each window is processed once, even when several
-        processes run this at the same time."""
+        processes run this at the same time. ``progress`` is called with (messages processed,
+        messages pending) as batches finish."""
         ctx = self.ctx
         return capture.process_pending(ctx.store.database, ctx.embedding, ctx.llm, ctx.agent_id, ctx.settings,
-                                       ctx.now(), ctx.offline_rule)
+                                       ctx.now(), ctx.offline_rule, v.check_progress(progress))
 
     def pending_agents(self) -> list[str]:
         """Every agent of this database with observed messages not processed yet (all agents, not

@@ -31,8 +31,8 @@ from typing import Any, Mapping, Sequence
 from hippo import limits
 from hippo.core import validation as v
 from hippo.core.compaction.config import CompactionConfig, for_call, load_compaction_config
+from hippo.core.compaction.kinds import classify_reference, kinds
 from hippo.core.compaction.summary import summarize
-from hippo.core.compaction.wording import is_acknowledgement
 from hippo.core.messages import ChatMessage, read_messages
 from hippo.core.tokens import count_tokens
 from hippo.errors import InvalidInput
@@ -45,8 +45,6 @@ log = logging.getLogger("hippo.compaction")
 
 BASE_IMPORTANCE = {"decision": 0.90, "user_intent": 0.80, "context": 0.50, "tool_result": 0.30,
                    "ephemeral": 0.10, "unknown": 0.40}
-DECISION_MARKERS = ("decision", "decided", "will do", "plan", "approach", "strategy",
-                    "решил", "план", "буду", "сделаю", "подход")
 RECENT = 5  # the last five messages get the recency bonus
 RECENCY_BONUS = 0.15
 LARGE, HUGE = 10_000, 30_000  # tokens
@@ -76,26 +74,9 @@ class Scored:
 
 
 def classify(message: ChatMessage) -> str:
-    """Seed 004's type of a message, by the reference's rules in their order: tool results; the
-    user's heartbeats and status checks (ephemeral) or intents; the assistant's short acknowledgements
-    (ephemeral), decisions (a marker word) or context; anything else unknown. Added: a message of
-    the user or the assistant that only acknowledges ("yes please", "thanks", "👍") is ephemeral."""
-    content = message.text.lower()
-    if message.role == "tool":
-        return "tool_result"
-    if message.role == "user":
-        if "heartbeat" in content or "/status" in content or "no_reply" in content:
-            return "ephemeral"
-        return "ephemeral" if is_acknowledgement(message.text) else "user_intent"
-    if message.role == "assistant":
-        if len(content) < 50 and ("no_reply" in content or "ok" in content):
-            return "ephemeral"
-        if is_acknowledgement(message.text):
-            return "ephemeral"
-        if any(marker in content for marker in DECISION_MARKERS):
-            return "decision"
-        return "context"
-    return "unknown"
+    """The type of one message by the specification's rules (``classifier="reference"``); a
+    session's types by either classifier are :func:`hippo.core.compaction.kinds.kinds`."""
+    return classify_reference(message)
 
 
 def preview(text: str, max_len: int = 120) -> str:
@@ -154,8 +135,9 @@ def score(messages: Sequence[ChatMessage], config: CompactionConfig) -> list[Sco
     tokens = count_tokens(contents)
     referenced = _referenced([m.text for m in messages])
     total, scored = len(messages), []
+    types = kinds(messages, config.classifier)
     for i, message in enumerate(messages):
-        type_, age = classify(message), total - 1 - i
+        type_, age = types[i], total - 1 - i
         weight = importance(type_, age, tokens[i], referenced[i])
         shown = message.text or contents[i]
         scored.append(Scored(i, type_, message.role, weight, retention(weight, age, type_, config), tokens[i],

@@ -30,12 +30,17 @@ DEFAULT_FLOORS = {"decision": 0.50, "user_intent": 0.35}
 # Seed 004's JSON names beside hippo.toml's.
 _JSON_NAMES = {"decayRates": "decay_rates", "sparseThreshold": "sparse_threshold",
                "compressThreshold": "compress_threshold", "retentionFloor": "retention_floor",
-               "maxSparseIndexTokens": "max_sparse_index_tokens", "debug": "debug", "logFile": "log_file"}
+               "maxSparseIndexTokens": "max_sparse_index_tokens", "debug": "debug", "logFile": "log_file",
+               "classifier": "classifier"}
 _MAX_RATE = 100.0
 _MAX_INDEX_TOKENS = 10_000_000
 # What a call may set (a request, a tool call, a mapping passed to compact): the documented numbers.
 # A file to write and the debug switch are the operator's, from hippo.toml or a config file only.
-CALL_SETTINGS = ("decay_rates", "sparse_threshold", "compress_threshold", "retention_floor", "max_sparse_index_tokens")
+CALL_SETTINGS = ("decay_rates", "sparse_threshold", "compress_threshold", "retention_floor", "max_sparse_index_tokens",
+                 "classifier")
+# How messages are classified and summarised: "meaning" (hippo's, the default) or "reference" (the
+# compaction specification's rules and layout, for anyone who needs its exact output).
+CLASSIFIERS = ("meaning", "reference")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +49,9 @@ class CompactionConfig:
     below ``sparse_threshold`` an entry is a pointer, below ``compress_threshold`` a one-line
     summary, else kept in full; ``retention_floor`` anchors a type's retention;
     ``max_sparse_index_tokens`` caps the pointers. ``debug`` also prints the log lines to stderr;
-    ``log_file`` appends them to a file (``logFile`` in a JSON file; none unless named)."""
+    ``log_file`` appends them to a file (``logFile`` in a JSON file; none unless named).
+    ``classifier`` is ``"meaning"`` (the default: types read by words, decisions in force and open
+    goals in sections of their own) or ``"reference"`` (the specification's rules and layout)."""
 
     decay_rates: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_DECAY_RATES))
     sparse_threshold: float = 0.25
@@ -53,6 +60,7 @@ class CompactionConfig:
     max_sparse_index_tokens: int = 2500
     debug: bool = False
     log_file: str | None = None
+    classifier: str = "meaning"
 
     def __post_init__(self) -> None:
         _check(self)
@@ -165,6 +173,9 @@ def _check(config: CompactionConfig) -> None:
     if isinstance(cap, bool) or not isinstance(cap, int) or not 0 <= cap <= _MAX_INDEX_TOKENS:
         raise ConfigError(f"compaction setting max_sparse_index_tokens must be a whole number from 0 to "
                           f"{_MAX_INDEX_TOKENS}, got {shown(cap)}")
+    if config.classifier not in CLASSIFIERS:
+        raise ConfigError(f"compaction setting classifier must be one of {', '.join(CLASSIFIERS)}, "
+                          f"got {shown(config.classifier)}")
     if not isinstance(config.debug, bool):
         raise ConfigError(f"compaction setting debug must be true or false, got {shown(config.debug)}")
     if config.log_file is not None and (not isinstance(config.log_file, str) or not config.log_file.strip()):

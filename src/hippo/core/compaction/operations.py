@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from hippo.core import validation as v
 from hippo.core.compaction import compact as compaction
+from hippo.core.compaction import kinds
 from hippo.core.compaction.summary import summarize
 from hippo.core.context import Capability
 from hippo.core.memories import writer
@@ -21,10 +22,13 @@ from hippo.types import Compaction
 if TYPE_CHECKING:
     from hippo.core.compaction.compact import Scored
     from hippo.core.compaction.config import CompactionConfig
+    from hippo.core.memories.reembed import Progress
+    from hippo.types import StoreResult
 
 __all__ = ["Compactor", "parts_of"]
 
 SOURCE = "compaction"
+BATCH = 32  # entries embedded and written together
 
 
 def parts_of(text: str, max_chars: int) -> list[str]:
@@ -61,12 +65,15 @@ class Compactor(Capability):
 
     def compact(self, messages: Sequence[Mapping[str, Any]], *, session_id: str,
                 config: "CompactionConfig | Mapping[str, Any] | None" = None,
-                previous_summary: str | None = None) -> Compaction:
+                previous_summary: str | None = None, progress: "Progress | None" = None) -> Compaction:
         """Compact a session by decay (see :func:`hippo.compact`), keeping what fades: each
         compressed, pointer or dropped entry's full content is stored as a memory (``source``
         ``compaction``, this ``session_id``, its type and position in metadata) and its line ends
         with ``[id:...]``, so ``get_memory`` or ``recall_memories`` brings it back. Compacting the
-        same session again stores nothing twice: the same content keeps its id."""
+        same session again stores nothing twice: the same content keeps its id. Acknowledgements
+        and trivia are not stored (``classifier="reference"`` stores every faded entry, as the
+        specification does). ``progress`` is called with (entries stored, entries to store) as
+        batches are written."""
         session = v.check_session_id(session_id)
         if session is None:
             raise InvalidInput("session_id is required: compaction stores what fades under it")
@@ -77,12 +84,27 @@ class Compactor(Capability):
         inputs: list[Checked] = []
         owners: list[int] = []
         for entry in scored:
-            if entry.retention < settings.compress_threshold:
+            # acknowledgements, reactions and trivia are not memories (the reference layout stores them)
+            trivial = settings.classifier != "reference" and (
+                entry.type == "ephemeral" or kinds.trivial(entry.content)
+                or entry.type != "tool_result" and not kinds.worth_keeping(entry.content))
+            if entry.retention < settings.compress_threshold and not trivial:
                 held = _inputs(entry, read[entry.index], session, self.ctx.settings.max_content_chars)
                 inputs += held
                 owners += [entry.index] * len(held)
-        results = writer.write(self.ctx.store, self.ctx.embedding, inputs, self.ctx.now)
+        results = self._written(inputs, v.check_progress(progress))
         ids: dict[int, list[str]] = defaultdict(list)
         for owner, result in zip(owners, results):
             ids[owner].append(result.id)
-        return summarize(scored, settings, previous_summary=previous_summary, ids=ids, emit=compaction.emit)
+        return summarize(scored, settings, previous_summary=previous_summary, ids=ids, emit=compaction.emit,
+                         stored=bool(inputs))
+
+    def _written(self, inputs: list[Checked], progress: "Progress | None") -> list["StoreResult"]:
+        """The inputs written in batches of :data:`BATCH` (each its own transaction: compacting again
+        finds what a batch stored), with progress after each."""
+        results = []
+        for start in range(0, len(inputs), BATCH):
+            results += writer.write(self.ctx.store, self.ctx.embedding, inputs[start:start + BATCH], self.ctx.now)
+            if progress is not None:
+                progress(len(results), len(inputs))
+        return results

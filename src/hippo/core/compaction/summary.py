@@ -25,11 +25,11 @@ as the reference's JavaScript prints them.
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_UP, Decimal
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from hippo.core.compaction.config import CompactionConfig
-from hippo.core.compaction.wording import shortened
+from hippo.core.compaction.digest import digest
+from hippo.core.compaction.wording import fixed, js_number, shortened
 from hippo.core.tokens import count_tokens
 from hippo.types import Compaction, CompactionEntry, CompactionStats
 
@@ -48,16 +48,6 @@ KEPT_CHARS = 500  # an Active Context entry shows this much of its content
 # lines grew from 6,362 to 8,261 characters and the summary from 5,762 to 6,230 tokens (+8%).
 COMPRESSED_CHARS = 200
 GOAL_CHARS = 150
-
-
-def fixed(value: float, places: int) -> str:
-    """JavaScript's ``toFixed``: the exact binary value rounded half up (Python's format rounds half to even)."""
-    return str(Decimal(value).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))
-
-
-def js_number(value: float) -> str:
-    """A number as JavaScript prints it in a template or JSON (``0.2``, ``1``)."""
-    return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
 def _one_line(text: str) -> str:
@@ -129,12 +119,15 @@ def _goals(scored: Sequence["Scored"], config: CompactionConfig) -> list[str]:
     return goals
 
 
+def _rates_line(config: CompactionConfig) -> str:
+    rates = ",".join(f'"{k}":{js_number(v)}' for k, v in config.decay_rates.items())
+    return (f"<!-- decay_λ={{{rates}}} sparse_threshold={js_number(config.sparse_threshold)} "
+            f"compress_threshold={js_number(config.compress_threshold)} -->")
+
+
 def _layout(sections: _Sections, scored: Sequence["Scored"], config: CompactionConfig,
             previous_summary: str | None) -> list[str]:
-    rates = ",".join(f'"{k}":{js_number(v)}' for k, v in config.decay_rates.items())
-    parts = [HEADING,
-             f"<!-- decay_λ={{{rates}}} sparse_threshold={js_number(config.sparse_threshold)} "
-             f"compress_threshold={js_number(config.compress_threshold)} -->",
+    parts = [HEADING, _rates_line(config),
              f"<!-- entries: {len(scored)} | sparse: {len(sections.sparse)} | compressed: {len(sections.compressed)}"
              f" | kept: {len(sections.kept)} | dropped: {sections.dropped} -->", ""]
     goals = _goals(scored, config)
@@ -155,18 +148,16 @@ def _layout(sections: _Sections, scored: Sequence["Scored"], config: CompactionC
 
 
 def summarize(scored: Sequence["Scored"], config: CompactionConfig, *, previous_summary: str | None = None,
-              ids: Mapping[int, Sequence[str]] | None = None, emit: Emit | None = None) -> Compaction:
-    """Seed 004's summary of scored entries; ``ids`` are the memories holding each entry's content
-    (by index), shown on its line."""
+              ids: Mapping[int, Sequence[str]] | None = None, emit: Emit | None = None,
+              stored: bool = False) -> Compaction:
+    """The summary of scored entries in the classifier's layout; ``ids`` are the memories holding
+    each entry's content (by index), shown on its line; ``stored``: whether content was stored."""
     ids = ids or {}
-    lines = [(compressed_line if config.sparse_threshold <= entry.retention < config.compress_threshold
-              else index_line)(entry, ids.get(entry.index, ())) for entry in scored]
-    line_tokens = count_tokens(lines)
-    sections = _Sections()
-    actions = [sections.place(entry, line, n, config) for entry, line, n in zip(scored, lines, line_tokens)]
-    parts = _layout(sections, scored, config, previous_summary)
+    if config.classifier == "reference":
+        parts, actions, counts, sparse_tokens, after = _reference(scored, config, previous_summary, ids)
+    else:
+        parts, actions, counts, sparse_tokens, after = _meaning(scored, config, previous_summary, ids, stored)
     before = sum(entry.tokens for entry in scored)
-    after = sections.sparse_tokens + sections.compressed_tokens + sections.kept_tokens
     ratio = before / max(after, 1) if before > 0 else None
     parts.append(f"<!-- hippo compaction stats: {before}tok → {after}tok "
                  f"({fixed(ratio, 1) if ratio is not None else '∞'}× compression) -->")
@@ -177,6 +168,44 @@ def summarize(scored: Sequence["Scored"], config: CompactionConfig, *, previous_
                                           "compressionRatio": fixed(before / max(summary_tokens, 1), 1)})
     entries = [CompactionEntry(e.index, e.type, e.role, e.importance, e.retention, action,  # type: ignore[arg-type]
                                e.tokens, list(ids.get(e.index, ()))) for e, action in zip(scored, actions)]
-    stats = CompactionStats(len(scored), len(sections.sparse), len(sections.compressed), len(sections.kept),
-                            sections.dropped, before, after, ratio, summary_tokens, sections.sparse_tokens)
+    omitted = sum(action == "omitted" for action in actions)
+    sparse, compressed, kept, dropped = counts
+    stats = CompactionStats(len(scored), sparse, compressed, kept, dropped, before, after, ratio, summary_tokens,
+                            sparse_tokens, omitted)
     return Compaction(summary, entries, stats)
+
+
+def _line_of(config: CompactionConfig, ids: Mapping[int, Sequence[str]]) -> Callable[["Scored"], str]:
+    def line(entry: "Scored") -> str:
+        compressed = config.sparse_threshold <= entry.retention < config.compress_threshold
+        return (compressed_line if compressed else index_line)(entry, ids.get(entry.index, ()))
+    return line
+
+
+Laid = tuple[list[str], list[str], tuple[int, int, int, int], int, int]
+
+
+def _reference(scored: Sequence["Scored"], config: CompactionConfig, previous_summary: str | None,
+               ids: Mapping[int, Sequence[str]]) -> Laid:
+    """The specification's layout: its sections, actions, counts and tokens."""
+    line_of = _line_of(config, ids)
+    lines = [line_of(entry) for entry in scored]
+    sections = _Sections()
+    actions = [sections.place(entry, line, n, config) for entry, line, n in zip(scored, lines, count_tokens(lines))]
+    parts = _layout(sections, scored, config, previous_summary)
+    counts = (len(sections.sparse), len(sections.compressed), len(sections.kept), sections.dropped)
+    after = sections.sparse_tokens + sections.compressed_tokens + sections.kept_tokens
+    return parts, actions, counts, sections.sparse_tokens, after
+
+
+def _meaning(scored: Sequence["Scored"], config: CompactionConfig, previous_summary: str | None,
+             ids: Mapping[int, Sequence[str]], stored: bool) -> Laid:
+    """hippo's layout (:mod:`hippo.core.compaction.digest`)."""
+    made = digest(scored, config, ids, _line_of(config, ids))
+    pointers, compressed, kept, omitted = made.counts()
+    head = [HEADING, _rates_line(config),
+            f"<!-- entries: {len(scored)} | sparse: {pointers} | compressed: {compressed} | kept: {kept}"
+            f" | dropped: 0 | omitted: {omitted} -->", ""]
+    parts = made.layout(head, previous_summary, stored)
+    actions = [made.actions[entry.index] for entry in scored]
+    return parts, actions, (pointers, compressed, kept, 0), made.tokens["sparse"], sum(made.tokens.values())

@@ -10,8 +10,10 @@ middle of a sentence (its first 100 characters). Pure: no store, no clock.
 from __future__ import annotations
 
 import re
+from decimal import ROUND_HALF_UP, Decimal
 
-__all__ = ["ACKNOWLEDGEMENTS", "is_acknowledgement", "sentence_ends", "shortened"]
+__all__ = ["ACKNOWLEDGEMENTS", "MORE_ACKNOWLEDGEMENTS", "fixed", "is_acknowledgement", "js_number", "sentence_ends",
+           "shortened"]
 
 # Replies that only acknowledge, agree or thank, in lower case and letters only (punctuation and
 # emoji are dropped before matching). A message made of these alone, any number of them ("ok,
@@ -25,20 +27,41 @@ ACKNOWLEDGEMENTS = (
     "no problem", "np", "no worries", "you re welcome", "welcome", "sounds like a plan",
     "ок", "окей", "ага", "угу", "да", "конечно", "спасибо", "хорошо", "понял", "поняла", "понятно", "отлично", "давай",
 )
-_ONLY_ACKS = re.compile("(?:{0})(?: (?:{0}))*".format(
-    "|".join(re.escape(p) for p in sorted(ACKNOWLEDGEMENTS, key=len, reverse=True))))
+# Read only by hippo's own classifier (``classifier="meaning"``): reactions and acknowledgements in
+# more words and languages, which the reference's list leaves to the rules after it.
+MORE_ACKNOWLEDGEMENTS = (
+    "fine by me", "nah", "nah fine", "ugh", "uff", "oh", "oh no", "ah", "hmm", "wow", "good to know", "good call",
+    "amazing", "brilliant", "lovely", "sweet", "of course", "for sure", "absolutely", "totally", "indeed",
+    "talk tomorrow", "talk soon", "see you", "bye", "good night", "night", "morning", "good morning", "hi", "hello",
+    "hey", "hi there", "lol", "haha", "yay", "phew", "done", "ack", "roger", "copy", "yes please",
+    "genial", "gracias", "muchas gracias", "vale", "perfecto", "claro", "claro que sí", "de acuerdo", "pues nada",
+    "bueno", "buenas", "hola", "buenos días", "buenas noches", "venga", "guay", "ok gracias", "sí", "si", "qué bien",
+    "danke", "danke dir", "vielen dank", "passt", "alles klar", "super", "prima", "klar", "gut", "sehr gut", "ja",
+    "genau", "okay danke", "perfekt", "top", "merci", "merci beaucoup", "parfait", "d accord", "d acc", "oui",
+    "très bien", "entendu", "bien", "ça marche",
+)
+
+
+def _matcher(phrases: tuple[str, ...]) -> "re.Pattern[str]":
+    return re.compile("(?:{0})(?: (?:{0}))*".format(
+        "|".join(re.escape(p) for p in sorted(phrases, key=len, reverse=True))))
+
+
+_ONLY_ACKS = _matcher(ACKNOWLEDGEMENTS)
+_ONLY_MORE_ACKS = _matcher(ACKNOWLEDGEMENTS + MORE_ACKNOWLEDGEMENTS)
 _WORD = re.compile(r"[^\W\d_]+")
 _MAX_ACK_CHARS = 100
 
 
-def is_acknowledgement(text: str) -> bool:
+def is_acknowledgement(text: str, *, wide: bool = False) -> bool:
     """Whether ``text`` only acknowledges: acknowledgement phrases alone, or emoji and
-    punctuation alone (a thumbs-up); never a question mark or a number."""
+    punctuation alone (a thumbs-up); never a question mark or a number. ``wide``: with
+    :data:`MORE_ACKNOWLEDGEMENTS` too (hippo's own classifier)."""
     text = text.strip()
     if not text or len(text) > _MAX_ACK_CHARS or "?" in text or any(ch.isdigit() for ch in text):
         return False
     words = " ".join(_WORD.findall(text.lower().replace("’", " ").replace("'", " ")))
-    return not words or _ONLY_ACKS.fullmatch(words) is not None
+    return not words or (_ONLY_MORE_ACKS if wide else _ONLY_ACKS).fullmatch(words) is not None
 
 
 # A sentence ends at . ! ? or … (and any closing quotes or brackets) before white space or the end,
@@ -81,3 +104,13 @@ def shortened(text: str, budget: int, *, longest_sentence: int) -> str:
         return whole if not text[ends[0]:].strip() else whole + " …"
     cut = text.rfind(" ", 0, budget + 1)
     return text[:cut if cut > budget // 2 else budget].rstrip() + "…"
+
+
+def fixed(value: float, places: int) -> str:
+    """JavaScript's ``toFixed``: the exact binary value rounded half up (Python's format rounds half to even)."""
+    return str(Decimal(value).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))
+
+
+def js_number(value: float) -> str:
+    """A number as JavaScript prints it in a template or JSON (``0.2``, ``1``)."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))

@@ -25,10 +25,12 @@ if TYPE_CHECKING:
     from hippo.core.embedding import EmbeddingService
     from hippo.stores.scoped import AgentStore
 
-__all__ = ["SOURCE_IDS", "SOURCE_PATTERN", "Checked", "MemoryInput", "Prepared", "apply", "check", "prepare", "write"]
+__all__ = ["ANSWERS", "SOURCE_IDS", "SOURCE_PATTERN", "Checked", "MemoryInput", "Prepared", "apply", "check", "prepare",
+           "write"]
 
 SOURCE_PATTERN = r"^[a-z][a-z0-9_-]{0,31}$"
 SOURCE_IDS = "_source_ids"  # metadata: the ids of the messages a captured memory came from (seed 002)
+ANSWERS = "_answers"  # metadata: the id of the message a captured answer or decision answered
 
 
 @dataclass(frozen=True, slots=True)

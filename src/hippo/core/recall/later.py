@@ -19,6 +19,10 @@ Within one conversation (both memories of the same session) only a decision foll
 Only statements are read so: a memory longer than :data:`STATEMENT` characters (a whole session, a
 document) holds "now" or "new" somewhere whatever it says, and is left where it ranks.
 
+A memory capture recorded as the answer to, or the decision on, another message of its conversation
+(its ``_answers`` metadata names one of the other memory's ``_source_ids``) follows that memory
+whatever its words say.
+
 A query about the past ("used to", "originally", "previous") or about a named period (the date
 preference decides there) keeps the order as it is, and so does a memory the query all but repeats
 (own relevance :data:`REPEATED` or more): a search for a sentence finds that sentence first. A
@@ -36,6 +40,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from hippo.core.fusion import Fusion
+from hippo.core.memories.writer import ANSWERS, SOURCE_IDS
 from hippo.core.strength import ScoreWeights
 
 if TYPE_CHECKING:
@@ -99,7 +104,7 @@ def later_first(store: "AgentStore", ranked: list["Ranked"], fusion: Fusion, wei
     chunks = {c.id: c for c in store.get_chunks([r.standing.id for r in top])}
     read = [replace(r, chunk=chunks.get(r.standing.id)) for r in top]  # as_hits need not read them again
     cues = {i: _Cues.of(c) for i, c in chunks.items() if len(c.content) <= STATEMENT}
-    if not any(c.changes or c.open for c in cues.values()):  # what settles also changes
+    if not any(c.changes or c.open or c.answers for c in cues.values()):  # what settles also changes
         return read + ranked[LOOK:]  # nothing here says it changed, settled or left open: no vector read
     vectors = store.get_vectors(list(cues))
     lifted = _lifted(read, {i: c for i, c in cues.items() if i in vectors}, vectors, fusion)
@@ -116,13 +121,25 @@ class _Cues:
     changes: bool
     settles: bool
     open: bool
+    # What capture recorded: the messages it came from, and the one it answered or decided.
+    sources: frozenset[str] = frozenset()
+    answers: str | None = None
 
     @classmethod
     def of(cls, chunk: "Chunk") -> "_Cues":
         # observed if known, else stored (memories stored at one time, as capture writes a
         # conversation's, are in the order of their ids)
+        meta = chunk.metadata or {}
+        sources = meta.get(SOURCE_IDS)
+        answers = meta.get(ANSWERS)
         return cls((chunk.observed_at or chunk.created_at, chunk.id), chunk.session_id, changes(chunk.content),
-                   settles(chunk.content), leaves_open(chunk.content))
+                   settles(chunk.content), leaves_open(chunk.content),
+                   frozenset(i for i in sources if isinstance(i, str)) if isinstance(sources, list) else frozenset(),
+                   answers if isinstance(answers, str) else None)
+
+    def answered(self, earlier: "_Cues") -> bool:
+        """Whether capture recorded this memory as the answer to (or the decision on) ``earlier``."""
+        return self.answers is not None and self.answers in earlier.sources
 
     def follows(self, earlier: "_Cues") -> bool:
         """Whether this memory is the later word on what ``earlier`` said. Within one conversation
@@ -148,7 +165,7 @@ def _lifted(top: Sequence["Ranked"], cues: dict[str, _Cues], vectors: dict[str, 
             if cues[earlier].when >= cues[later].when or score[earlier] < best \
                     or relevance[earlier] >= REPEATED or relevance[later] < AS_RELEVANT * relevance[earlier]:
                 continue
-            if cues[later].follows(cues[earlier]) \
+            if cues[later].answered(cues[earlier]) or cues[later].follows(cues[earlier]) \
                     and fusion.rescaled(float(np.dot(vectors[earlier], vectors[later]))) >= SAME_SUBJECT:
                 best = score[earlier] + STEP * (1.0 + own[later])  # two put above one keep their order
                 follows = earlier

@@ -54,6 +54,13 @@ class SqlCapture:
                      "ORDER BY min(m.seq)", params)
         return [(r[0], r[1]) for r in rows]
 
+    def pending_messages(self, agent_id: str | None) -> int:
+        mine, params = ("AND m.agent_id = ?", (agent_id,)) if agent_id is not None else ("", ())
+        rows = fetch(self.db, None, "SELECT count(*) FROM observed_messages m "
+                     "LEFT JOIN capture_cursors c ON c.agent_id = m.agent_id AND c.session_id = m.session_id "
+                     f"WHERE m.seq > COALESCE(c.processed_seq, 0) {mine}", params)
+        return int(rows[0][0])
+
     def capture_cursor(self, agent_id: str, session_id: str) -> int:
         rows = fetch(self.db, agent_id, "SELECT processed_seq FROM capture_cursors WHERE agent_id = ? "
                      "AND session_id = ?", (agent_id, session_id))

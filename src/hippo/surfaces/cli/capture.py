@@ -49,10 +49,11 @@ def observe(
 @capture.command()
 def process(ctx: typer.Context, json: JSON = False) -> None:
     """Turn what was observed into memories now (windows, gate, extraction, dedup)."""
-    outcome(ctx, json, lambda mem: mem.process_pending(), lambda done: (
-        f"processed {done.messages} messages of {render.plural(done.sessions, 'session')} in {done.windows} windows "
-        f"({done.gated_in} worth remembering): {done.memories} memories ({done.merged} merged into ones already "
-        f"held), {done.facts} facts"))
+    with render.ProgressBar("capturing") as bar:
+        outcome(ctx, json, lambda mem: mem.process_pending(progress=bar), lambda done: (
+            f"processed {done.messages} messages of {render.plural(done.sessions, 'session')} in {done.windows} "
+            f"windows ({done.gated_in} worth remembering): {done.memories} memories ({done.merged} merged into ones "
+            f"already held), {done.facts} facts"))
 
 
 @capture.command()
@@ -87,22 +88,48 @@ def compact(
     file: Annotated[str, typer.Argument(metavar="FILE", help=FILE_HELP)],
     session: Annotated[Optional[str], typer.Option(
         "--session", "-s", metavar="ID",
-        help="Store what fades as memories of this session (Memory.compact); without it nothing is stored.")] = None,
+        help="Keep what the summary shortens as memories of this session; without it nothing is stored.")] = None,
     previous: Annotated[Optional[str], typer.Option(
         "--previous-summary", metavar="FILE", help="The summary of an earlier compaction (Prior Context).")] = None,
+    show: Annotated[Optional[int], typer.Option(
+        "--show", metavar="N", min=0, help="Print message N of FILE whole (a summary's #N) instead of compacting.")]
+    = None,
     json: JSON = False,
 ) -> None:
-    """Compact a long session into a summary (printed); with --session what fades is kept
-    as memories and each pointer line carries its id."""
+    """Compact a long session into a summary (printed). Each line starts with #N, the message it
+    shortens (--show N prints it whole); with --session what the summary shortens is kept as
+    memories and its line carries their ids (hippo get ID)."""
     messages = read_messages_file(file)
+    if show is not None:
+        return _show(messages, show, json)
     before = Path(previous).read_text(encoding="utf-8") if previous is not None else None
     if session is None:
         from hippo.core.compaction.compact import compact as summarize
 
         done = summarize(messages, previous_summary=before)
     else:
-        with opened(ctx, create=True) as mem:
-            done = mem.compact(messages, session_id=session, previous_summary=before)
+        with opened(ctx, create=True) as mem, render.ProgressBar("storing") as bar:
+            done = mem.compact(messages, session_id=session, previous_summary=before, progress=bar)
     if json:
         return render.emit_json(done.to_dict())
     typer.echo(done.summary)
+    stats, stored = done.stats, sum(len(e.memory_ids) for e in done.entries)
+    kept = (f"; {stored} {'memory' if stored == 1 else 'memories'} stored in session {session}"
+            if session is not None else "; nothing stored (--session keeps it)")
+    render.note(f"compacted {render.plural(stats.entries, 'message')}, {stats.tokens_before} tokens into "
+                f"{stats.summary_tokens}: {stats.kept} kept, {stats.compressed} compressed, {stats.sparse} pointers, "
+                f"{stats.omitted} left out{kept}")
+
+
+def _show(messages: list[dict[str, Any]], index: int, json: bool) -> None:
+    from hippo.core.compaction.compact import content_of
+    from hippo.core.messages import read_messages
+
+    read = read_messages(messages)
+    if index >= len(read):
+        raise InvalidInput(f"--show {index}: the session has {render.plural(len(read), 'message')} (#0 to "
+                           f"#{len(read) - 1})")
+    message = read[index]
+    if json:
+        return render.emit_json({"index": index, "role": message.role, "content": content_of(message)})
+    typer.echo(content_of(message))
