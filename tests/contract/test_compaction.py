@@ -17,7 +17,7 @@ from hippo.core.messages import read_messages
 from hippo.errors import InvalidInput
 
 STORED = ("compressed", "pointer", "dropped")
-MORE = re.compile(r"^\d+ (?:more|acknowledgements and trivia left out): (.+)$", re.M)
+MORE = re.compile(r"^(?:\d+ more|left out, acknowledgements and trivia): (.+)$", re.M)
 
 
 def _places(summary: str) -> set[int]:

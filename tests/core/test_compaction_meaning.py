@@ -124,7 +124,7 @@ def test_the_summary_lists_decisions_in_force_and_goals_once(session):
 def test_every_message_is_reachable_from_the_summary(session):
     result = hippo.compact(session)
     pointed = set(map(int, re.findall(r"^(?:- |• |### )?#(\d+)\b", result.summary, re.M)))
-    for line in re.findall(r"^\d+ (?:more|acknowledgements and trivia left out): (.+)$", result.summary, re.M):
+    for line in re.findall(r"^(?:\d+ more|left out, acknowledgements and trivia): (.+)$", result.summary, re.M):
         for item in line.split(", "):
             low, _, high = item.partition("-")
             pointed.update(range(int(low[1:]), int((high or low)[1:]) + 1))

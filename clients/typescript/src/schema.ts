@@ -88,10 +88,11 @@ export interface Compaction {
 
 /**
  * What compaction made of one message: its `index` in the session, `type`,
- * `importance` after the modifiers, `retention` after decay, and `action`: `kept` in full,
- * `compressed` to one line, a `pointer` in the sparse index, or `dropped` (a pointer the
- * full index had no room for). `memory_ids`: where `Memory.compact` stored its content (more
- * than one when it was longer than a memory may be).
+ * `importance` after the modifiers, `retention` after decay, and `action`: `kept` in full
+ * (a goal or a decision in force among them), `compressed` to one line, a `pointer` in the
+ * sparse index, `dropped` (a pointer the full index had no room for; the reference layout only)
+ * or `omitted` (an acknowledgement or trivia, left out). `memory_ids`: where `Memory.compact`
+ * stored its content (more than one when it was longer than a memory may be).
  */
 export interface CompactionEntry {
   index: number;
@@ -99,7 +100,7 @@ export interface CompactionEntry {
   role: string;
   importance: number;
   retention: number;
-  action: "kept" | "compressed" | "pointer" | "dropped";
+  action: "kept" | "compressed" | "pointer" | "dropped" | "omitted";
   tokens: number;
   memory_ids: string[];
 }
@@ -107,7 +108,8 @@ export interface CompactionEntry {
 /**
  * Compaction's statistics: entries in each section, tokens before and after (the stats comment's
  * count: pointer and compressed lines, kept entries whole), their `ratio` (None for an empty
- * session), and `summary_tokens`, the summary text's own count.
+ * session), `summary_tokens`, the summary text's own count, and `omitted`: acknowledgements and
+ * trivia left out of the summary (hippo's layout).
  */
 export interface CompactionStats {
   entries: number;
@@ -120,6 +122,7 @@ export interface CompactionStats {
   ratio: number | null;
   summary_tokens: number;
   sparse_index_tokens: number;
+  omitted: number;
 }
 
 /**

@@ -125,7 +125,7 @@ class Digest:
             if self.unlisted:
                 parts.append(f"{len(self.unlisted)} more: {places(self.unlisted)}")
             if omitted:
-                parts.append(f"{len(omitted)} acknowledgements and trivia left out: {places(omitted)}")
+                parts.append(f"left out, acknowledgements and trivia: {places(omitted)}")
             parts.append("")
         parts.append(_how_back(stored))
         return parts
