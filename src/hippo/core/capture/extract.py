@@ -4,9 +4,11 @@ no), then extraction of memories (content, importance 1-5, type, topic tags, sou
 With an LLM: two calls through hippo's provider layer and its rules for malformed output (one
 retry, then a :class:`~hippo.errors.ProviderError`, never a silent drop); the extraction prompt
 holds the memories already stored that resemble the window, so the model does not repeat them.
-Without one: an offline gate (small talk and messages with fewer than three content words stay
-out) and an offline extractor (each message that passes becomes a memory in the speaker's
-words, typed by cue words, its importance from seed 000's intensity signals).
+Without one: an offline gate and an offline extractor (each message that passes becomes a memory
+in the speaker's words, typed by cue words, its importance from seed 000's intensity signals).
+Either way a message is read as compaction reads it (:func:`kept`): no memory is made of one that
+only acknowledges, reacts or reports progress, or has fewer than three content words, and a
+decision or an answer records the message it answered.
 """
 
 from __future__ import annotations

@@ -4,20 +4,27 @@ ephemeral, read as a careful person reads it.
 Two classifiers. ``reference`` is the compaction specification's rules as they were written
 (substring markers: an assistant message under 50 characters holding "ok" anywhere is ephemeral,
 one holding "plan" anywhere a decision, every user message an intent), kept for anyone who needs
-that exact output. ``meaning``, the default, reads words, not substrings:
+that exact output. ``meaning``, the default, reads words and sentences, and the message before
+(the words themselves are :mod:`hippo.core.compaction.cues`'):
 
 - a tool's output is a tool result;
-- a message that only acknowledges, reacts or reports trivial progress ("ok, thanks", "👍", "on
-  it", "Done.", "Running the tests now.") is ephemeral, from either side;
-- a decision is recognised from the user or the assistant by what settles a choice ("Decision:",
-  "let's go with", "we'll use", "agreed:", "I went with", "X it is", "B. Do it.") in English,
-  Spanish, German, French and Russian; never a question, and never the assistant's echo of a
-  decision just made (that is ephemeral, or context when it adds something);
-- a user message that asks or asks for work is an intent; one that only states something
-  ("I'm allergic to peanuts", "the client is on Windows 10") is context;
+- ephemeral, from either side: a message that only acknowledges, reacts, greets or thanks ("ok,
+  thanks", "👍", "vale, gracias"), an acknowledgement followed by a go-ahead or a few words of no
+  substance ("ok commit it"); from the assistant also a short report of progress ("Running the
+  tests now.", "edited 1 line"), a message that only asks, and its echo of the decision just made
+  ("Noted: token bucket it is.");
+- a decision: a sentence, not a question, that settles a choice ("Decision:", "let's go with",
+  "we'll use", "X it is", "B. Do it."), in English, Spanish, German, French and Russian; a change
+  of course opening a user's message ("Actually, raise the limit to 200"); a user's short reply
+  to an assistant message that offered a choice or recommended one ("To the card."); the
+  assistant choosing one thing over another ("I'll write it as a command rather than a
+  migration");
+- the user's intent: a request or a question; what the user only states is context;
 - anything else the assistant says is context.
 
-Pure: no store, no clock, no model.
+Also here: which decisions a later one overturns (:func:`overturned`), and whether a message is
+worth keeping at all (:func:`worth_keeping`, :func:`trivial`), which capture reads too. Pure: no
+store, no clock, no model.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ import math
 import re
 from typing import Sequence
 
+from hippo.core.compaction import cues
 from hippo.core.compaction.wording import is_acknowledgement
 from hippo.core.facts import offline
 from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms
@@ -58,79 +66,6 @@ def classify_reference(message: ChatMessage) -> str:
     return "unknown"
 
 
-# Settling a choice, at a word boundary, in a sentence that is not a question.
-_DECISION = re.compile(r"""(?ix)
-    \b(?:decision|decided|final\ call|settled\ on|we\ settle\ on|going\ with|go\ with|goes\ with|go\ for|
-       let'?s\ (?:go|use|do|keep|ship|take|pick|stick\ with|move|drop|cut|skip|switch|make|put|pin)|
-       (?:we'?ll|we\ will)\ (?:go\ with|use|ship|keep|do|take|launch|move|drop|cut|skip|switch|stick|pin)|
-       we\ (?:chose|picked|went\ with|agreed)|i\ (?:chose|picked|went\ with|opted\ for|settled\ on)|
-       agreed\b|approved|(?:do|ship|use|merge|deploy)\ it\b|
-       (?:pin|keep|use|drop|cut|scrap|kill)\ (?:it|them|the|that|this)\b|
-       stick\ with|switch(?:ing)?\ to|
-       \w+\ it\ is\b|\w+\ then(?:[.!,:]|\s*$)|one\ (?:change|fix|correction)\s*:|
-       \b(?:is|should\ be|goes\ to|stays(?:\ at)?)\ \S+\ not\ \S+|(?:goes|go)\ to\ [$€£]?\d|stays\ [$€£]?\d|
-       [^\W\d_]+\ =\ [^\W\d_]|
-       (?:^|\.\s)(?:use|pin|keep|drop|cut|scrap|narrow|move|go|do|make|put|set)\b)
-    |^\s*(?:ok(?:ay)?[,.]?\s+)?(?:option\ )?[a-d1-4][.)]?\s+(?:do\ it|go|please|that\ one)\b
-    |\b(?:decidido|decidimos|vamos\ con|nos\ quedamos\ con|elegimos|me\ quedo\ con|lo\ descarto|lo\ dejamos|
-       quedamos\ en|ya\ est[áa])\b
-    |\b(?:entscheidung|entschieden|wir\ nehmen|nehmen\ wir|machen\ wir|bleiben\ bei|festgelegt|
-       wir\ gehen\ mit|dann\ \w+)\b
-    |\b(?:décidé|décision|on\ part\ sur|on\ garde|on\ prend)\b
-    |(?:решил|решили|решение|берём|берем|выбрали|договорились)
-""")
-# The assistant choosing for the user: "I'll write it as a command rather than a migration".
-_CHOOSES = re.compile(r"(?i)^(?:i'?ll|i\ will|i'?m\ going\ to|i\ went\ with|i'?ve\ gone\ with|\w+ing\b)[^.?!]*"
-                      r"\b(?:rather\ than|instead\ of)\b", re.VERBOSE)
-_QUESTION = re.compile(r"\?\s*(?:[\W_]*)$")
-_SENTENCE = re.compile(r"(?<=[.!?…])\s+|\n+")
-# Short progress, greetings and trivia that say nothing to keep ("Done.", "Running the tests now.").
-_TRIVIAL = re.compile(r"""(?ix)^\W*(?:(?:ok(?:ay)?|sure|alright|right|great|good|perfect|vale|perfecto|genial)
-    [,.!]?\s+)?(?:
-    done|on\ it|ack|brb|back|night|good\ night|lunch|working\ on\ it|will\ do|one\ (?:sec|moment)|
-    hecho|listo|apuntado|erledigt|fertig|c'est\ fait|
-    (?:hi|hello|hey|hola|hallo|bonjour)\b(?:\ \S+){0,3}|
-    (?:you'?re\ welcome|de\ nada|gern(?:e)?\ geschehen|good\ luck|have\ a\ (?:good|great|nice)|enjoy|take\ care|
-       mucho\ [áa]nimo|suerte|viel\ erfolg|bonne\ chance)\b.*
-    )\W*$""")
-# The assistant saying what it is about to do or just did, briefly ("Running the tests now.",
-# "Let me check the invoices.", "Added to the plan.", "Lo miro.").
-_PROGRESS = re.compile(r"""(?ix)^\W*(?:(?:ok(?:ay)?|sure|alright|right|great|good|perfect|vale|perfecto|genial)
-    [,.!]?\s+)?(?:
-    (?:let\ me|i'?ll|i\ will)\ (?:check|look|see|take\ a\ look|run|try|dig|find|pull|grab|confirm|ask)\b.*|
-    (?:that|this)\ (?:pattern\ )?rings\ a\ bell.*|
-    \w+ing\b(?:\ \S+){0,10}|again|full\ suite|
-    (?:added|saved|noted|updated|applied|sent|changed|done|fixed)\b(?:\ [^\s._/\d]+){0,3}|
-    edited\ \d+\ (?:line|file)s?|
-    (?:lo|la|los|las|les|le)\ \w+o\b(?:\ \S+){0,4}|miro|busco\b(?:\ \S+){0,5}|confirmo|escribo\b.*|
-    enviad[oa]s?\b.*|mache\ ich|schaue?\ ich\b.*|ich\ (?:schau|pr[üu]f)\w*\b.*
-    )\W*$""")
-_CLOSING = re.compile(r"(?i)^\W*(?:thanks?|thank\ you|thx|ty|gracias|danke|merci|cheers)\b.{0,60}$", re.VERBOSE)
-# What asks for work or an answer: a question, a polite or modal request, an imperative opening a
-# sentence, a problem reported ("every call comes back 401").
-_REQUEST = re.compile(r"""(?ix)
-    \?|(?:^|[.!]\s+|^(?:ok|okay|nice|great|cool|good|right|hmm|so|and|also|now|then|perfecto|vale|genial)[,.!]?\s+)
-    (?:please|pls|can|could|would|will|should|shall|what|why|how|when|where|which|who|
-    add|fix|make|write|check|run|look|find|show|give|tell|help|update|remove|delete|create|build|set|
-    change|rename|try|explain|review|draft|book|send|compare|list|summari[sz]e|investigate|implement|
-    refactor|deploy|test|prepare|organi[sz]e|remind|schedule|start|stop|revert|roll|open|commit|push|merge|
-    search|get|put|draft|plan|figure|sort|clean|walk|now|next|
-    puedes|podr[ií]as|ay[uú]dame|quiero|necesito|busca|mira|haz|prepara|dime|avisa|conf[ií]rma\w*|escribe|
-    kannst|k[öo]nntest|bitte|mach|schau|pr[üu]f\w*|zeig)\b
-    |\b(?:i\ (?:want|need|would\ like|'d\ like)|we\ (?:need|should|must|have\ to)|can\ you|could\ you|
-       please|help\ me|let\ me\ know|any\ idea|porfa|por\ favor|bitte|problem|error|fails?|failing|broken|
-       doesn'?t\ work|not\ working|comes?\ back\ \d{3}|keeps?\ \w+ing|rejects?|crash\w*)\b
-""")
-_CHOICE = re.compile(r"""(?ix)\b(?:or|shall\ i|should\ i|want\ me|do\ you\ want|would\ you\ like|which|prefer\w*|
-    option|how\ many|how\ much|what\ (?:numbers?|limits?|values?|size|date|day|time)|when\ should|
-    (?:a|b|1|2)\)|o|oder|welche\w*|cu[áa]l\w*|qu[ée]\ (?:d[ií]a|fecha|hora)|prefier\w*|ou|quel\w*)\b""")
-# An assistant message that proposes: a recommendation, alternatives, a list of options.
-_PROPOSES = re.compile(r"""(?imx)
-    \b(?:i'?d|i\ would|i\ recommend|i\ suggest|recommend\w*|suggest\w*|alternatives?|either|options?|
-       instead\ of|rather\ than|the\ safer|te\ recomiendo|recomiendo|yo\ (?:har[íi]a|elegir[íi]a|ir[íi]a)|
-       alternativa|opci[óo]n|ich\ w[üu]rde|empfehle|vorschlag|je\ (?:recommande|propose))\b
-    |^\s*(?:[-*•]|\d+[.)])\s+\S
-""")
 _WORDS = re.compile(r"[^\W\d_]+")
 
 
@@ -139,16 +74,16 @@ def _content_words(text: str) -> set[str]:
 
 
 def _sentences(text: str) -> list[str]:
-    return [part.strip() for part in _SENTENCE.split(text) if part.strip()]
+    return [part.strip() for part in cues.SENTENCE.split(text) if part.strip()]
 
 
 def _is_question(text: str) -> bool:
-    return _QUESTION.search(text.strip()) is not None
+    return cues.QUESTION.search(text.strip()) is not None
 
 
 def _decides(text: str) -> bool:
     """A decision marker in a sentence that is not a question."""
-    return any(_DECISION.search(s) for s in _sentences(text) if not _is_question(s))
+    return any(cues.DECISION.search(s) for s in _sentences(text) if not _is_question(s))
 
 
 def _acknowledges(text: str) -> bool:
@@ -168,35 +103,27 @@ def _trivial(text: str, role: str) -> bool:
     if _acknowledges(text):
         return True
     parts = _sentences(text)
-    progress = _PROGRESS if role == "assistant" else None
-    if len(text) <= 120 and all(_acknowledges(s) or _TRIVIAL.match(s) or _CLOSING.match(s)
+    progress = cues.PROGRESS if role == "assistant" else None
+    if len(text) <= 120 and all(_acknowledges(s) or cues.TRIVIAL.match(s) or cues.CLOSING.match(s)
                                 or (progress and progress.match(s)) for s in parts):
         return True
     if role == "assistant":
-        return len(text) <= 120 and _NOTED.match(text) is not None
-    lead = _LEAD.match(text)
+        return len(text) <= 120 and cues.NOTED.match(text) is not None
+    lead = cues.LEAD.match(text)
     rest = text[lead.end():] if lead else ""
     if not lead or any(ch.isdigit() for ch in rest) or len(rest.split()) > 6:
         return False
     # "ok commit it": a go-ahead for what was just discussed; longer, only words of no substance
-    return len(rest.split()) <= 3 or not _REQUEST.search(rest) and not _decides(rest)
-
-
-# An acknowledgement opening a message: "ok cool, ...", "genial, ...", "thx. ...".
-_LEAD = re.compile(r"(?i)^\W*(?:(?:ok(?:ay)?|cool|great|nice|good|perfect|thanks|thx|ty|amazing|genial|vale|gracias|"
-                   r"perfecto|uff|ugh|ah|oh|danke|passt|super|merci|good call|fine)\b[\s,.!]*)+")
-# The assistant noting what was just said: "Noted, Thursday 14:00.", "Updated: Team $24/seat ...".
-_NOTED = re.compile(r"(?i)^\W*(?:noted|understood|updated|saved|got it|fixed in|changed|vale|apuntado|anotado|"
-                    r"notiert|c'est noté)\b\s*[:,.]")
+    return len(rest.split()) <= 3 or not cues.REQUEST.search(rest) and not _decides(rest)
 
 
 def _asks_only(text: str) -> bool:
     """An assistant's short message made only of questions and acknowledgements: what it asks is
     answered by the next message."""
     parts = _sentences(text)
-    return len(text) <= 200 and any(_is_question(s) for s in parts) and all(
-        _is_question(s) or _acknowledges(s) or _TRIVIAL.match(s) or _PROGRESS.match(s) for s in parts) and not any(
-        ch.isdigit() for ch in text)
+    if len(text) > 200 or any(ch.isdigit() for ch in text) or not any(_is_question(s) for s in parts):
+        return False
+    return all(_is_question(s) or _acknowledges(s) or cues.TRIVIAL.match(s) or cues.PROGRESS.match(s) for s in parts)
 
 
 def _echoes(message: ChatMessage, earlier: ChatMessage | None) -> bool:
@@ -213,13 +140,13 @@ def _replies_to_a_choice(text: str, before: ChatMessage | None) -> bool:
     if before is None or before.role != "assistant" or len(text) > 150 or _is_question(text):
         return False
     asked = [s for s in _sentences(before.text) if _is_question(s)]
-    return any(_CHOICE.search(s) for s in asked) or _PROPOSES.search(before.text) is not None
+    return any(cues.CHOICE.search(s) for s in asked) or cues.PROPOSES.search(before.text) is not None
 
 
 def _user_kind(text: str, before: ChatMessage | None) -> str:
-    if _decides(text) or _CHANGE.match(text) and not _is_question(text):
+    if _decides(text) or cues.CHANGE.match(text) and not _is_question(text):
         return "decision"  # "Actually, raise the limit to 200": a change of course is a decision
-    if _REQUEST.search(text):
+    if cues.REQUEST.search(text):
         return "user_intent"
     return "decision" if _replies_to_a_choice(text, before) else "context"
 
@@ -237,7 +164,7 @@ def _kind(message: ChatMessage, before: ChatMessage | None, before_kind: str | N
     if before_kind == "decision" and _echoes(message, before) or _asks_only(text):
         return "ephemeral"  # "Noted: token bucket it is." repeats the decision just made
     first = _sentences(text)[0]
-    return "decision" if _decides(first) or _CHOOSES.search(first) else "context"
+    return "decision" if _decides(first) or cues.CHOOSES.search(first) else "context"
 
 
 def kinds(messages: Sequence[ChatMessage], classifier: str = "meaning") -> list[str]:
@@ -256,17 +183,6 @@ def open_goal(text: str) -> bool:
     return not _is_question(text)
 
 
-# A later decision that changes an earlier one says so ("actually", "switch to", "instead.").
-_CHANGE = re.compile(r"""(?ix)
-    \b(?:actually|change\ of\ plans?|scratch\ that|on\ second\ thought|after\ all|no\ longer|not\ \w+\ any\ ?more|
-       switch(?:ed|ing)?\ (?:to|back)|revert(?:ed|ing)?|chang(?:e|ed|ing)\ (?:it|that|this|the\ \w+)?\ ?to|
-       mov(?:e|ed|ing)\ (?:it\ )?to|push(?:ed)?\ (?:it\ )?(?:back|to)|postpone[ds]?|reschedul\w*|
-       (?:raise|lower|bump|increase|reduce|drop)(?:d|ed|s)?\ (?:it\ |the\ \w+\ )?to|make\ it|rather|
-       instead(?!\ of)|new\ plan|updated?\ (?:plan|decision)|revis\w*|overrid\w*|replac\w*)\b
-    |\b(?:en\ (?:vez|lugar)|mejor|cambi\w*|al\ final|stattdessen|doch|lieber|ge[äa]ndert|[äa]nder\w*|
-       verschieb\w*|verschoben|plut[ôo]t|finalement|en\ fait)\b
-    |(?:передумал|вместо|лучше|перенес)
-""")
 SAME_MATTER = 0.4  # the share of the word weight of the shorter of two decisions they must share
 
 
@@ -288,22 +204,17 @@ def overturned(decisions: Sequence[str]) -> set[int]:
         for j in range(i + 1, count):
             shorter = min(totals[i], totals[j])
             shared = sum(weight[w] for w in mine & words[j])
-            if shorter and shared / shorter >= SAME_MATTER and _CHANGE.search(decisions[j]):
+            if shorter and shared / shorter >= SAME_MATTER and cues.CHANGE.search(decisions[j]):
                 out.add(i)
                 break
     return out
 
 
-_SMALL_TALK = re.compile(
-    r"^\W*(hi|hello|hey|thanks|thank you|thx|ok|okay|sure|great|cool|nice|lol|haha|bye|goodbye|yes|no|yep|nope|"
-    r"got it|sounds good|you're welcome|good (morning|night|evening|afternoon)|see you|take care|wow|awesome)"
-    r"(\W+\w+)?\W*$", re.I)
-
 def worth_keeping(text: str) -> bool:
     """The offline gate for one message: not small talk, and at least three content words (a
     text mostly in a script without spaces counts by characters)."""
     text = text.strip()
-    if not text or _SMALL_TALK.match(text):
+    if not text or cues.SMALL_TALK.match(text):
         return False
     if offline.non_latin_share(text) > 0.5:
         return len(text) >= 8
