@@ -94,7 +94,8 @@ def test_the_installed_hooks_capture_surface_and_compact(tmp_path):
     done, _ = run(command(settings, "Stop"), payload("Stop", transcript, stop_hook_active=False), tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     with transcript.open("a") as f:
-        f.write(line("user", "u-2", [{"type": "tool_result", "tool_use_id": "t", "content": "ok"}], "a-1"))
+        f.write(line("user", "u-2", [{"type": "tool_result", "tool_use_id": "t",
+                                      "content": "collected 120 items: 120 passed in 4.2s"}], "a-1"))
         f.write(line("user", "u-3", "Also: the staging cluster lives in Frankfurt.", "u-2"))
     done, _ = run(command(settings, "SessionEnd"), payload("SessionEnd", transcript, reason="exit"), tmp_path)
     assert (done.returncode, done.stdout) == (0, "")
@@ -116,6 +117,7 @@ def test_the_installed_hooks_capture_surface_and_compact(tmp_path):
     with hippo.open(tmp_path / "hooks.db", agent_id="alice", embedder="fake") as mem:
         compacted = [c for c in mem.list_memories(limit=100).items if c.source == "compaction"]
         assert compacted and all(c.session_id == SESSION for c in compacted)
+        assert "Noted: Fridays." not in {c.content for c in compacted}  # an echo is not kept
 
 
 def test_the_hooks_use_a_running_server(tmp_path, db, clock):

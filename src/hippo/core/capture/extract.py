@@ -209,6 +209,8 @@ def extract(window: Window, llm: "LLM | None", known: Sequence[str], calls: list
     for item in answer.memories:
         cited = [numbered[n - 1] for n in item.sources if 1 <= n <= len(numbered)]
         sources = [m for m in cited if m in window.new] or list(window.new)
+        if not any(m.seq in keep for m in sources):
+            continue  # drawn only from acknowledgements and trivia
         tags = [t.strip().lower() for t in item.topic_tags if t.strip()][:3]
         answers = next((keep[m.seq] for m in sources if keep.get(m.seq) is not None), None)
         drafts.append(Draft(item.content.strip(), item.importance, item.memory_type, tags, sources, answers))
