@@ -19,25 +19,30 @@ DECISION = re.compile(r"""(?ix)
        stick\ with|switch(?:ing)?\ to|
        \w+\ it\ is\b|\w+\ then(?:[.!,:]|\s*$)|one\ (?:change|fix|correction)\s*:|
        \b(?:is|should\ be|goes\ to|stays(?:\ at)?)\ \S+\ not\ \S+|(?:goes|go)\ to\ [$€£]?\d|stays\ [$€£]?\d|
-       [^\W\d_]+\ =\ [^\W\d_]|
-       (?:^|\.\s)(?:use|pin|keep|drop|cut|scrap|narrow|move|go|do|make|put|set)\b)
+       [^\W\d_]+\ (?:=|→|->)\ [^\W\d_]|we\ said\ yes|i\ (?:swapped|replaced|switched)\b|
+       (?:^|\.\s)(?:use|pin|keep|drop|cut|scrap|narrow|move|go|do|make|put|set|halt|abort|freeze|promote|pause|
+       resume|leave|hold|cancel|skip|ship|release|revert|roll\ back|rollback)\b)
+    |^\s*[A-D][.)]\s
     |^\s*(?:ok(?:ay)?[,.]?\s+)?(?:option\ )?[a-d1-4][.)]?\s+(?:do\ it|go|please|that\ one)\b
     |\b(?:decidido|decidimos|vamos\ con|nos\ quedamos\ con|elegimos|me\ quedo\ con|lo\ descarto|lo\ dejamos|
        quedamos\ en|ya\ est[áa])\b
     |\b(?:entscheidung|entschieden|wir\ nehmen|nehmen\ wir|machen\ wir|bleiben\ bei|festgelegt|
-       wir\ gehen\ mit|dann\ \w+)\b
+       wir\ gehen\ mit)\b
     |\b(?:décidé|décision|on\ part\ sur|on\ garde|on\ prend)\b
     |(?:решил|решили|решение|берём|берем|выбрали|договорились)
 """)
 # The assistant choosing for the user: "I'll write it as a command rather than a migration".
-CHOOSES = re.compile(r"(?i)^(?:i'?ll|i\ will|i'?m\ going\ to|i\ went\ with|i'?ve\ gone\ with|\w+ing\b)[^.?!]*"
+CHOOSES = re.compile(r"(?i)(?:^|\b)(?:i'?ll|i\ will|i'?m\ going\ to|i\ went\ with|i'?ve\ gone\ with|^\w+ing\b)[^.?!]*"
                       r"\b(?:rather\ than|instead\ of)\b", re.VERBOSE)
 QUESTION = re.compile(r"\?\s*(?:[\W_]*)$")
 SENTENCE = re.compile(r"(?<=[.!?…])\s+|\n+")
 # Short progress, greetings and trivia that say nothing to keep ("Done.", "Running the tests now.").
 TRIVIAL = re.compile(r"""(?ix)^\W*(?:(?:ok(?:ay)?|sure|alright|right|great|good|perfect|vale|perfecto|genial)
     [,.!]?\s+)?(?:
-    done|on\ it|ack|brb|back|night|good\ night|lunch|working\ on\ it|will\ do|one\ (?:sec|moment)|
+    done|on\ it|ack|brb|back|night|good\ night|lunch|working\ on\ it|will\ do\b.{0,20}|one\ (?:sec|moment)|moment|
+    (?:let\ me|i'?ll)\ (?:check|look|ask)\b(?:\ \S+){0,4}|will\ report\ back|report\ back\ (?:later|soon)|
+    ich\ schau\w*\ (?:mal|nach)\b.*|lo\ miro|te\ digo\b.*|
+    happy\ to\ help\b.*|glad\ i\ could\ help\b.*|
     hecho|listo|apuntado|erledigt|fertig|c'est\ fait|
     (?:hi|hello|hey|hola|hallo|bonjour)\b(?:\ \S+){0,3}|
     (?:you'?re\ welcome|de\ nada|gern(?:e)?\ geschehen|good\ luck|have\ a\ (?:good|great|nice)|enjoy|take\ care|
@@ -49,8 +54,9 @@ PROGRESS = re.compile(r"""(?ix)^\W*(?:(?:ok(?:ay)?|sure|alright|right|great|good
     [,.!]?\s+)?(?:
     (?:let\ me|i'?ll|i\ will)\ (?:check|look|see|take\ a\ look|run|try|dig|find|pull|grab|confirm|ask)\b.*|
     (?:that|this)\ (?:pattern\ )?rings\ a\ bell.*|
-    \w+ing\b(?:\ \S+){0,10}|again|full\ suite|
-    (?:added|saved|noted|updated|applied|sent|changed|done|fixed)\b(?:\ [^\s._/\d]+){0,3}|
+    [\w-]+ing\b(?:\ \S+){0,14}|again|full\ suite|
+    (?:added|saved|noted|updated|applied|sent|changed|done|fixed|promoted|deployed|merged|reverted|paused|
+       resumed|halted|restarted|rolled\ back)\b(?:\ [^\s._/\d]+){0,3}|
     edited\ \d+\ (?:line|file)s?|
     (?:lo|la|los|las|les|le)\ \w+o\b(?:\ \S+){0,4}|miro|busco\b(?:\ \S+){0,5}|confirmo|escribo\b.*|
     enviad[oa]s?\b.*|mache\ ich|schaue?\ ich\b.*|ich\ (?:schau|pr[üu]f)\w*\b.*
@@ -77,15 +83,18 @@ CHOICE = re.compile(r"""(?ix)\b(?:or|shall\ i|should\ i|want\ me|do\ you\ want|w
 # An assistant message that proposes: a recommendation, alternatives, a list of options.
 PROPOSES = re.compile(r"""(?imx)
     \b(?:i'?d|i\ would|i\ recommend|i\ suggest|recommend\w*|suggest\w*|alternatives?|either|options?|
-       instead\ of|rather\ than|the\ safer|te\ recomiendo|recomiendo|yo\ (?:har[íi]a|elegir[íi]a|ir[íi]a)|
-       alternativa|opci[óo]n|ich\ w[üu]rde|empfehle|vorschlag|je\ (?:recommande|propose))\b
+       instead\ of|rather\ than|the\ safer|one\ approach|another\ (?:is|would)|we\ can\ \w+[^.?!]*\bor\b|
+       the\ options\ are|te\ recomiendo|recomiendo|yo\ (?:har[íi]a|elegir[íi]a|ir[íi]a)|
+       alternativa|opci[óo]n|ich\ w[üu]rde|empfehle|vorschlag|optionen|m[öo]glichkeiten|variante|
+       je\ (?:recommande|propose))\b
     |^\s*(?:[-*•]|\d+[.)])\s+\S
 """)
 # An acknowledgement opening a message: "ok cool, ...", "genial, ...", "thx. ...".
-LEAD = re.compile(r"(?i)^\W*(?:(?:ok(?:ay)?|cool|great|nice|good|perfect|thanks|thx|ty|amazing|genial|vale|gracias|"
-                   r"perfecto|uff|ugh|ah|oh|danke|passt|super|merci|good call|fine)\b[\s,.!]*)+")
+LEAD = re.compile(r"(?i)^\W*(?:(?:ok(?:ay)?|cool|great|nice|good|perfect|thanks|thank\ you|thx|ty|amazing|genial|vale|"
+                  r"gracias|haha\w*|omg|ha|hey|morning|brilliant|perfecto|uff|ugh|ah|oh|danke|passt|super|merci|"
+                  r"good call|fine)\b[\s,.!]*)+")
 # The assistant noting what was just said: "Noted, Thursday 14:00.", "Updated: Team $24/seat ...".
-NOTED = re.compile(r"(?i)^\W*(?:noted|understood|updated|saved|got it|fixed in|changed|vale|apuntado|anotado|"
+NOTED = re.compile(r"(?i)^\W*(?:noted|understood|updated|saved|mapped|got it|fixed in|changed|vale|apuntado|anotado|"
                     r"notiert|c'est noté)\b\s*[:,.]")
 
 
@@ -104,3 +113,9 @@ SMALL_TALK = re.compile(
     r"^\W*(hi|hello|hey|thanks|thank you|thx|ok|okay|sure|great|cool|nice|lol|haha|bye|goodbye|yes|no|yep|nope|"
     r"got it|sounds good|you're welcome|good (morning|night|evening|afternoon)|see you|take care|wow|awesome)"
     r"(\W+\w+)?\W*$", re.I)
+# A reply pointing at one of the options offered: "the second one", "option B", "die zweite".
+PICKS = re.compile(r"""(?ix)\b(?:first|second|third|last|former|latter|both|neither|either|option\ \w|
+    the\ \w+\ one|[a-d]\)|erste\w*|zweite\w*|dritte\w*|beide|primer\w*|segund\w*|tercer\w*|ambos|
+    premi[eè]re?|deuxi[eè]me)\b""")
+# A user's message that opens on "then" picks what was just weighed: "Dann Schmidt.", "pues el 25".
+THEN = re.compile(r"(?i)^\W*(?:(?:ok|okay|vale|gut|also|alors)\W+)?(?:dann|pues|entonces|alors)\b(?!\ nada)")

@@ -67,6 +67,9 @@ def classify_reference(message: ChatMessage) -> str:
 
 
 _WORDS = re.compile(r"[^\W\d_]+")
+_EMOJI = re.compile("[\U0001F300-\U0001FAFF\u2600-\u27BF]")
+REPLY_REACH = 3  # a user's reply answers the assistant's offer at most this many messages back
+REPLY_WORDS = 25  # a longer reply tells more than which option
 
 
 def _content_words(text: str) -> set[str]:
@@ -109,6 +112,9 @@ def _trivial(text: str, role: str) -> bool:
         return True
     if role == "assistant":
         return len(text) <= 120 and cues.NOTED.match(text) is not None
+    if len(text.split()) <= 5 and _EMOJI.search(text) and not any(ch.isdigit() for ch in text) \
+            and not _decides(text):
+        return True  # a reaction: "sent!! 🥹", "en el tren!! 🚄"
     lead = cues.LEAD.match(text)
     rest = text[lead.end():] if lead else ""
     if not lead or any(ch.isdigit() for ch in rest) or len(rest.split()) > 6:
@@ -123,7 +129,8 @@ def _asks_only(text: str) -> bool:
     parts = _sentences(text)
     if len(text) > 200 or any(ch.isdigit() for ch in text) or not any(_is_question(s) for s in parts):
         return False
-    return all(_is_question(s) or _acknowledges(s) or cues.TRIVIAL.match(s) or cues.PROGRESS.match(s) for s in parts)
+    return all(_is_question(s) or _acknowledges(s) or cues.TRIVIAL.match(s) or cues.PROGRESS.match(s)
+               or cues.CLOSING.match(s) for s in parts)
 
 
 def _echoes(message: ChatMessage, earlier: ChatMessage | None) -> bool:
@@ -135,23 +142,56 @@ def _echoes(message: ChatMessage, earlier: ChatMessage | None) -> bool:
     return bool(mine) and len(mine & theirs) >= max(1, len(mine) // 2)
 
 
-def _replies_to_a_choice(text: str, before: ChatMessage | None) -> bool:
-    """A short user reply, not a question nor a request, to an assistant's question offering a choice."""
-    if before is None or before.role != "assistant" or len(text) > 150 or _is_question(text):
+def _offered(earlier: Sequence[ChatMessage]) -> ChatMessage | None:
+    """The assistant message a user's reply may answer: the latest within the last
+    :data:`REPLY_REACH` messages, the user's own messages between them (a reply in two parts)
+    skipped."""
+    for message in reversed(earlier[-REPLY_REACH:]):
+        if message.role == "assistant" and message.text.strip():
+            return message
+        if message.role != "user":
+            return None
+    return None
+
+
+def _replies_to_a_choice(text: str, earlier: Sequence[ChatMessage]) -> bool:
+    """A short user reply, not a question nor a request, to an assistant message that asked for a
+    choice or offered one ("The options are US or EU." "EU region")."""
+    offer = _offered(earlier)
+    if offer is None or len(text.split()) > REPLY_WORDS or _is_question(text):
         return False
-    asked = [s for s in _sentences(before.text) if _is_question(s)]
-    return any(cues.CHOICE.search(s) for s in asked) or cues.PROPOSES.search(before.text) is not None
+    asked = [s for s in _sentences(offer.text) if _is_question(s)]
+    if not any(cues.CHOICE.search(s) for s in asked) and cues.PROPOSES.search(offer.text) is None:
+        return False
+    # it picks: it names something the offer named, or points at one ("the second one")
+    return bool(_content_words(text) & _content_words(offer.text)) or cues.PICKS.search(text) is not None
 
 
-def _user_kind(text: str, before: ChatMessage | None) -> str:
-    if _decides(text) or cues.CHANGE.match(text) and not _is_question(text):
-        return "decision"  # "Actually, raise the limit to 200": a change of course is a decision
+def _user_kind(text: str, earlier: Sequence[ChatMessage]) -> str:
+    if _decides(text) or (cues.CHANGE.match(text) or cues.THEN.match(text)) and not _is_question(text):
+        return "decision"  # "Actually, raise the limit to 200", "Dann Schmidt.": a choice made
     if cues.REQUEST.search(text):
         return "user_intent"
-    return "decision" if _replies_to_a_choice(text, before) else "context"
+    return "decision" if _replies_to_a_choice(text, earlier) else "context"
 
 
-def _kind(message: ChatMessage, before: ChatMessage | None, before_kind: str | None) -> str:
+def _assistant_kind(message: ChatMessage, before: ChatMessage | None, before_kind: str | None) -> str:
+    text = message.text.strip()
+    if _asks_only(text):
+        return "ephemeral"
+    first = next((s for s in _sentences(text) if not _acknowledges(s)), text)
+    if before is not None and before.role == "user" and before_kind == "decision":
+        # the user's decision acknowledged: "Noted: token bucket it is." repeats it (ephemeral);
+        # "60 max it is. It also helps with venues ..." adds to it (context)
+        if _echoes(message, before):
+            return "ephemeral"
+        if len(first.split()) <= 8 and _content_words(first) & _content_words(before.text):
+            return "context"
+    return "decision" if _decides(first) or cues.CHOOSES.search(first) else "context"
+
+
+def _kind(messages: Sequence[ChatMessage], i: int, before_kind: str | None) -> str:
+    message = messages[i]
     text = message.text.strip()
     if message.role == "tool":
         return "tool_result"
@@ -160,11 +200,8 @@ def _kind(message: ChatMessage, before: ChatMessage | None, before_kind: str | N
     if not text or _trivial(text, message.role) or text.lower() in ("heartbeat", "/status", "no_reply"):
         return "ephemeral"  # an assistant turn made only of tool calls: the result holds what matters
     if message.role == "user":
-        return _user_kind(text, before)
-    if before_kind == "decision" and _echoes(message, before) or _asks_only(text):
-        return "ephemeral"  # "Noted: token bucket it is." repeats the decision just made
-    first = _sentences(text)[0]
-    return "decision" if _decides(first) or cues.CHOOSES.search(first) else "context"
+        return _user_kind(text, messages[:i])
+    return _assistant_kind(message, messages[i - 1] if i else None, before_kind)
 
 
 def kinds(messages: Sequence[ChatMessage], classifier: str = "meaning") -> list[str]:
@@ -172,9 +209,8 @@ def kinds(messages: Sequence[ChatMessage], classifier: str = "meaning") -> list[
     if classifier == "reference":
         return [classify_reference(m) for m in messages]
     out: list[str] = []
-    for i, message in enumerate(messages):
-        before = messages[i - 1] if i else None
-        out.append(_kind(message, before, out[-1] if out else None))
+    for i in range(len(messages)):
+        out.append(_kind(messages, i, out[-1] if out else None))
     return out
 
 
