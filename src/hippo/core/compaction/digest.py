@@ -22,7 +22,7 @@ place, ``hippo get ID`` for a stored memory; when nothing was stored, it says ho
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from hippo.core.compaction.config import CompactionConfig
 from hippo.core.compaction.kinds import open_goal, overturned
@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from hippo.core.compaction.compact import Scored
 
 __all__ = ["Digest", "digest", "places"]
+
+LineOf = Callable[["Scored"], str]  # an entry's index or compressed line (the reference's shapes)
 
 DECISION_CHARS = 300
 GOAL_CHARS = 150
@@ -76,7 +78,7 @@ class Digest:
         decisions = [e for e in scored if e.type == "decision"]
         self.overturned = {decisions[i].index for i in overturned([e.text for e in decisions])}
 
-    def plan(self, entry: "Scored", line_of) -> tuple[str, str]:
+    def plan(self, entry: "Scored", line_of: "LineOf") -> tuple[str, str]:
         """The section an entry goes to and its line there (``omitted``: none)."""
         config, i, stored = self.config, entry.index, _stored(self.ids.get(entry.index, ()))
         if entry.type == "ephemeral":
@@ -150,7 +152,8 @@ def _how_back(stored: bool) -> str:
             "shortened message as a memory -->")
 
 
-def digest(scored: Sequence["Scored"], config: CompactionConfig, ids: Mapping[int, Sequence[str]], line_of) -> Digest:
+def digest(scored: Sequence["Scored"], config: CompactionConfig, ids: Mapping[int, Sequence[str]],
+           line_of: "LineOf") -> Digest:
     """The meaning layout's sections for ``scored``; ``line_of`` gives an entry's index or
     compressed line body (the reference's shapes, with its ids)."""
     made = Digest(scored, config, ids)
