@@ -19,7 +19,7 @@ DECISION = re.compile(r"""(?ix)
        stick\ with|switch(?:ing)?\ to|
        \w+\ it\ is\b|\w+\ then(?:[.!,:]|\s*$)|one\ (?:change|fix|correction)\s*:|
        \b(?:is|should\ be|goes\ to|stays(?:\ at)?)\ \S+\ not\ \S+|(?:goes|go)\ to\ [$€£]?\d|stays\ [$€£]?\d|
-       [^\W\d_]+\ (?:=|→|->)\ [^\W\d_]|we\ said\ yes|i\ (?:swapped|replaced|switched)\b|
+       (?:^|[.;:,]\s*)\w+\ (?:=|→|->)\ [^\W\d_]|we\ said\ yes|i\ (?:swapped|replaced|switched)\b|
        (?:^|\.\s)(?:use|pin|keep|drop|cut|scrap|narrow|move|go|do|make|put|set|halt|abort|freeze|promote|pause|
        resume|leave|hold|cancel|skip|ship|release|revert|roll\ back|rollback)\b)
     |^\s*[A-D][.)]\s

@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from hippo.core.compaction.config import CompactionConfig
-from hippo.core.compaction.kinds import open_goal, overturned
+from hippo.core.compaction.kinds import open_goal, overturned, substance
 from hippo.core.compaction.wording import fixed, shortened
 from hippo.core.tokens import count_tokens
 
@@ -110,7 +110,7 @@ class Digest:
         self.actions[i] = {"sparse": "pointer", "compressed": "compressed"}.get(section, "kept")
 
     def _short(self, entry: "Scored", chars: int) -> str:
-        return shortened(entry.text or entry.content, chars, longest_sentence=chars)
+        return shortened(substance(entry.text or entry.content), chars, longest_sentence=chars)
 
     def layout(self, head: list[str], previous_summary: str | None, stored: bool) -> list[str]:
         parts = list(head)

@@ -39,7 +39,7 @@ from hippo.core.facts import offline
 from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms
 from hippo.core.messages import ChatMessage
 
-__all__ = ["classify_reference", "kinds", "open_goal", "overturned", "trivial", "worth_keeping"]
+__all__ = ["classify_reference", "kinds", "open_goal", "overturned", "substance", "trivial", "worth_keeping"]
 
 REFERENCE_MARKERS = ("decision", "decided", "will do", "plan", "approach", "strategy",
                      "решил", "план", "буду", "сделаю", "подход")
@@ -212,6 +212,16 @@ def kinds(messages: Sequence[ChatMessage], classifier: str = "meaning") -> list[
     for i in range(len(messages)):
         out.append(_kind(messages, i, out[-1] if out else None))
     return out
+
+
+def substance(text: str) -> str:
+    """``text`` from its first sentence that is not an acknowledgement ("Ok. I went with ..." reads
+    "I went with ..."); all of it when every sentence is one."""
+    stripped = text.strip()
+    for sentence in _sentences(stripped):
+        if not _acknowledges(sentence):
+            return stripped[stripped.find(sentence):]
+    return stripped
 
 
 def open_goal(text: str) -> bool:
