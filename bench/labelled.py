@@ -11,7 +11,9 @@ classifier (``meaning``, hippo's default, and ``reference``, the specification's
   memory), for ``hippo.compact`` (nothing stored) and ``Memory.compact`` with a session;
 - **trivial memories**: memories stored from messages labelled ephemeral, by ``Memory.compact``
   with a session and by capture (``observe`` then ``process_pending``, offline);
-- compression: tokens before over the whole summary's tokens.
+- compression: tokens before over the whole summary's tokens;
+- where a second labeller labelled the same sessions blind (``second-labeller.json``: the test
+  half), how far the two agree, scored the same way.
 
     python bench/labelled.py [--split dev|test|all] [--misses] [--json]
 """
@@ -39,9 +41,23 @@ _PLACE = re.compile(r"(?:^|[\s(])#(\d+)(?:-#(\d+))?\b")
 _ID = re.compile(r"\[id:([0-9A-Z,]+)\]")
 
 
+SECOND = FOLDER / "second-labeller.json"  # the test half labelled again, blind, by a second hand
+
+
 def load(split: str) -> list[dict]:
-    sessions = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(FOLDER.glob("*.json"))]
+    sessions = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(FOLDER.glob("[0-9]*.json"))]
     return [s for s in sessions if split == "all" or s["split"] == split]
+
+
+def agreement(sessions: list[dict]) -> dict[str, Any] | None:
+    """The second labeller's labels scored against the first's, over the sessions both labelled:
+    how far two careful people agree, the ceiling a classifier is measured under."""
+    second = json.loads(SECOND.read_text(encoding="utf-8")) if SECOND.exists() else {}
+    both = [s for s in sessions if s["id"] in second]
+    if not both:
+        return None
+    first = [m["label"] for s in both for m in s["messages"]]
+    return {"sessions": len(both), **scores(first, [label for s in both for label in second[s["id"]]])}
 
 
 def messages_of(session: dict) -> list[dict]:
@@ -131,6 +147,7 @@ def run(sessions: list[dict], misses: bool) -> dict[str, Any]:
                                for f, ok in zip(s["must_survive"], c["with_session"]) if not ok]
             report[classifier] = row
         report["trivial_stored_by_capture"] = {s["id"]: capture_session(s, Path(tmp)) for s in sessions}
+    report["second_labeller"] = agreement(sessions)
     return report
 
 
@@ -149,6 +166,10 @@ def _print(report: dict[str, Any]) -> None:
             print("  confused", line)
         for fact in row.get("lost", []):
             print("  lost:", fact)
+    second = report["second_labeller"]
+    if second:
+        print(f"\na second labeller against the first ({second['sessions']} sessions): macro-F1 "
+              f"{second['macro_f1']:.3f}, decisions {second['decisions_recalled']:.3f}")
     captured = report["trivial_stored_by_capture"]
     print(f"\ntrivial memories stored by capture: {sum(map(len, captured.values()))} {captured}")
 

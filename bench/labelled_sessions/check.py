@@ -62,7 +62,7 @@ def problems(path: Path) -> list[str]:
 
 
 def main(paths: list[str]) -> int:
-    files = [Path(p) for p in paths] or sorted(Path(__file__).parent.glob("*.json"))
+    files = [Path(p) for p in paths] or sorted(Path(__file__).parent.glob("[0-9]*.json"))
     bad = 0
     for path in files:
         found = problems(path)
