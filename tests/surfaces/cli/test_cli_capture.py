@@ -88,6 +88,10 @@ def test_compact_prints_the_summary_and_stores_with_a_session(cli, tmp_path, db_
     summary = ok(cli("compact", path, db=tmp_path / "never.db")).stdout
     assert summary.startswith("# Session compaction (hippo)") and "## Decisions in force\n- #0 We decided" in summary
     assert not (tmp_path / "never.db").exists()  # without --session nothing is opened
+    shown = ok(cli("compact", path, "--show", "0")).stdout  # a summary's #0, whole
+    assert shown.strip() == "We decided to deploy billing on Fridays only."
+    far = cli("compact", path, "--show", "99")
+    assert far.exit_code == 1 and "the session has" in far.stderr
     done = as_json(cli("compact", path, "--session", "cc-1", "--json"))
     ids = [i for entry in done["entries"] for i in entry["memory_ids"]]
     assert ids and all(f"[id:{i}]" in done["summary"] for i in ids)
