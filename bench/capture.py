@@ -44,6 +44,7 @@ from locomo import CATEGORY_NAMES, DEFAULT_DATA, KS, build, evaluate, load, pair
 
 import hippo  # noqa: E402
 from hippo.core.capture import extract as capture_extract  # noqa: E402
+from hippo.core.compaction import kinds as message_kinds  # noqa: E402
 from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms  # noqa: E402
 from hippo.providers.fake import FakeLLM  # noqa: E402
 
@@ -167,9 +168,9 @@ def _content_words(text: str) -> int:
 def _gate_min_words(n: int) -> Callable[[str], bool]:
     def keep(text: str) -> bool:
         text = text.strip()
-        if not text or capture_extract._SMALL_TALK.match(text):
+        if not text or message_kinds._SMALL_TALK.match(text):
             return False
-        if capture_extract.offline.non_latin_share(text) > 0.5:
+        if message_kinds.offline.non_latin_share(text) > 0.5:
             return len(text) >= 8
         return _content_words(text) >= n
     return keep
@@ -191,7 +192,7 @@ def _same_importance(importance: int) -> Callable[[Any], Any]:
 
     def make(message: Any) -> Any:
         d = draft(message)
-        return capture_extract.Draft(d.content, importance, d.memory_type, d.tags, d.sources)
+        return capture_extract.Draft(d.content, importance, d.memory_type, d.tags, d.sources, d.answers)
     return make
 
 

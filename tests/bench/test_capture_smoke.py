@@ -49,7 +49,7 @@ def test_capture_smoke(capsys, tmp_path):
     raw, cap = recall["rows"]["raw turns (locomo.py defaults)"], recall["rows"]["capture (offline)"]
     assert raw["memories"] == 11
     # four small-talk turns stay out, and the pottery bowl said again strengthens the memory held
-    assert cap["memories"] == 6 and cap["capture"]["merged"] == 1
+    assert cap["memories"] == 5 and cap["capture"]["merged"] == 1  # "Hey Mel, good to see you!" is a greeting
     assert cap["capture"]["observed"] == 11 and cap["capture"]["messages"] == 11
     # the question on the repeat finds it through the held memory's source_ids
     assert recall["errors"]["evidence_turns"] == {"kept": 5, "merged": 1}

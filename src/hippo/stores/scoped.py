@@ -144,6 +144,7 @@ class ExperienceScope(Scope):
 class CaptureScope(Scope):
     observe_messages = Bound(CaptureStore.observe_messages)
     pending_sessions = Bound(CaptureStore.pending_sessions)
+    pending_messages = Bound(CaptureStore.pending_messages)
     capture_cursor = Bound(CaptureStore.capture_cursor)
     observed = Bound(CaptureStore.observed)
     observed_tail = Bound(CaptureStore.observed_tail)
