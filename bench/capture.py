@@ -168,7 +168,7 @@ def _content_words(text: str) -> int:
 def _gate_min_words(n: int) -> Callable[[str], bool]:
     def keep(text: str) -> bool:
         text = text.strip()
-        if not text or message_kinds._SMALL_TALK.match(text):
+        if not text or message_kinds.cues.SMALL_TALK.match(text):
             return False
         if message_kinds.offline.non_latin_share(text) > 0.5:
             return len(text) >= 8
