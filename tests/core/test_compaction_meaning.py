@@ -138,7 +138,8 @@ def test_no_trivial_memory_is_stored_with_a_session(tmp_path, session):
         stored = [mem.get_memory(i).content for e in result.entries for i in e.memory_ids]
     assert stored and not {"ok", "👍", "edited 1 line", "Running the tests now.", "ok commit it", "Done."} & set(stored)
     assert all(e.action == "omitted" and not e.memory_ids for e in result.entries if e.type == "ephemeral")
-    assert "[id:" in result.summary and "hippo get ID" in result.summary
+    assert "[id:" in result.summary and "kept in session rate-limit" in result.summary
+    assert "Nothing was stored" not in result.summary
 
 
 def test_a_later_decision_overturns_an_earlier_one_on_the_same_matter_only():

@@ -112,7 +112,7 @@ class Digest:
     def _short(self, entry: "Scored", chars: int) -> str:
         return shortened(substance(entry.text or entry.content), chars, longest_sentence=chars)
 
-    def layout(self, head: list[str], previous_summary: str | None, stored: bool) -> list[str]:
+    def layout(self, head: list[str], previous_summary: str | None, session: str | None) -> list[str]:
         parts = list(head)
         for title, lines, joiner in (("## Goal", self.goals, "\n"), ("## Decisions in force", self.decisions, "\n"),
                                      ("## Prior Context", [previous_summary] if previous_summary else [], "\n"),
@@ -129,7 +129,7 @@ class Digest:
             if omitted:
                 parts.append(f"left out, acknowledgements and trivia: {places(omitted)}")
             parts.append("")
-        parts.append(_how_back(stored))
+        parts.append(_how_back(session))
         return parts
 
     def counts(self) -> tuple[int, int, int, int]:
@@ -143,10 +143,10 @@ def _fixed2(value: float) -> str:
     return fixed(value, 2)
 
 
-def _how_back(stored: bool) -> str:
-    if stored:
-        return ("<!-- #N is message N of the session (from 0); [id:...] is its full text as a memory: "
-                "hippo get ID, or get_memory -->")
+def _how_back(session: str | None) -> str:
+    if session is not None:
+        return (f"<!-- #N is message N of the session (from 0); what this summary shortens is kept in session "
+                f"{session}, [id:...] naming the memory: hippo get ID, or get_memory -->")
     return ("<!-- #N is message N of the session (from 0): hippo compact FILE --show N prints it whole. "
             "Nothing was stored: compact with a session (--session NAME, or session_id) to keep each "
             "shortened message as a memory -->")

@@ -66,10 +66,11 @@ class Compactor(Capability):
     def compact(self, messages: Sequence[Mapping[str, Any]], *, session_id: str,
                 config: "CompactionConfig | Mapping[str, Any] | None" = None,
                 previous_summary: str | None = None, progress: "Progress | None" = None) -> Compaction:
-        """Compact a session by decay (see :func:`hippo.compact`), keeping what fades: each
-        compressed, pointer or dropped entry's full content is stored as a memory (``source``
-        ``compaction``, this ``session_id``, its type and position in metadata) and its line ends
-        with ``[id:...]``, so ``get_memory`` or ``recall_memories`` brings it back. Compacting the
+        """Compact a session by decay (see :func:`hippo.compact`), keeping what the summary
+        shortens: the full content of each entry below ``compress_threshold`` (a goal, a decision, a
+        compressed line, a pointer) is stored as a memory (``source`` ``compaction``, this
+        ``session_id``, its type and position in metadata) and its line ends with ``[id:...]``, so
+        ``get_memory`` or ``recall_memories`` brings it back. Compacting the
         same session again stores nothing twice: the same content keeps its id. Acknowledgements
         and trivia are not stored (``classifier="reference"`` stores every faded entry, as the
         specification does). ``progress`` is called with (entries stored, entries to store) as
@@ -97,7 +98,7 @@ class Compactor(Capability):
         for owner, result in zip(owners, results):
             ids[owner].append(result.id)
         return summarize(scored, settings, previous_summary=previous_summary, ids=ids, emit=compaction.emit,
-                         stored=bool(inputs))
+                         session=session)
 
     def _written(self, inputs: list[Checked], progress: "Progress | None") -> list["StoreResult"]:
         """The inputs written in batches of :data:`BATCH` (each its own transaction: compacting again

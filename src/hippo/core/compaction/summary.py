@@ -149,14 +149,15 @@ def _layout(sections: _Sections, scored: Sequence["Scored"], config: CompactionC
 
 def summarize(scored: Sequence["Scored"], config: CompactionConfig, *, previous_summary: str | None = None,
               ids: Mapping[int, Sequence[str]] | None = None, emit: Emit | None = None,
-              stored: bool = False) -> Compaction:
+              session: str | None = None) -> Compaction:
     """The summary of scored entries in the classifier's layout; ``ids`` are the memories holding
-    each entry's content (by index), shown on its line; ``stored``: whether content was stored."""
+    each entry's content (by index), shown on its line; ``session``: the session they were stored
+    under (None: nothing was stored)."""
     ids = ids or {}
     if config.classifier == "reference":
         parts, actions, counts, sparse_tokens, after = _reference(scored, config, previous_summary, ids)
     else:
-        parts, actions, counts, sparse_tokens, after = _meaning(scored, config, previous_summary, ids, stored)
+        parts, actions, counts, sparse_tokens, after = _meaning(scored, config, previous_summary, ids, session)
     before = sum(entry.tokens for entry in scored)
     ratio = before / max(after, 1) if before > 0 else None
     parts.append(f"<!-- hippo compaction stats: {before}tok → {after}tok "
@@ -199,13 +200,13 @@ def _reference(scored: Sequence["Scored"], config: CompactionConfig, previous_su
 
 
 def _meaning(scored: Sequence["Scored"], config: CompactionConfig, previous_summary: str | None,
-             ids: Mapping[int, Sequence[str]], stored: bool) -> Laid:
+             ids: Mapping[int, Sequence[str]], session: str | None) -> Laid:
     """hippo's layout (:mod:`hippo.core.compaction.digest`)."""
     made = digest(scored, config, ids, _line_of(config, ids))
     pointers, compressed, kept, omitted = made.counts()
     head = [HEADING, _rates_line(config),
             f"<!-- entries: {len(scored)} | sparse: {pointers} | compressed: {compressed} | kept: {kept}"
             f" | dropped: 0 | omitted: {omitted} -->", ""]
-    parts = made.layout(head, previous_summary, stored)
+    parts = made.layout(head, previous_summary, session)
     actions = [made.actions[entry.index] for entry in scored]
     return parts, actions, (pointers, compressed, kept, 0), made.tokens["sparse"], sum(made.tokens.values())
