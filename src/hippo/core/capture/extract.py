@@ -77,7 +77,10 @@ _TYPE_CUES: list[tuple[str, re.Pattern[str]]] = [
 ]
 
 
-def kept(window: Window) -> dict[int, Observed | None]:
+Kept = dict[int, "Observed | None"]  # the messages a person would keep, by seq: what each answered
+
+
+def kept(window: Window) -> Kept:
     """The new messages of a window a person would keep, each with the message it answers (or
     None), by ``seq``. Read as compaction reads a session (:func:`hippo.core.compaction.kinds.kinds`,
     the window's earlier messages giving the context): acknowledgements, reactions and trivia
@@ -184,19 +187,21 @@ def _numbered(window: Window) -> str:
 
 # -- the two tiers -------------------------------------------------------------------------------
 
-def gate(window: Window, llm: "LLM | None", calls: list[LLMCall]) -> bool:
-    """Seed 002's cheap gate: is anything in the window's new messages worth remembering?"""
+def gate(window: Window, llm: "LLM | None", calls: list[LLMCall], keep: Kept) -> bool:
+    """Seed 002's cheap gate: is anything in the window's new messages worth remembering?
+    ``keep``: :func:`kept` of the window."""
     if llm is None:
-        return bool(kept(window))
+        return bool(keep)
     verdict_model, _ = _models()
     answer = complete_json(llm, GATE_PROMPT, f"The excerpt:\n<<<\n{_numbered(window)}\n>>>", verdict_model,
                            purpose="capture-gate", calls=calls, max_tokens=128)
     return bool(answer.remember)  # type: ignore[attr-defined]
 
 
-def extract(window: Window, llm: "LLM | None", known: Sequence[str], calls: list[LLMCall]) -> list[Draft]:
-    """The window's memories; ``known``: stored memories like it (the LLM is told not to repeat them)."""
-    keep = kept(window)
+def extract(window: Window, llm: "LLM | None", known: Sequence[str], calls: list[LLMCall],
+            keep: Kept) -> list[Draft]:
+    """The window's memories; ``known``: stored memories like it (the LLM is told not to repeat them);
+    ``keep``: :func:`kept` of the window, read once for the gate and the extraction."""
     if llm is None:
         return [replace(_offline_draft(m), answers=keep[m.seq]) for m in window.new if m.seq in keep]
     _, extraction_model = _models()

@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Sequence
 
 from hippo.core import validation as v
-from hippo.core.capture.extract import Draft, Window, extract, gate
+from hippo.core.capture.extract import Draft, Window, extract, gate, kept
 from hippo.core.facts.offline import ExtractedFact
 from hippo.core.facts.remember import Planned, apply_facts, plan_facts
 from hippo.core.memories import writer
@@ -140,9 +140,10 @@ def _process_batch(store: "AgentStore", embedding: "EmbeddingService", llm: "LLM
     drafts: list[Draft] = []
     gated_in = 0
     for window in cut:
-        if gate(window, llm, calls):
+        keep = kept(window)
+        if gate(window, llm, calls, keep):
             gated_in += 1
-            drafts += extract(window, llm, _known(store, embedding, window) if llm else (), calls)
+            drafts += extract(window, llm, _known(store, embedding, window) if llm else (), calls, keep)
     facts = [d for d in drafts if llm is not None and d.memory_type in _FACT_TYPES]
     memories = [d for d in drafts if d not in facts]
     inputs = [writer.check(MemoryInput(d.content, _metadata(d), d.importance / 5, d.observed_at, "conversation",

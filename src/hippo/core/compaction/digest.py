@@ -89,9 +89,9 @@ class Digest:
             return "goal", f"- #{i} {_one_line(self._short(entry, GOAL_CHARS))}{stored}"
         if entry.retention >= config.compress_threshold:
             body = shortened(entry.content, KEPT_CHARS, longest_sentence=KEPT_CHARS)
-            return "kept", f"### #{i} [{entry.type}] (r={_fixed2(entry.retention)}){stored}\n{body}"
+            return "kept", f"### #{i} [{entry.type}] (r={fixed(entry.retention, 2)}){stored}\n{body}"
         if entry.retention >= config.sparse_threshold:
-            return "compressed", f"• #{i} (r={_fixed2(entry.retention)}) {line_of(entry)}"
+            return "compressed", f"• #{i} (r={fixed(entry.retention, 2)}) {line_of(entry)}"
         return "sparse", f"#{i} {line_of(entry)}"
 
     def put(self, entry: "Scored", section: str, line: str, tokens: int) -> None:
@@ -137,10 +137,6 @@ class Digest:
         actions = list(self.actions.values())
         return (actions.count("pointer"), actions.count("compressed"), actions.count("kept"),
                 actions.count("omitted"))
-
-
-def _fixed2(value: float) -> str:
-    return fixed(value, 2)
 
 
 def _how_back(session: str | None) -> str:
