@@ -20,3 +20,12 @@ def test_labelled_smoke():
         assert 0 <= row["macro_f1"] <= 1 and row["must_survive"]["facts"] == len(session["must_survive"])
     assert report["meaning"]["must_survive"]["with_session"] == 1.0
     assert set(report["trivial_stored_by_capture"]) == {session["id"]}
+
+
+def test_labelled_model_smoke(tmp_path):
+    bench = load_bench("labelled_model")
+    sessions = [s for s in load_bench("labelled").load("dev") if s["id"][:2] in ("01", "03", "04")]
+    report = bench.run("fake", sessions, cache=tmp_path)
+    assert report["rules"]["macro_f1"] > 0 and set(report["where the markers miss"]) == set(map(str, bench.THRESHOLDS))
+    assert 0 <= report["model"]["macro_f1"] <= 1 and 0 <= report["model + rules"]["decisions_recalled"] <= 1
+    assert list(tmp_path.glob("labelled-fake-*.npz")), "the vectors are cached"
