@@ -73,41 +73,42 @@ class Settings:
     # lend) or "learned" (a logistic regression over the candidates' features, hippo.core.recall.rerank;
     # BENCHMARKS.md "A learned reranking stage").
     rerank: str = "none"
-    # Seed 003's asymmetric feedback: a reinforcement adds this much to a memory's feedback count,
+    # Curation's feedback, asymmetric: a reinforcement adds this much to a memory's feedback count,
     # a demotion takes this much away (one confirmation outweighs three demotions).
     reinforce_weight: int = 3
     demote_weight: int = 1
-    # Seed 003's size cap: over it, maintain() archives the bottom prune_percent of memories (by
+    # Curation's size cap: over it, maintain() archives the bottom prune_percent of memories (by
     # feedback and recency) until the database is under it; None: no cap. The agents holding memories
     # share it equally: an agent whose memories, live and archived, take no more than its share (the
     # database's other bytes counted in proportion) is never archived for it, and when archiving the
     # others cannot meet the cap, maintain() stops and says so (docs/guide/curation.md). prune_schedule
-    # is a cron expression (seed 003: "0 4 * * *") on which ``hippo serve`` runs maintain(); None: never.
+    # is a cron expression ("0 4 * * *": daily at 04:00) on which ``hippo serve`` runs maintain(); None: never.
     max_db_bytes: int | None = None
     prune_percent: float = 1.0
     prune_schedule: str | None = None
-    # Seed 001's short-term memory: the last short_term_size experiences per agent; entries older
+    # Experiences' short-term memory: the last short_term_size experiences per agent; entries older
     # than short_term_max_age seconds and of importance under 0.5 are pruned at consolidation.
     # short_term_durable keeps the buffer in the database (every append committed; always so on a
     # store several servers share); otherwise it lives in the process until consolidated.
     short_term_size: int = 100
     short_term_max_age: float = 3600.0
     short_term_durable: bool = False
-    # Seed 001's consolidation: experiences of at least this importance move to long-term memory;
+    # Experiences' consolidation: experiences of at least this importance move to long-term memory;
     # ``hippo serve`` also consolidates every consolidate_every seconds when set (None: never).
     consolidation_threshold: float = 0.6
     consolidate_every: float | None = None
-    # Seed 001's LTM_MAX_MEMORIES and LTM_MIN_IMPORTANCE, off by default: kept by archiving.
+    # Long-term bounds on experiences, off by default: at most ltm_max_memories memories, none whose
+    # strength has decayed under ltm_min_importance; kept by archiving (docs/guide/experiences.md).
     ltm_max_memories: int | None = None
     ltm_min_importance: float | None = None
-    # Seed 002's capture: windows of about capture_window_tokens with capture_overlap_tokens of
+    # Automatic capture (docs/guide/capture.md): windows of about capture_window_tokens with capture_overlap_tokens of
     # overlap; capture_roles are the speakers kept (system prompts and tool outputs are left out);
     # ``hippo serve`` processes what was observed every capture_every seconds when set.
     capture_window_tokens: int = 500
     capture_overlap_tokens: int = 100
     capture_roles: str = "user,assistant"
     capture_every: float | None = None
-    # Seed 002's surfacing: the last surface_messages messages make the query; a hit is shown when
+    # Context surfacing: the last surface_messages messages make the query; a hit is shown when
     # its relevance reaches surface_threshold (measured: docs/decisions/capture.md).
     surface_messages: int = 3
     surface_threshold: float = 0.5

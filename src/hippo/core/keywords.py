@@ -1,4 +1,4 @@
-"""Seed 003's query sanitiser: any user string becomes a list of plain words to search by.
+"""The query sanitiser: any user string becomes a list of plain words to search by.
 
 1. URLs are stripped (noisy, FTS5-incompatible tokens);
 2. hyphens split words (FTS5 reads ``word-word`` as column filter or subtraction);
@@ -24,7 +24,7 @@ _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
 MAX_TERMS = 64
 
 # Words that carry no meaning in a recall query. Used by recall, not by the
-# conversation search, which keeps seed 003's behaviour exactly.
+# conversation search, which searches every word the sanitiser keeps.
 ENGLISH_STOPWORDS = frozenset(
     """
     a about above after again against all am an and any are as at be because been before being

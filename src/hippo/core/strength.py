@@ -1,4 +1,4 @@
-"""Seed 000's strength model: decay, reinforcement and scoring.
+"""The strength model: decay, reinforcement and scoring.
 
 Pure functions; the current time is always passed in, so tests move a clock
 instead of sleeping. Times are timezone-aware datetimes.

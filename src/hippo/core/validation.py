@@ -76,7 +76,7 @@ _SESSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@/-]{0,127}")
 
 
 def check_source(value: Any) -> str:
-    """A provenance tag (seed 003): a short lower-case word such as agent, extraction or migration."""
+    """A provenance tag: a short lower-case word such as agent, extraction or migration."""
     if not isinstance(value, str) or not _SOURCE.fullmatch(value):
         raise InvalidInput(f"invalid source {shown(value)}: expected a lower-case word of up to 32 letters, "
                            "digits, '-' or '_' (agent, extraction, conversation, migration, ...)")

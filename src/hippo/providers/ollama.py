@@ -51,7 +51,7 @@ class OllamaEmbedder(HTTPClientMixin):
         self.timeout = timeout
         self.model_id = f"ollama:{model}"
         self.dimension = dimension
-        # The seed's bands (measured on text-embedding-3-small); not yet measured here.
+        # The default bands (measured on OpenAI's text-embedding-3-small); not yet measured here.
         self.thresholds = Thresholds()
         self._prefixes = (
             _NOMIC_PREFIXES if model.lower().startswith("nomic-embed-text") else ("", "")

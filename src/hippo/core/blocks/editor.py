@@ -1,4 +1,5 @@
-"""Named memory blocks with seed 000's edge cases and an optional character limit.
+"""Named memory blocks and an optional character limit. Replacing text replaces every match, and
+appending to a missing block creates it.
 
 A problem the agent can act on raises its own error (``BlockNotFound``, ``TextNotFound``,
 ``LimitExceeded``, each with its code); nothing is written then. Every surface maps them
@@ -12,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from hippo.core.tokens import estimate_tokens
 from hippo.errors import BlockNotFound, LimitExceeded, TextNotFound
-from hippo.stores.base import UNCHANGED
+from hippo.types import UNCHANGED
 from hippo.types import Block, BlockResult
 
 if TYPE_CHECKING:
-    from hippo.stores.scoped import BlockScope
+    from hippo.core.ports.scoped import BlockScope
 
 __all__ = ["BlockEditor"]
 

@@ -1,11 +1,12 @@
-"""Seed 002's two tiers for one window of conversation: a cheap gate (worth remembering, yes or
+"""Automatic capture's two tiers for one window of conversation: a cheap gate (worth remembering, yes or
 no), then extraction of memories (content, importance 1-5, type, topic tags, source messages).
 
 With an LLM: two calls through hippo's provider layer and its rules for malformed output (one
 retry, then a :class:`~hippo.errors.ProviderError`, never a silent drop); the extraction prompt
 holds the memories already stored that resemble the window, so the model does not repeat them.
 Without one: an offline gate and an offline extractor (each message that passes becomes a memory
-in the speaker's words, typed by cue words, its importance from seed 000's intensity signals).
+in the speaker's words, typed by cue words, its importance from the intensity signals of
+:mod:`hippo.core.facts.offline`).
 Either way a message is read as compaction reads it (:func:`kept`): no memory is made of one that
 only acknowledges, reacts or reports progress, or has fewer than three content words, and a
 decision or an answer records the message it answered.
@@ -23,7 +24,7 @@ from hippo.core.compaction.kinds import kinds, worth_keeping
 from hippo.core.facts import offline
 from hippo.core.llm_json import complete_json, folded
 from hippo.core.messages import ChatMessage
-from hippo.stores.base import Observed
+from hippo.core.ports import Observed
 from hippo.types import LLMCall
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ class Draft:
     """A memory extracted from a window, before it is written."""
 
     content: str
-    importance: int  # 1 (trivial) to 5 (critical), seed 002
+    importance: int  # 1 (trivial) to 5 (critical)
     memory_type: str
     tags: list[str]
     sources: list[Observed] = field(default_factory=list)
@@ -188,7 +189,7 @@ def _numbered(window: Window) -> str:
 # -- the two tiers -------------------------------------------------------------------------------
 
 def gate(window: Window, llm: "LLM | None", calls: list[LLMCall], keep: Kept) -> bool:
-    """Seed 002's cheap gate: is anything in the window's new messages worth remembering?
+    """The cheap gate: is anything in the window's new messages worth remembering?
     ``keep``: :func:`kept` of the window."""
     if llm is None:
         return bool(keep)

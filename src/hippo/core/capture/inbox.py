@@ -1,4 +1,4 @@
-"""Seed 002's automatic capture: observe a conversation now, turn it into memories later.
+"""Automatic capture: observe a conversation now, turn it into memories later.
 
 ``observe`` only reads the messages and appends them to the session's inbox in one transaction,
 so it returns in about a millisecond whatever the LLM's speed, and what it acknowledged survives
@@ -26,8 +26,8 @@ from hippo.core.memories.writer import ANSWERS, SOURCE_IDS, MemoryInput
 from hippo.core.messages import read_messages
 from hippo.core.tokens import count_tokens
 from hippo.errors import InvalidInput
-from hippo.stores.base import ChunkFilter, Observed, SearchQuery
-from hippo.stores.scoped import AgentStore
+from hippo.core.ports import ChunkFilter, Observed, SearchQuery
+from hippo.core.ports.scoped import AgentStore
 from hippo.types import Captured, LLMCall, Observation
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from hippo.core.facts.pairs import Rule
     from hippo.core.memories.reembed import Progress
     from hippo.providers.base import LLM
-    from hippo.stores.base import Store
+    from hippo.core.ports import Store
 
 __all__ = ["BATCH", "observe", "process_pending", "windows"]
 
@@ -67,7 +67,7 @@ def observe(store: "AgentStore", messages: Sequence[Any], session_id: Any,
 
 
 def windows(context: list[Observed], new: list[Observed], size: int, overlap: int) -> list[Window]:
-    """Seed 002's windows over ``new``: each about ``size`` tokens, led by about ``overlap`` tokens
+    """The windows over ``new``: each about ``size`` tokens, led by about ``overlap`` tokens
     of what came before (``context`` for the first); a message longer than a window is one alone."""
     tokens = dict(zip((m.seq for m in [*context, *new]), count_tokens([_said(m) for m in [*context, *new]])))
     cut: list[Window] = []
@@ -179,7 +179,7 @@ def _keep_from(cut: list[Window], batch: list[Observed]) -> int:
 
 
 def _metadata(draft: Draft) -> dict[str, Any]:
-    """Seed 002's type and topic tags, and the source messages' ids."""
+    """The memory's type and topic tags, and the source messages' ids."""
     metadata: dict[str, Any] = {"memory_type": draft.memory_type,
                                 SOURCE_IDS: [m.message_id for m in draft.sources]}
     if draft.tags:
@@ -190,7 +190,7 @@ def _metadata(draft: Draft) -> dict[str, Any]:
 
 
 def _known(store: "AgentStore", embedding: "EmbeddingService", window: Window) -> list[str]:
-    """The stored memories most like the window (seed 002: in the extraction prompt, for dedup)."""
+    """The stored memories most like the window (shown in the extraction prompt, so it does not repeat them)."""
     text = "\n".join(m.content for m in window.new)
     found = store.search(SearchQuery(embedding.query(text), (), ChunkFilter(), 5, score_all=False))
     best = sorted(found.similarity.items(), key=lambda pair: -pair[1])[:5]

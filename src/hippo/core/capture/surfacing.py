@@ -1,6 +1,6 @@
-"""Seed 002's context surfacing: relevant memories offered as topics come up, unasked.
+"""Context surfacing: relevant memories offered as topics come up, unasked.
 
-``surface`` reads the last few messages (``surface_messages``, seed 002: about 3) as the query,
+``surface`` reads the last few messages (``surface_messages``, 3 by default) as the query,
 recalls, keeps hits whose own match to it reaches ``surface_threshold`` and that this session was
 not shown before nor captured from the messages given (what the conversation says right now), and
 renders them as a compact block with their ids within ``max_tokens`` (counted
@@ -21,7 +21,7 @@ from hippo.core.recall.pool import as_hits, ranked_pool, touched
 from hippo.core.strength import RETRIEVAL_BOOST
 from hippo.core.tokens import count_tokens
 from hippo.errors import InvalidInput
-from hippo.stores.base import ChunkFilter
+from hippo.core.ports import ChunkFilter
 from hippo.types import Hit, Surfaced
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from hippo.core.embedding import EmbeddingService
     from hippo.core.fusion import Fusion
     from hippo.core.strength import ScoreWeights
-    from hippo.stores.scoped import AgentStore
+    from hippo.core.ports.scoped import AgentStore
 
 __all__ = ["HEADER", "surface"]
 

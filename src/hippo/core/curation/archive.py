@@ -1,7 +1,7 @@
-"""Seed 003's archive: pruning for size moves memories out of recall's way, and never deletes them.
+"""The archive: pruning for size moves memories out of recall's way, and never deletes them.
 
 When the database is over its cap (``max_db_bytes``), ``maintain`` ranks each agent's raw memories
-by seed 003's ``exp(feedback x 0.2) x 1 / (1 + days x 0.01)`` (days since the last reinforcement,
+by ``exp(feedback x 0.2) x 1 / (1 + days x 0.01)`` (days since the last reinforcement,
 else since it was stored) and moves ``prune_percent`` of them to the archive, again and again until
 the database is under the cap. The cap is the database's, but the agents share it: the next memory
 to go is the least useful one of the agent whose memories take the most bytes (:func:`levelled`),
@@ -34,16 +34,16 @@ from hippo.core.memories.reembed import Progress
 from hippo.core.memories.summary import count_day
 from hippo.core.strength import RETRIEVAL_BOOST, ScoreWeights, final_score, recency_after, strength_after
 from hippo.errors import NotFound
-from hippo.stores.base import PruneCandidate
-from hippo.stores.scoped import AgentStore
-from hippo.stores.vectors import decode_int8, encode_int8
+from hippo.core.ports import PruneCandidate
+from hippo.core.ports.scoped import AgentStore
+from hippo.core.ports.vectors import decode_int8, encode_int8
 from hippo.types import ArchivedHit, Chunk, Hit, MaintainResult
 
 if TYPE_CHECKING:
     import numpy as np
 
     from hippo.core.embedding import EmbeddingService
-    from hippo.stores.base import Store
+    from hippo.core.ports import Store
 
 __all__ = ["archived_hits", "forget_archived", "levelled", "maintain", "prune_rank", "quiet_agents", "restore",
            "search"]
@@ -57,7 +57,7 @@ _EMBED_BATCH = 256
 
 
 def prune_rank(candidate: PruneCandidate, now: datetime) -> float:
-    """Seed 003's ranking for pruning: the feedback factor times recency (higher stays longer)."""
+    """The ranking for pruning: the feedback factor times recency (higher stays longer)."""
     days = max(0.0, now.timestamp() - candidate.since) / 86400.0
     return math.exp(max(-50.0, min(50.0, candidate.feedback * 0.2))) / (1.0 + days * 0.01)
 
@@ -186,7 +186,7 @@ def archived_hits(found: list[ArchivedHit], now: datetime, *, fusion: Fusion, we
 
 def restore(store: "AgentStore", embedding: "EmbeddingService", chunk_id: str, now: datetime) -> Chunk:
     """Move an archived memory back into recall, embedded again (pending while the embedder is
-    down), with a retrieval event (seed 000): asking for it back is a use, and a faded memory is
+    down), with a retrieval event: asking for it back is a use, and a faded memory is
     recalled again. A live memory with the same text (stored again meanwhile) wins: the archived
     copy goes."""
     chunk_id = v.check_chunk_id(chunk_id)

@@ -1,8 +1,8 @@
-"""Seed 003's relations: memories recalled together link together, and a newer fact links to the
+"""Curation's links: memories recalled together link together, and a newer fact links to the
 one it superseded.
 
 Every recall that counts as a retrieval (``touch``) strengthens the ``co_recall`` link of each pair
-among its best ``CO_RECALL_TOP`` hits by 1 (seed 003: "link them and increment strength"); a
+among its best ``CO_RECALL_TOP`` hits by 1; a
 link's strength is the number of recalls that returned both. ``related(id)`` lists a memory's links;
 ``recall_memories(..., expand=True)`` adds, after the hits, the memories linked at least
 ``EXPAND_MIN_STRENGTH`` times to one of the best ``EXPAND_FROM`` hits, each marked with the hit
@@ -23,14 +23,14 @@ from hippo.core.fusion import Fusion
 from hippo.core.recall.pool import as_hits, rank
 from hippo.core.strength import ScoreWeights
 from hippo.errors import NotFound
-from hippo.stores.base import Candidates
-from hippo.stores.retrievals import STRONG_LINK
+from hippo.core.ports import Candidates
+from hippo.core.curation.rules import STRONG_LINK
 from hippo.types import Hit, Link
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from hippo.stores.scoped import AgentStore
+    from hippo.core.ports.scoped import AgentStore
 
 __all__ = ["CO_RECALL_TOP", "EXPAND_FROM", "EXPAND_MIN_STRENGTH", "co_recall_pairs", "expand", "related"]
 

@@ -1,4 +1,4 @@
-"""Seed 001's consolidation: the short-term buffer's important experiences move to long-term memory.
+"""Consolidation: the short-term buffer's important experiences move to long-term memory.
 
 When (:func:`due`): the buffer is over 80% full, or an experience of importance 0.7 or more
 arrived; also on :meth:`Memory.consolidate`, and every ``consolidate_every`` seconds in ``hippo
@@ -8,12 +8,12 @@ serve`` when configured. What (:func:`run`):
 2. in one transaction: taken out of the buffer, written through the one writer (a verbatim or
    near-duplicate of a stored memory strengthens it instead: the embedder's duplicate band), and
    their type, importance and context recorded beside the memories;
-3. then seed 001's pruning: entries older than ``short_term_max_age`` (an hour) and of importance
+3. then the buffer's pruning: entries older than ``short_term_max_age`` (an hour) and of importance
    under 0.5 leave the buffer;
 4. the agent's long-term bounds (``ltm_max_memories``, ``ltm_min_importance``) are kept by
    archiving, never by deleting.
 
-The counters (seed 001's ``memory_stats``, and the day's: ``core/memories/summary.py``) are added to in the
+The counters (:class:`~hippo.types.ConsolidationStats`, and the day's: ``core/memories/summary.py``) are added to in the
 transaction of the write they count (the move, the pruning, each archiving), so a process killed
 between two steps leaves them saying what is stored; only ``runs`` and the buffer's own counts
 (recorded, evicted) are written at the end of a run.
@@ -31,20 +31,20 @@ from hippo.core.memories import writer
 from hippo.core.memories.summary import count_day
 from hippo.core.memories.writer import MemoryInput
 from hippo.core.strength import strength_after
-from hippo.stores.base import ChunkFilter, ExperienceFilter
+from hippo.core.ports import ChunkFilter, ExperienceFilter
 from hippo.types import Consolidation, Experience
 
 if TYPE_CHECKING:
     from hippo.config import Settings
     from hippo.core.embedding import EmbeddingService
     from hippo.core.experiences.short_term import Buffer
-    from hippo.stores.scoped import AgentStore
+    from hippo.core.ports.scoped import AgentStore
 
 __all__ = ["FULL_SHARE", "HIGH_IMPORTANCE", "KEEP_IMPORTANCE", "Outcome", "due", "keep_bounds", "run"]
 
-FULL_SHARE = 0.8  # seed 001: consolidate when the buffer is more than 80% full
-HIGH_IMPORTANCE = 0.7  # seed 001: ... or when an experience this important arrives
-KEEP_IMPORTANCE = 0.5  # seed 001's pruning keeps old entries at least this important
+FULL_SHARE = 0.8  # consolidate when the buffer is more than 80% full
+HIGH_IMPORTANCE = 0.7  # ... or when an experience this important arrives
+KEEP_IMPORTANCE = 0.5  # the buffer's pruning keeps old entries at least this important
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,9 +114,9 @@ def _move(store: "AgentStore", embedding: "EmbeddingService", buffer: "Buffer", 
 
 
 def keep_bounds(store: "AgentStore", now: datetime, settings: "Settings") -> int:
-    """Seed 001's long-term bounds, by archiving (seed 003's archive; nothing is deleted): the
+    """The long-term bounds, kept by archiving (curation's archive; nothing is deleted): the
     experiences whose strength has decayed below ``ltm_min_importance``, then, while the agent holds
-    more than ``ltm_max_memories`` memories, the lowest by seed 003's pruning rank. How many moved."""
+    more than ``ltm_max_memories`` memories, the lowest by curation's pruning rank. How many moved."""
     archived = 0
     if settings.ltm_min_importance is not None:
         ids = store.list_experiences(ChunkFilter(kinds=("memory",), experience=ExperienceFilter()),

@@ -1,4 +1,4 @@
-"""Seed 001 for one agent: record experiences, keep the recent ones short-term, consolidate the
+"""Experiences for one agent: record experiences, keep the recent ones short-term, consolidate the
 important ones into long-term memory, and recall across both tiers.
 
 :class:`Episodic` is what :class:`~hippo.core.memory.Memory` delegates its experience operations
@@ -26,7 +26,7 @@ from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms
 from hippo.core.recall.pool import as_hits, ranked_pool
 from hippo.core.strength import RETRIEVAL_BOOST
 from hippo.errors import InvalidInput
-from hippo.stores.base import ChunkFilter, ExperienceFilter
+from hippo.core.ports import ChunkFilter, ExperienceFilter
 from hippo.types import Consolidation, ConsolidationStats, Experience
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ class Episodic:
     # -- record ---------------------------------------------------------------------------
 
     def record(self, type_: Any, content: Any, **fields: Any) -> Experience:
-        """Check, append to the buffer, and consolidate when a trigger fires (seed 001: the buffer
+        """Check, append to the buffer, and consolidate when a trigger fires (the buffer
         over 80% full, or an experience of importance 0.7 or more)."""
         now = self._clock()
         entry = experiences.new_entry(self.agent_id, type_, content, now, max_chars=self.settings.max_content_chars,
@@ -143,14 +143,14 @@ class Episodic:
         return found[0] if found else None
 
     def _touched(self, found: list[Experience]) -> list[Experience]:
-        """Seed 000's retrieval event for the long-term experiences returned."""
+        """The retrieval event (one more access, intensity raised) for the long-term experiences returned."""
         ids = [e.id for e in found if e.tier == "long_term"]
         if ids:
             self.store.record_retrievals(ids, self._clock(), boost=RETRIEVAL_BOOST)
         return found
 
     def stats(self) -> ConsolidationStats:
-        """Seed 001's memory_stats: experiences recorded, evicted, consolidated (``merged`` of them
+        """The consolidation counters: experiences recorded, evicted, consolidated (``merged`` of them
         into memories already held), pruned and archived; runs, the last run's time, and the rate.
         The store keeps them as numbers (the time as seconds since the epoch); they leave here as
         whole counts and a datetime."""

@@ -1,15 +1,15 @@
-"""Seed 001's experiences: their seven types, ``calculateImportance``, and the context ids.
+"""Experiences: their seven types, ``calculateImportance``, and the context ids.
 
 An experience is something the agent lived through. It enters the short-term buffer
-(:mod:`hippo.core.experiences.short_term`) with an importance, the seed's ``calculateImportance`` unless the
+(:mod:`hippo.core.experiences.short_term`) with an importance, :func:`calculate_importance` unless the
 caller gives one; consolidation (:mod:`hippo.core.experiences.consolidation`) writes the important ones to
-long-term memory, where the importance is the memory's starting strength (``shared/DESIGN.md``)
+long-term memory, where the importance is the memory's starting strength (docs/guide/experiences.md)
 and the type, importance and context are kept beside the memory (``ExperienceRecord``).
 
-The context is a JSON object of the caller's. Seed 001 writes ``userId``, ``roomId`` and
-``taskId`` into it (``senderId`` for the user of a chat); those, or their snake_case forms, are
-indexed for :meth:`Memory.recall_related`. Its flags ``mentionedMe``, ``userDirectMessage``,
-``actionTaken`` and ``errorRecovered`` (or snake_case) raise the computed importance.
+The context is a JSON object of the caller's. Its ``userId``, ``roomId`` and ``taskId``
+(``senderId`` for the user of a chat), or their snake_case forms, are indexed for
+:meth:`Memory.recall_related`. Its flags ``mentionedMe``, ``userDirectMessage``, ``actionTaken``
+and ``errorRecovered`` (or snake_case) raise the computed importance.
 """
 
 from __future__ import annotations
@@ -20,18 +20,18 @@ from typing import Any, Mapping, Sequence
 from hippo import limits
 from hippo.core import validation as v
 from hippo.errors import InvalidInput
-from hippo.stores.base import ExperienceRecord
+from hippo.core.ports import ExperienceRecord
 from hippo.types import Chunk, Experience
 
 __all__ = ["ADJUSTMENTS", "EXPERIENCE_TYPES", "TYPE_WEIGHTS", "calculate_importance", "check_type", "context_refs",
            "long_term", "new_entry", "record_of", "refs_asked"]
 
-# Seed 001's typeWeights: the importance of an experience by its type.
+# The importance of an experience by its type.
 TYPE_WEIGHTS: dict[str, float] = {
     "chat": 0.6, "observation": 0.4, "task": 0.7, "decision": 0.8, "tool-use": 0.7, "error": 0.9, "insight": 0.85,
 }
 EXPERIENCE_TYPES = tuple(TYPE_WEIGHTS)
-# Seed 001's context-based adjustments, each with its snake_case spelling.
+# What a context flag adds to the computed importance, each flag with its snake_case spelling.
 ADJUSTMENTS: dict[tuple[str, str], float] = {
     ("mentionedMe", "mentioned_me"): 0.2,
     ("userDirectMessage", "user_direct_message"): 0.15,
@@ -56,7 +56,7 @@ def check_type(value: Any) -> str:
 
 
 def calculate_importance(type: str, context: Mapping[str, Any] | None = None) -> float:
-    """Seed 001's ``calculateImportance``: the type's weight, plus each adjustment whose context
+    """``calculateImportance``: the type's weight, plus each adjustment whose context
     flag is set (truthy), clamped to [0, 1]."""
     score = TYPE_WEIGHTS.get(check_type(type), 0.5)
     context = context or {}

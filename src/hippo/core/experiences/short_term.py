@@ -1,4 +1,4 @@
-"""Seed 001's short-term memory: a bounded buffer of recent experiences per agent.
+"""Short-term memory: a bounded buffer of recent experiences per agent.
 
 The buffer holds the last ``short_term_size`` experiences (100), the oldest evicted when it is
 full. Where it lives:
@@ -28,8 +28,8 @@ from hippo.types import Experience
 if TYPE_CHECKING:
     import numpy as np
 
-    from hippo.stores.base import Store
-    from hippo.stores.scoped import AgentStore, ExperienceScope
+    from hippo.core.ports import Store
+    from hippo.core.ports.scoped import AgentStore, ExperienceScope
 
 __all__ = ["Buffer", "DatabaseBuffer", "LocalBuffer", "buffer_for", "keyword_overlap"]
 
@@ -59,7 +59,7 @@ class Buffer(Protocol):
         ...
 
     def count(self, counts: dict[str, float]) -> None:
-        """Add to the agent's consolidation counters (seed 001's memory_stats)."""
+        """Add to the agent's consolidation counters (``Memory.stats().consolidation``)."""
         ...
 
     def drain_counts(self) -> dict[str, float]:

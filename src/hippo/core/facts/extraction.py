@@ -1,7 +1,8 @@
 """The two LLM calls of ``remember_facts``: fact extraction and tie-break classification.
 
-Prompts follow seed 000: atomic third-person facts with an intensity from the
-seed's signals and calibration bands, in the user's own language; and one
+Prompts ask for atomic third-person facts with an intensity from the signals
+and calibration bands of :mod:`hippo.core.facts.offline` (the table in its
+docstring), in the user's own language; and one
 classification call that covers every ambiguous pair of one input.
 """
 

@@ -7,7 +7,7 @@ starts) → small talk, questions and requests dropped → first person rewritte
 as "User" (English only; other languages are kept exactly as written). Facts
 carry no final punctuation.
 
-Intensity follows seed 000's signals and calibration bands. Strong categories:
+Intensity follows how strongly a fact is stated: signals, then calibration bands. Strong categories:
 emotion (amplifiers such as shouting, "!!", "so much" count here), consequence,
 absolute, effort, importance, repetition. n = number of strong categories found.
 
@@ -103,7 +103,7 @@ def signals_of(text: str) -> set[str]:
 
 
 def intensity_of(signals: set[str]) -> float:
-    """Map signal categories to the seed's calibration bands (table in the module docstring)."""
+    """Map signal categories to the calibration bands (table in the module docstring)."""
     cats = {"emotion" if s == "amplifier" else s for s in signals}
     strong = len(cats & _STRONG)
     if "identity" in cats and strong:
@@ -323,7 +323,7 @@ def _merge_restatements(drafts: list[_Draft]) -> list[_Draft]:
 
 
 def extract_facts(text: str) -> list[ExtractedFact]:
-    """Rule-based extraction: atomic third-person facts with an intensity from seed 000's signals."""
+    """Rule-based extraction: atomic third-person facts with an intensity from their signals."""
     drafts: list[_Draft] = []
     pending: set[str] = set()  # signals of a leading "Remember this." for the next fact
     for sentence in _sentences(text or ""):

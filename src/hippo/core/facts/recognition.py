@@ -1,4 +1,4 @@
-"""Recognition (seed 000): is a new fact a duplicate, a replacement, or new?
+"""Recognition: is a new fact a duplicate, a replacement, or new?
 
 Each fact is compared with the live facts most similar to it. The embedder's
 bands decide the clear cases; pairs in the ambiguous band are decided together,
@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Callable, Literal
 from hippo.core.facts.offline import ExtractedFact, non_latin_share
 from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms
 from hippo.providers.base import Thresholds
-from hippo.stores.base import ChunkFilter, SearchQuery
+from hippo.core.ports import ChunkFilter, SearchQuery
 from hippo.types import Chunk
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from hippo.stores.scoped import AgentStore
+    from hippo.core.ports.scoped import AgentStore
 
 __all__ = ["Candidate", "Plan", "decide", "find_candidates", "offline_bands", "pending_pairs", "resolve",
            "resolve_offline", "same_words"]

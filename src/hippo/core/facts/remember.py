@@ -1,4 +1,4 @@
-"""The ``remember_facts`` pipeline of seed 000.
+"""The ``remember_facts`` pipeline: extract facts, recognise the known ones, write the outcome.
 
 extract (LLM call 1, or offline rules) → embed all facts in one batch → top 5
 live facts each → bands → one classification call for every ambiguous pair
@@ -27,14 +27,14 @@ from hippo.core.facts.recognition import (
 )
 from hippo.core.hashing import content_hash
 from hippo.core.strength import reinforced_intensity
-from hippo.stores.base import StrengthUpdate
+from hippo.core.ports import StrengthUpdate
 from hippo.types import Chunk, FactOutcome, LLMCall, MergedWording, RememberResult
 
 if TYPE_CHECKING:
     from hippo.core.embedding import EmbeddingService
     from hippo.core.facts.pairs import Rule
     from hippo.providers.base import LLM
-    from hippo.stores.scoped import AgentStore
+    from hippo.core.ports.scoped import AgentStore
 
 __all__ = ["Planned", "apply_facts", "plan_facts", "remember", "summarize"]
 
@@ -82,9 +82,9 @@ class Planned:
 
 def plan_facts(store: "AgentStore", embedding: "EmbeddingService", llm: "LLM | None",
                facts: list[offline.ExtractedFact], offline_rule: "Rule", calls: list[LLMCall]) -> Planned:
-    """Seed 000's recognition of extracted facts: embed them in one batch, compare each with the
+    """Recognition of extracted facts: embed them in one batch, compare each with the
     most similar live facts, settle the bands, and the ambiguous pairs by one LLM call (or the
-    offline rule). Reads only; the capture of seed 002 plans its facts here too."""
+    offline rule). Reads only; automatic capture plans its facts here too."""
     facts = _dedupe(facts)
     windows = embedding.windows([f.fact for f in facts])
     vectors = [None if w is None else w[0] for w in windows]  # recognition compares whole statements
@@ -161,7 +161,7 @@ def _apply(store: "AgentStore", plan: Plan, vector: Any, now: datetime,
 
 
 def summarize(outcomes: list[FactOutcome]) -> str:
-    """Seed 000's sentence: "Learned 2 facts: 1 new (café on Sukhumvit), 1 updated (Redux — ...)"."""
+    """The outcome in one sentence: "Learned 2 facts: 1 new (café on Sukhumvit), 1 updated (Redux — ...)"."""
     if not outcomes:
         return "Learned nothing: no facts found."
     label = offline.summary_label

@@ -1,8 +1,8 @@
 """The one writer of raw memories: check each input, deduplicate by hash, embed once, then insert
-the new and strengthen the known (seed 000's reinforcement) in one transaction.
+the new and strengthen the known (reinforcement) in one transaction.
 
 Every path that stores a raw memory goes through :func:`write`: ``store_memory``, the importers,
-capture and compaction. Provenance (``source``, ``session_id``, seed 003) is set when a memory is
+capture and compaction. Provenance (``source``, ``session_id``) is set when a memory is
 first stored; storing the same text again strengthens it and keeps where it first came from.
 """
 
@@ -18,24 +18,24 @@ from hippo.core.hashing import content_hash
 from hippo.core.memories.edits import ITEM_KEY
 from hippo.core.strength import reinforced_intensity
 from hippo.errors import InvalidInput
-from hippo.stores.base import ChunkFilter, SearchQuery, StrengthUpdate
+from hippo.core.ports import ChunkFilter, SearchQuery, StrengthUpdate
 from hippo.types import Chunk, StoreResult
 
 if TYPE_CHECKING:
     from hippo.core.embedding import EmbeddingService
-    from hippo.stores.scoped import AgentStore
+    from hippo.core.ports.scoped import AgentStore
 
 __all__ = ["ANSWERS", "SOURCE_IDS", "SOURCE_PATTERN", "Checked", "MemoryInput", "Prepared", "apply", "check", "prepare",
            "write"]
 
 SOURCE_PATTERN = r"^[a-z][a-z0-9_-]{0,31}$"
-SOURCE_IDS = "_source_ids"  # metadata: the ids of the messages a captured memory came from (seed 002)
+SOURCE_IDS = "_source_ids"  # metadata: the ids of the messages a captured memory came from
 ANSWERS = "_answers"  # metadata: the id of the message a captured answer or decision answered
 
 
 @dataclass(frozen=True, slots=True)
 class MemoryInput:
-    """One item of :meth:`Memory.store_memories`. ``source`` is its provenance (seed 003: agent,
+    """One item of :meth:`Memory.store_memories`. ``source`` is its provenance (agent,
     extraction, conversation, migration, compaction, or a word of your own); ``session_id`` the
     session it came from."""
 
@@ -130,7 +130,7 @@ def _plain(chunk: Chunk) -> bool:
 
 def _near_twins(store: "AgentStore", embedding: "EmbeddingService", inputs: list[Checked],
                 known: dict[str, Chunk], vectors: dict[str, Any]) -> dict[str, str]:
-    """digest -> id of the stored memory each new input nearly repeats (seed 002's dedup, at the
+    """digest -> id of the stored memory each new input nearly repeats (capture's dedup, at the
     embedder's duplicate band; a model that cannot read the script merges nothing). Only a plain
     memory may be strengthened: not a fact, a key's memory or a superseded chunk. The searches are
     unfiltered (a filtered one costs more) and the few nearest are checked afterwards."""
@@ -189,7 +189,7 @@ def _write_one(store: "AgentStore", known: dict[str, Chunk], now: datetime, vect
 
 
 def _with_sources(held: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-    """A strengthened memory also comes from the new input's source messages (seed 002's
+    """A strengthened memory also comes from the new input's source messages (capture's
     ``source_ids``): the union, in order; the held metadata itself when nothing is added."""
     added = [i for i in new.get(SOURCE_IDS) or () if i not in (held.get(SOURCE_IDS) or ())]
     return {**held, SOURCE_IDS: [*(held.get(SOURCE_IDS) or ()), *added]} if added else held

@@ -1,4 +1,5 @@
-"""Hybrid recall: vector and keyword candidates, fused, scored by seed 000's formula."""
+"""Hybrid recall: vector and keyword candidates, fused, scored by relevance, strength and recency
+(:func:`hippo.core.strength.final_score`)."""
 
 from __future__ import annotations
 
@@ -23,12 +24,12 @@ from hippo.core.strength import (
     retrieval_boost,
     strength_after,
 )
-from hippo.stores.base import Candidates, ChunkFilter, SearchQuery, Standing
+from hippo.core.ports import Candidates, ChunkFilter, SearchQuery, Standing
 from hippo.types import Chunk, Hit
 
 if TYPE_CHECKING:
     from hippo.config import Settings
-    from hippo.stores.scoped import AgentStore
+    from hippo.core.ports.scoped import AgentStore
 
 __all__ = ["Ranked", "as_hits", "find_candidates", "keyword_match", "own_relevance", "rank", "ranked_pool",
            "touched", "trusted", "unseen_relevance"]
@@ -138,7 +139,8 @@ def as_hits(store: "AgentStore", ranked: list[Ranked]) -> list[Hit]:
 
 
 def touched(hits: list[Hit], now: datetime) -> list[Hit]:
-    """The hits as they stand after seed 000's retrieval event (the store applies it)."""
+    """The hits as they stand after the retrieval event (the store applies it): one more access,
+    accessed now, intensity raised by :data:`~hippo.core.strength.RETRIEVAL_BOOST`."""
     out = []
     for hit in hits:
         c = hit.chunk

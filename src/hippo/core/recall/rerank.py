@@ -29,11 +29,11 @@ import numpy as np
 
 from hippo.core.fusion import Fusion
 from hippo.core.recall.context import REACH, Widened, best_seeds, with_neighbours
-from hippo.stores.base import Candidates
+from hippo.core.ports import Candidates
 
 if TYPE_CHECKING:
-    from hippo.stores.base import ChunkFilter
-    from hippo.stores.scoped import AgentStore
+    from hippo.core.ports import ChunkFilter
+    from hippo.core.ports.scoped import AgentStore
 
 __all__ = ["FEATURES", "SEEDS", "Model", "Pool", "features", "load_model", "rescored"]
 
@@ -47,7 +47,7 @@ FEATURES = ("relevance", "similarity", "keyword", "keyword_found", "keyword_rank
 class Pool:
     """What the features read of one query's candidates (``ids`` in pool order): own relevance,
     raw cosine and keyword score where known, those observed in the named period, lengths in
-    characters, and each seed's neighbours ``(id, distance)``; ``joined`` ids came as neighbours."""
+    characters, and the neighbours ``(id, distance)`` of each seed; ``joined`` ids came as neighbours."""
 
     ids: list[str]
     relevance: dict[str, float]

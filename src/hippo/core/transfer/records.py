@@ -49,7 +49,7 @@ class ChunkRecord(TypedDict, total=False):
     observed_at: str | None
     superseded_by: str | None
     content_hash: str | None
-    feedback: int  # seed 003's curation fields: absent in exports from before them
+    feedback: int  # curation's fields: absent in exports from before them
     reinforced_at: str | None
     source: str | None
     session_id: str | None

@@ -1,6 +1,6 @@
 """The application's messages table: a helper that creates one, and FTS5 search over it.
 
-hippo does not own the messages table (seed 000). It reads ``<table>`` through
+hippo does not own the messages table: the application writes it. It reads ``<table>`` through
 ``<table>_fts`` (an FTS5 table with ``content=<table>, content_rowid=id``).
 When the table has an ``agent_id`` column, search is scoped to the agent.
 """
