@@ -1,17 +1,18 @@
-"""Decay-based compaction of a long session (seed 004's reference extension).
+"""Decay-based compaction of a long session.
 
 Each message is classified (decision, user intent, context, tool result, ephemeral, unknown),
-given the base importance of its type, moved by seed 004's modifiers (+0.15 for the last five,
+given the base importance of its type, moved by modifiers (+0.15 for the last five,
 -0.15 over 10k tokens and a further -0.10 over 30k, +0.20 when a later message contains the start
 of its preview), and decayed by its type's rate over its age, the position from the end:
 ``retention = max(floor, importance * exp(-lambda * age))``. Retention then decides whether it is
 kept in full, compressed to one line, or reduced to a pointer (see :mod:`hippo.core.compaction.summary`).
 
-Tokens are counted with :func:`hippo.core.tokens.count_tokens` (real word pieces), not the
-reference's four characters a token. Two departures from the reference, both where it reads
-nothing: a message with no text is referenced by nothing (the reference's empty preview matches
-every later message), and a tool result carried in an Anthropic user turn is a tool result (the
-reference reads it as the user's intent). One addition: a message that only acknowledges ("yes
+Tokens are counted with :func:`hippo.core.tokens.count_tokens` (real word pieces), not estimated
+at four characters a token as in the original rules and layout of the compaction extension hippo replaces.
+Two departures from those rules, both where they read nothing: a message with no text is
+referenced by nothing (an empty preview would match every later message), and a tool result
+carried in an Anthropic user turn is a tool result (the original rules read it as the user's
+intent). One addition: a message that only acknowledges ("yes
 please", "ok, thanks", "👍"), from the user or the assistant, is ephemeral
 (:mod:`hippo.core.compaction.wording`). Pure: no store, no clock.
 """
@@ -57,7 +58,7 @@ _NEEDLE = 30  # a later message refers to this one when it contains the first 30
 @dataclass(frozen=True, slots=True)
 class Scored:
     """One message scored: its place, type, importance after the modifiers, retention after decay,
-    real token count, the seed's 120-character preview (of the tools called when there is no text),
+    real token count, its 120-character preview (of the tools called when there is no text),
     the full text a memory would keep, and the text the summary shows (the message's words, or the
     tools called when it has none; ``content`` when not given)."""
 
@@ -74,13 +75,13 @@ class Scored:
 
 
 def classify(message: ChatMessage) -> str:
-    """The type of one message by the specification's rules (``classifier="reference"``); a
+    """The type of one message by the original rules (``classifier="reference"``); a
     session's types by either classifier are :func:`hippo.core.compaction.kinds.kinds`."""
     return classify_reference(message)
 
 
 def preview(text: str, max_len: int = 120) -> str:
-    """The reference's preview: the text, or its first ``max_len`` characters and an ellipsis."""
+    """The preview: the text, or its first ``max_len`` characters and an ellipsis."""
     return text if len(text) <= max_len else text[:max_len] + "…"
 
 
@@ -95,7 +96,8 @@ def retention(importance: float, age: int, type_: str, config: CompactionConfig)
 
 
 def importance(type_: str, age: int, tokens: int, referenced: bool) -> float:
-    """The base importance of the type moved by seed 004's modifiers, each clamped as the reference does."""
+    """The base importance of the type moved by the modifiers, each clamped: a bonus to at most 1, a
+    penalty to at least 0.1."""
     value = BASE_IMPORTANCE[type_]
     if age < RECENT:
         value = min(1.0, value + RECENCY_BONUS)
@@ -157,8 +159,8 @@ def resolve_config(config: CompactionConfig | Mapping[str, Any] | None) -> Compa
 
 
 def emit(config: CompactionConfig, message: str, data: Mapping[str, Any] | None = None) -> None:
-    """A log line of seed 004 on logger ``hippo.compaction``; also to ``log_file`` (in the
-    reference's format, under hippo's own prefix) when one is named, and to stderr with ``debug``."""
+    """A log line on logger ``hippo.compaction``; also to ``log_file`` (``[time] [hippo compaction]
+    message``) when one is named, and to stderr with ``debug``."""
     detail = f" {json.dumps(data, ensure_ascii=False, separators=(',', ':'))}" if data else ""
     log.info("%s%s", message, detail)
     if config.debug:
@@ -173,7 +175,7 @@ def _append(path: str, line: str) -> None:
     is a regular file: a FIFO or a device named there never holds a request up."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0), 0o644)
-    except OSError as exc:  # the reference ignores a log it cannot write; say so here
+    except OSError as exc:  # a log that cannot be written does not stop compaction; say so here
         log.warning("cannot write compaction log %s: %s", path, exc)
         return
     with os.fdopen(fd, "a", encoding="utf-8") as out:
@@ -201,7 +203,7 @@ def check_summary(value: Any) -> str | None:
 
 
 def start(read: Sequence[ChatMessage], config: CompactionConfig) -> list[Scored]:
-    """Score a read session, logging seed 004's trigger and scoring lines."""
+    """Score a read session, logging the trigger and scoring lines."""
     scored = score(read, config)
     emit(config, "🔬 Compaction triggered", {"messages": len(read), "tokensBefore": sum(e.tokens for e in scored)})
     sparse = sum(e.retention < config.sparse_threshold for e in scored)

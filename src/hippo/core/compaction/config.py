@@ -1,7 +1,7 @@
-"""How compaction decays a session (seed 004): :class:`CompactionConfig`, its defaults, and where
-it is read from: a ``[compaction]`` section of ``hippo.toml``, or a ``hippocampus.config.json`` in
-seed 004's own format, each merged over the defaults as the reference extension merges its file
-(``decayRates`` and ``retentionFloor`` key by key, the rest replaced)."""
+"""How compaction decays a session: :class:`CompactionConfig`, its defaults, and where it is read
+from: a ``[compaction]`` section of ``hippo.toml``, or a ``hippocampus.config.json`` (the settings
+file of the compaction extension hippo replaces, in camelCase), each merged over the defaults as
+that extension merges its file (``decayRates`` and ``retentionFloor`` key by key, the rest replaced)."""
 
 from __future__ import annotations
 
@@ -20,14 +20,14 @@ __all__ = ["CALL_SETTINGS", "CompactionConfig", "ENTRY_TYPES", "for_call", "load
 
 log = logging.getLogger("hippo.compaction")
 
-# Seed 004's six types, in the order its config lists them.
+# The six types, in the order ``hippocampus.config.json`` lists them.
 ENTRY_TYPES = ("decision", "user_intent", "context", "tool_result", "ephemeral", "unknown")
 
 DEFAULT_DECAY_RATES = {"decision": 0.03, "user_intent": 0.05, "context": 0.12, "tool_result": 0.20,
                        "ephemeral": 0.35, "unknown": 0.15}
 DEFAULT_FLOORS = {"decision": 0.50, "user_intent": 0.35}
 
-# Seed 004's JSON names beside hippo.toml's.
+# ``hippocampus.config.json``'s names beside hippo.toml's.
 _JSON_NAMES = {"decayRates": "decay_rates", "sparseThreshold": "sparse_threshold",
                "compressThreshold": "compress_threshold", "retentionFloor": "retention_floor",
                "maxSparseIndexTokens": "max_sparse_index_tokens", "debug": "debug", "logFile": "log_file",
@@ -39,7 +39,8 @@ _MAX_INDEX_TOKENS = 10_000_000
 CALL_SETTINGS = ("decay_rates", "sparse_threshold", "compress_threshold", "retention_floor", "max_sparse_index_tokens",
                  "classifier")
 # How messages are classified and summarised: "meaning" (hippo's, the default) or "reference" (the
-# compaction specification's rules and layout, for anyone who needs its exact output).
+# original rules and layout of the compaction extension hippo replaces, for anyone who needs that
+# exact output).
 CLASSIFIERS = ("meaning", "reference")
 
 
@@ -51,7 +52,7 @@ class CompactionConfig:
     ``max_sparse_index_tokens`` caps the pointers. ``debug`` also prints the log lines to stderr;
     ``log_file`` appends them to a file (``logFile`` in a JSON file; none unless named).
     ``classifier`` is ``"meaning"`` (the default: types read by words, decisions in force and open
-    goals in sections of their own) or ``"reference"`` (the specification's rules and layout)."""
+    goals in sections of their own) or ``"reference"`` (the original rules and layout)."""
 
     decay_rates: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_DECAY_RATES))
     sparse_threshold: float = 0.25
@@ -68,7 +69,7 @@ class CompactionConfig:
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any], *, base: Path | None = None,
                      over: "CompactionConfig | None" = None) -> "CompactionConfig":
-        """Settings over the defaults (or over ``over``): seed 004's names (``decayRates``) or
+        """Settings over the defaults (or over ``over``): ``hippocampus.config.json``'s names (``decayRates``) or
         hippo.toml's (``decay_rates``); a relative ``log_file`` is taken from ``base``."""
         if not isinstance(values, Mapping):
             raise ConfigError(f"compaction settings must be an object, got {type(values).__name__}")

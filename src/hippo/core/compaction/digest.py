@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Digest", "digest", "places"]
 
-LineOf = Callable[["Scored"], str]  # an entry's index or compressed line (the reference's shapes)
+LineOf = Callable[["Scored"], str]  # an entry's index or compressed line (the original layout's shapes)
 
 DECISION_CHARS = 300
 GOAL_CHARS = 150
@@ -105,7 +105,7 @@ class Digest:
             return
         {"goal": self.goals, "decision": self.decisions, "kept": self.kept, "compressed": self.compressed,
          "sparse": self.sparse}[section].append(line)
-        # a kept entry counts whole, as the reference counts it
+        # a kept entry counts whole, as the original layout counts it
         self.tokens[section] += entry.tokens if section == "kept" else tokens
         self.actions[i] = {"sparse": "pointer", "compressed": "compressed"}.get(section, "kept")
 
@@ -151,7 +151,7 @@ def _how_back(session: str | None) -> str:
 def digest(scored: Sequence["Scored"], config: CompactionConfig, ids: Mapping[int, Sequence[str]],
            line_of: "LineOf") -> Digest:
     """The meaning layout's sections for ``scored``; ``line_of`` gives an entry's index or
-    compressed line body (the reference's shapes, with its ids)."""
+    compressed line body (the original layout's shapes, with its ids)."""
     made = Digest(scored, config, ids)
     planned = [made.plan(entry, line_of) for entry in scored]
     tokens = iter(count_tokens([line for section, line in planned if section != "omitted"]))

@@ -1,8 +1,8 @@
 """What each message of a session is: a decision, the user's intent, context, a tool's result or
 ephemeral, read as a careful person reads it.
 
-Two classifiers. ``reference`` is the compaction specification's rules as they were written
-(substring markers: an assistant message under 50 characters holding "ok" anywhere is ephemeral,
+Two classifiers. ``reference`` is the original rules of the compaction extension hippo replaces,
+as they were written (substring markers: an assistant message under 50 characters holding "ok" anywhere is ephemeral,
 one holding "plan" anywhere a decision, every user message an intent), kept for anyone who needs
 that exact output. ``meaning``, the default, reads words and sentences, and the message before
 (the words themselves are :mod:`hippo.core.compaction.cues`'):
@@ -46,7 +46,7 @@ REFERENCE_MARKERS = ("decision", "decided", "will do", "plan", "approach", "stra
 
 
 def classify_reference(message: ChatMessage) -> str:
-    """The specification's rules in their order (see the module's docstring), plus one: a message
+    """The original rules in their order (see the module's docstring), plus one: a message
     of the user or the assistant that only acknowledges ("yes please", "👍") is ephemeral."""
     content = message.text.lower()
     if message.role == "tool":

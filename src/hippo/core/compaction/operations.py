@@ -73,7 +73,7 @@ class Compactor(Capability):
         ``get_memory`` or ``recall_memories`` brings it back. Compacting the
         same session again stores nothing twice: the same content keeps its id. Acknowledgements
         and trivia are not stored (``classifier="reference"`` stores every faded entry, as the
-        specification does). ``progress`` is called with (entries stored, entries to store) as
+        original layout does). ``progress`` is called with (entries stored, entries to store) as
         batches are written."""
         session = v.check_session_id(session_id)
         if session is None:
@@ -85,7 +85,7 @@ class Compactor(Capability):
         inputs: list[Checked] = []
         owners: list[int] = []
         for entry in scored:
-            # acknowledgements, reactions and trivia are not memories (the reference layout stores them)
+            # acknowledgements, reactions and trivia are not memories (``classifier="reference"`` stores them)
             trivial = settings.classifier != "reference" and (
                 entry.type == "ephemeral" or kinds.trivial(entry.content)
                 or entry.type != "tool_result" and not kinds.worth_keeping(entry.content))

@@ -1,5 +1,5 @@
-"""The summary of a compacted session, in seed 004's layout (the reference's summary builder), under
-hippo's own names:
+"""The summary of a compacted session, in the layout of the compaction extension hippo replaces,
+under hippo's own names:
 
     # Session compaction (hippo)
     <!-- decay_λ={...} sparse_threshold=0.25 compress_threshold=0.65 -->
@@ -13,14 +13,14 @@ hippo's own names:
 
     <!-- hippo compaction stats: 150000tok → 3500tok (42.9× compression) -->
 
-Index lines follow the reference by type (``[TOOL:name] 1200tok → "..."``, ``[USER] "..."``,
+Index lines follow the original layout by type (``[TOOL:name] 1200tok → "..."``, ``[USER] "..."``,
 ``[DECISION] "..."``, ``[EPHEMERAL] ...``, ``[ROLE] ...``), each on one line (a preview's line
 breaks become spaces), and end with ``[id:...]`` when the content was stored as a memory. A
-compressed line has the same shape, but where the reference cut the text at 80 or 100 characters
+compressed line has the same shape, but where the original cut the text at 80 or 100 characters
 (the session's key decision cut mid-sentence), it shows whole sentences (or whole lines) within
 ``COMPRESSED_CHARS``, and an Active Context entry whole sentences within its 500 characters
 (:func:`hippo.core.compaction.wording.shortened`). Tokens are real word pieces. Numbers are printed
-as the reference's JavaScript prints them.
+as JavaScript prints them, as the original layout did.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ Emit = Callable[[CompactionConfig, str, "Mapping[str, object] | None"], None]
 
 HEADING = "# Session compaction (hippo)"
 KEPT_CHARS = 500  # an Active Context entry shows this much of its content
-# A compressed line's text: whole sentences within this, where the reference showed 80 to 100
+# A compressed line's text: whole sentences within this, where the original showed 80 to 100
 # characters of a preview; a single sentence up to KEPT_CHARS stays whole. 200 characters keep one
 # or two sentences of a plan; on the 150k-token session of bench/compaction.py the 53 compressed
 # lines grew from 6,362 to 8,261 characters and the summary from 5,762 to 6,230 tokens (+8%).
@@ -58,7 +58,7 @@ _CUTS = {"tool_result": 80, "user_intent": 100, "decision": 100, "ephemeral": 40
 
 
 def index_line(entry: "Scored", ids: Sequence[str] = ()) -> str:
-    """The sparse-index line of an entry: a pointer, its preview cut as the reference cuts it."""
+    """The sparse-index line of an entry: a pointer, its preview cut as the original layout cuts it."""
     return _labelled(entry, _one_line(entry.preview)[:_CUTS.get(entry.type, 80)], ids)
 
 
@@ -188,7 +188,7 @@ Laid = tuple[list[str], list[str], tuple[int, int, int, int], int, int]
 
 def _reference(scored: Sequence["Scored"], config: CompactionConfig, previous_summary: str | None,
                ids: Mapping[int, Sequence[str]]) -> Laid:
-    """The specification's layout: its sections, actions, counts and tokens."""
+    """The original layout: its sections, actions, counts and tokens."""
     line_of = _line_of(config, ids)
     lines = [line_of(entry) for entry in scored]
     sections = _Sections()

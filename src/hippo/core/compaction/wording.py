@@ -1,7 +1,7 @@
 """What compaction reads in a message's words: whether it is only an acknowledgement, and where
 its sentences end, so that a shortened text keeps whole sentences.
 
-Two additions to the reference rules (:func:`hippo.core.compaction.compact.classify`), both found
+Two additions to the original rules (:func:`hippo.core.compaction.compact.classify`), both found
 trying compaction on a real session: "yes please" was kept as a user's intent (retention 0.78)
 beside the work it answered, and the compressed section cut the session's key decision in the
 middle of a sentence (its first 100 characters). Pure: no store, no clock.
@@ -28,7 +28,7 @@ ACKNOWLEDGEMENTS = (
     "ок", "окей", "ага", "угу", "да", "конечно", "спасибо", "хорошо", "понял", "поняла", "понятно", "отлично", "давай",
 )
 # Read only by hippo's own classifier (``classifier="meaning"``): reactions and acknowledgements in
-# more words and languages, which the reference's list leaves to the rules after it.
+# more words and languages, which the original rules' list leaves to the rules after it.
 MORE_ACKNOWLEDGEMENTS = (
     "fine by me", "nah", "nah fine", "ugh", "uff", "oh", "oh no", "ah", "hmm", "wow", "good to know", "good call",
     "amazing", "brilliant", "lovely", "sweet", "of course", "for sure", "absolutely", "totally", "indeed",
