@@ -90,7 +90,7 @@ export interface Compaction {
  * What compaction made of one message: its `index` in the session, `type`,
  * `importance` after the modifiers, `retention` after decay, and `action`: `kept` in full
  * (a goal or a decision in force among them), `compressed` to one line, a `pointer` in the
- * sparse index, `dropped` (a pointer the full index had no room for; the reference layout only)
+ * sparse index, `dropped` (a pointer the full index had no room for; `classifier="reference"` only)
  * or `omitted` (an acknowledgement or trivia, left out). `memory_ids`: where `Memory.compact`
  * stored its content (more than one when it was longer than a memory may be).
  */
