@@ -48,7 +48,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "backend" not in metafunc.fixturenames:
         return
-    if "make_mem" in metafunc.fixturenames and metafunc.definition.path.parent == CONTRACT:
+    if "make_mem" in metafunc.fixturenames and CONTRACT in metafunc.definition.path.parents:
         return  # tests/contract/conftest.py parametrises the api and the backend together
     only = metafunc.definition.get_closest_marker("sqlite_only") is not None
     metafunc.parametrize("backend", ["sqlite"] if only else list(BACKENDS), scope="function")

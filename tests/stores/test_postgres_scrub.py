@@ -4,18 +4,14 @@ the reason, instead of a rewrite that keeps the text and a report that it is gon
 
 from __future__ import annotations
 
-import sys
 import threading
-from pathlib import Path
 
 import psycopg
+from traces import SECRET, occurrences, total
 
 import hippo
 from hippo.providers.fake import FakeEmbedder
 from hippo.stores.postgres import store as pg_store
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "contract"))
-from test_forget import SECRET, occurrences, total  # noqa: E402
 
 
 def _elsewhere(url: str) -> psycopg.Connection:

@@ -11,7 +11,7 @@ import time
 
 import httpx
 import pytest
-from test_forget import FILLER, SECRET, occurrences, total
+from traces import FILLER, SECRET, occurrences, total
 
 pytestmark = pytest.mark.sqlite_only  # SQLite's readers, WAL checkpoints and scrub retries
 

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 from support import sql
-from test_forget import occurrences, scrub, total
+from traces import occurrences, scrub, total
 
 import hippo
 from hippo.errors import InvalidInput, NotFound

@@ -7,7 +7,7 @@ import json
 
 import pytest
 from support import sql
-from test_forget import occurrences, scrub, total
+from traces import occurrences, scrub, total
 from ulid import ULID
 
 import hippo

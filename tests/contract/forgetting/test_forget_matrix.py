@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import pytest
-from test_forget import SECRET, occurrences, total
+from traces import SECRET, occurrences, total
 from ulid import ULID
 
 import hippo

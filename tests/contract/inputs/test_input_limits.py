@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from rejection import assert_rejected
 from support import untouched
-from test_bad_input import assert_rejected
 
 import hippo
 from hippo import limits

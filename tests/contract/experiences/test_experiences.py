@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from support import sql
-from test_forget import SECRET, occurrences, scrub, total
+from traces import SECRET, occurrences, scrub, total
 
 import hippo
 from hippo.errors import InvalidInput

@@ -140,7 +140,7 @@ def test_arguments_that_cannot_work_are_hippo_errors(mem, args):
 @pytest.mark.parametrize("options", [{"dry_run": "yes"}, {"dry_run": None}, {"progress": 5}])
 def test_options_of_the_wrong_type_are_refused(mem, db, options):
     with pytest.raises(InvalidInput):
-        mem.import_from(str(Path(__file__).parent / "data" / "imports" / "memory.jsonl"), "mcp-memory", **options)
+        mem.import_from(str(Path(__file__).parents[1] / "data" / "imports" / "memory.jsonl"), "mcp-memory", **options)
     assert chunks(db) == 0
 
 
@@ -151,7 +151,7 @@ def test_a_storage_error_midway_leaves_nothing_written(mem, db, monkeypatch):
     # The relations are linked after every memory was inserted: the failure comes last.
     monkeypatch.setattr(mem.store, "strengthen_links", broken)
     with pytest.raises(StorageError):
-        mem.import_from(str(Path(__file__).parent / "data" / "imports" / "memory.jsonl"), "mcp-memory")
+        mem.import_from(str(Path(__file__).parents[1] / "data" / "imports" / "memory.jsonl"), "mcp-memory")
     assert chunks(db) == 0
 
 

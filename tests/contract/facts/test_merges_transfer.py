@@ -7,8 +7,8 @@ import copy
 import json
 
 import pytest
+from rejection import assert_rejected, snapshot
 from support import sql
-from test_bad_input import assert_rejected, snapshot
 
 from hippo.core.transfer import derived_id
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from support import sql
-from test_forget import scrub
+from traces import scrub
 
 from hippo.core.curation.links import EXPAND_MIN_STRENGTH
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 import pytest
-from support import counts, sql, untouched
+from rejection import assert_rejected
+from support import untouched
 
 import hippo
 from hippo import MemoryInput
@@ -20,24 +21,6 @@ def seeded(mem, db):
     mem.store_memory("A memory that is already there about gardening")
     mem.set_memory_block("persona", "Existing persona")
     return mem
-
-
-def snapshot(db):
-    return (
-        counts(db),
-        sql(db, "SELECT * FROM chunks ORDER BY id"),
-        sql(db, "SELECT * FROM memory_blocks ORDER BY key"),
-    )
-
-
-def assert_rejected(db, call, error=hippo.InvalidInput):
-    before = snapshot(db)
-    with pytest.raises(error) as info:
-        call()
-    assert snapshot(db) == before
-    assert isinstance(info.value, hippo.HippoError)
-    assert info.value.code == error.code
-    return info.value
 
 
 BAD_TEXT = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from support import sql
-from test_forget import FILLER, SECRET, occurrences, scrub, total
+from traces import FILLER, SECRET, occurrences, scrub, total
 
 from hippo.errors import InvalidInput
 

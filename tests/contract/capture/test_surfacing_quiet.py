@@ -17,7 +17,7 @@ from hippo.core.capture.extract import worth_keeping
 
 pytest.importorskip("onnxruntime")
 
-PROMPTS = [line for line in (Path(__file__).parent / "data" / "unrelated_prompts.txt")
+PROMPTS = [line for line in (Path(__file__).parents[1] / "data" / "unrelated_prompts.txt")
            .read_text(encoding="utf-8").splitlines() if line.strip()]
 FACTS = ("I live in Lisbon with my wife Sofia. My daughter Mia is seven. I'm allergic to peanuts. "
          "I work as a backend engineer at Fintrack. My manager is Dana Whitfield. I drive a blue Volvo XC40. "

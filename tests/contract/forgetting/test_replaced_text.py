@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import pytest
-from test_forget import SECRET, occurrences, total
+from traces import SECRET, occurrences, total
 
 SAID = f"The locker at the climbing gym opens with {SECRET}."
 TOOL_OUTPUT = {"type": "function_call_output", "call_id": "c1", "output": f"locker code: {SECRET}"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_forget import SECRET, occurrences, scrub, total
+from traces import SECRET, occurrences, scrub, total
 
 from hippo.core.curation import feedback
 from hippo.core.strength import ScoreWeights, final_score

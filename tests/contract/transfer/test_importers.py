@@ -12,7 +12,7 @@ from hippo.errors import InvalidInput
 
 pytestmark = pytest.mark.embedded_only("import_from reads a file on the server's disk: hippo.connect does not offer it")
 
-DATA = Path(__file__).parent / "data" / "imports"
+DATA = Path(__file__).parents[1] / "data" / "imports"
 
 
 def contents(mem) -> dict[str, object]:

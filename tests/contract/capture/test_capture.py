@@ -10,7 +10,7 @@ import time
 
 import pytest
 from support import sql
-from test_forget import SECRET, occurrences, scrub, total
+from traces import SECRET, occurrences, scrub, total
 
 from hippo.core.capture.inbox import windows
 from hippo.errors import InvalidInput, ProviderError
