@@ -36,7 +36,7 @@ import siblings  # bench/ is on sys.path when its scripts run (siblings.py)
 import hippo
 from hippo.core.experiences.importance import EXPERIENCE_TYPES, TYPE_WEIGHTS
 from hippo.core.memories.writer import MemoryInput
-from hippo.stores.base import ExperienceRecord
+from hippo.core.ports import ExperienceRecord
 
 HERE = Path(__file__).resolve().parent
 AGENT = "bench"

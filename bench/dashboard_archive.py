@@ -36,8 +36,8 @@ import siblings  # bench/ is on sys.path when its scripts run (siblings.py)
 import hippo
 from hippo.core.experiences.importance import EXPERIENCE_TYPES
 from hippo.core.memory import MemoryInput
+from hippo.core.ports import ExperienceRecord
 from hippo.providers.fake import FakeEmbedder
-from hippo.stores.base import ExperienceRecord
 
 HERE = Path(__file__).resolve().parent
 AGENT = "bench"

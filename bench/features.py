@@ -29,9 +29,9 @@ import locomo  # noqa: E402
 import longmemeval  # noqa: E402
 
 import hippo  # noqa: E402
+from hippo.core.ports import ChunkFilter
 from hippo.core.recall.dates import named_period  # noqa: E402
 from hippo.core.recall.pool import find_candidates, keyword_match  # noqa: E402
-from hippo.stores.base import ChunkFilter  # noqa: E402
 
 LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo-dev.json"
 NATURAL = Path(__file__).resolve().parent / "small_stores_natural.json"

@@ -26,8 +26,8 @@ from typing import Any, Callable
 
 import hippo
 from hippo.core.memory import MemoryInput
+from hippo.core.ports import ChunkFilter, SearchQuery
 from hippo.core.recall.pool import keyword_match
-from hippo.stores.base import ChunkFilter, SearchQuery
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo-dev.json"
 KS = (5, 10, 20)

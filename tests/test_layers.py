@@ -21,8 +21,9 @@ IMPORTS = read_imports(SRC)
 
 FOUNDATION = {"errors", "limits", "clock", "types", "config", "installed"}
 # Each part and what it may import besides itself. A dotted name allows that module (and below)
-# only: outside the stores, only their protocol (``stores.base``, ``stores.retrievals``) and
-# their registry are named, so no backend is imported from outside ``stores``.
+# only: the core owns the ports (``core.ports``) the stores implement, and imports no module of
+# ``stores``; outside the stores, only their registry is named, so no backend is imported from
+# outside ``stores``.
 ALLOWED: dict[str, set[str]] = {
     "limits": set(),
     "clock": set(),
@@ -31,11 +32,13 @@ ALLOWED: dict[str, set[str]] = {
     "types": {"errors", "limits", "clock"},
     "config": {"errors", "limits"},
     "providers": FOUNDATION,
-    "stores": FOUNDATION,
-    # the core sees the ports' interfaces, and the tokenizer the local model ships (token budgets)
-    "core": FOUNDATION | {"stores.base", "stores.retrievals", "stores.scoped", "stores.vectors", "providers.base", "providers.local"},
+    # a store implements the core's ports, and applies curation's rules for links in its bookkeeping
+    "stores": FOUNDATION | {"core.ports", "core.curation.rules"},
+    # the core owns its ports; it sees the providers' interface, and the tokenizer the local model
+    # ships (token budgets). No module of ``stores``.
+    "core": FOUNDATION | {"providers.base", "providers.local"},
     "aio": FOUNDATION | {"core"},
-    "wiring": FOUNDATION | {"core", "aio", "stores.base", "stores.registry", "providers.base",
+    "wiring": FOUNDATION | {"core", "aio", "stores.registry", "providers.base",
                             "providers.registry", "surfaces.tools"},
     "hippo": FOUNDATION | {"wiring", "aio", "core", "surfaces.tools", "client"},  # the package: what it re-exports
     # hippo.connect: Memory's operations over HTTP, read from the facade (names, signatures, result

@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from hippo.core.keys import KeyRing
     from hippo.core.memories.reembed import Progress
     from hippo.core.memory import AgentTools, Memory
+    from hippo.core.ports import Store
     from hippo.providers.base import LLM, Embedder
-    from hippo.stores.base import Store
     from hippo.types import ReembedResult
 
 __version__ = "0.1.0"

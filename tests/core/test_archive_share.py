@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hippo.core.curation.archive import quiet_agents
-from hippo.stores.base import PruneCandidate
+from hippo.core.ports import PruneCandidate
 
 
 def memories(agent: str, count: int, size: int = 1_000) -> list[PruneCandidate]:

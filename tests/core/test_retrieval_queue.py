@@ -12,8 +12,9 @@ import pytest
 from support import sql
 
 import hippo
+from hippo.core.ports import RetrievalEvent
 from hippo.errors import StorageError
-from hippo.stores.retrievals import RetrievalEvent, RetrievalQueue, merge
+from hippo.stores.retrievals import RetrievalQueue, merge
 
 T0 = datetime(2025, 3, 1, 12, tzinfo=timezone.utc)
 

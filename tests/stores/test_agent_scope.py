@@ -6,12 +6,12 @@ import inspect
 from datetime import datetime, timezone
 from typing import Protocol
 
-from hippo.stores import base
+from hippo.core.ports import Store
+from hippo.core.ports.scoped import AgentStore, Bound
 from hippo.stores.registry import open_store
-from hippo.stores.scoped import AgentStore, Bound
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
-PARTS = tuple(part for part in base.Store.__bases__ if part is not Protocol)  # every part of the protocol
+PARTS = tuple(part for part in Store.__bases__ if part is not Protocol)  # every part of the protocol
 
 
 def per_agent_methods() -> set[str]:

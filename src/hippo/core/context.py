@@ -16,16 +16,16 @@ from hippo.core import validation as v
 from hippo.core.embedding import EmbeddingService
 from hippo.core.facts import pairs
 from hippo.core.fusion import Fusion
+from hippo.core.ports.scoped import AgentStore
 from hippo.core.strength import ScoreWeights
 from hippo.errors import ConfigError
-from hippo.stores.scoped import AgentStore
 
 if TYPE_CHECKING:
     from hippo.clock import Clock
     from hippo.config import Settings
     from hippo.core.facts.pairs import Rule
+    from hippo.core.ports import Store
     from hippo.providers.base import LLM, Embedder
-    from hippo.stores.base import Store
 
 __all__ = ["AgentContext", "Capability", "agent_context"]
 

@@ -19,7 +19,7 @@ from hippo.providers.base import Embedder, Thresholds, embed_windows, normalize_
 if TYPE_CHECKING:
     import numpy as np
 
-    from hippo.stores.base import Store
+    from hippo.core.ports import Store
 
 __all__ = ["EmbeddingService"]
 

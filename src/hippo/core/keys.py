@@ -16,9 +16,9 @@ from datetime import datetime, timedelta
 from typing import Sequence
 
 from hippo.clock import Clock, system_clock
+from hippo.core.ports import KeyStore
 from hippo.core.validation import check_agent_id
 from hippo.errors import InvalidInput, NotFound
-from hippo.stores.base import KeyStore
 from hippo.types import ApiKey
 
 __all__ = ["KeyRing", "create_key", "delete_key", "verify_key"]

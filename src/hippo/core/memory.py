@@ -37,8 +37,8 @@ from hippo.errors import ConfigError
 
 if TYPE_CHECKING:
     from hippo.config import Settings
+    from hippo.core.ports import Store
     from hippo.providers.base import LLM, Embedder
-    from hippo.stores.base import Store
 
 __all__ = ["OPERATIONS", "AgentTools", "Assembly", "Memory", "MemoryInput"]
 

@@ -1,1 +1,1 @@
-"""Storage backends behind the :class:`hippo.stores.base.Store` protocol."""
+"""Storage backends behind the :class:`hippo.core.ports.Store` protocol."""

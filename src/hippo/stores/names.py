@@ -9,14 +9,15 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
-from hippo.errors import ConfigError
+from hippo.errors import ConfigError, InvalidInput
 
-__all__ = ["AGENT_FIELD", "Target", "parse", "shown"]
+__all__ = ["AGENT_FIELD", "Target", "parse", "shown", "validate_table_name"]
 
 AGENT_FIELD = "{agent_id}"
 
 _POSTGRES = ("postgresql", "postgres")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+_TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,3 +55,10 @@ def shown(db: str | os.PathLike[str]) -> str:
         return target.location
     netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
     return urlunsplit(parts._replace(netloc=netloc))
+
+
+def validate_table_name(name: str) -> str:
+    """Table names cannot be bound as parameters, so only plain identifiers pass."""
+    if not isinstance(name, str) or not _TABLE_NAME.fullmatch(name):
+        raise InvalidInput(f"invalid table name {name!r}: use letters, digits and underscores")
+    return name

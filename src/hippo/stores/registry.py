@@ -20,11 +20,10 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from hippo.errors import ConfigError
-from hippo.stores.base import validate_table_name
-from hippo.stores.names import AGENT_FIELD, Target, parse, shown
+from hippo.stores.names import AGENT_FIELD, Target, parse, shown, validate_table_name
 
 if TYPE_CHECKING:
-    from hippo.stores.base import Store
+    from hippo.core.ports import Store
 
 __all__ = ["AGENT_FIELD", "Target", "create_messages_table", "discard", "exists", "for_agent", "open_store", "parse",
            "per_agent", "shown"]

@@ -29,10 +29,9 @@ Merging changes nothing the events would have left one by one: counts add, an in
 capped at 1.0 either way, the last access is the latest, and a link's strength grows by the number
 of recalls that returned both ends. Events for a memory forgotten meanwhile change nothing.
 
-The same write keeps the co-recall links bounded. A link is strong from the second recall that
-returned both ends (``STRONG_LINK``); a link that stays weak fades: once no recall has returned its
-pair for ``LINK_FADE``, it goes, and an agent keeps at most ``WEAK_LINKS_KEPT`` weak links (the
-ones recalled longest ago go first; checked every ``PRUNE_EVERY`` links written).
+The same write keeps the co-recall links bounded by curation's rules
+(:mod:`hippo.core.curation.rules`): a weak link fades after ``LINK_FADE``, and an agent keeps at most
+``WEAK_LINKS_KEPT`` weak links (checked every ``PRUNE_EVERY`` links written).
 """
 
 from __future__ import annotations
@@ -43,62 +42,25 @@ import threading
 import weakref
 from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
-from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Callable, ContextManager, Iterator, Sequence
 
-from hippo.clock import to_utc
+from hippo.core.curation.rules import LINK_FADE, WEAK_LINKS_KEPT
+from hippo.core.ports.retrievals import RetrievalBatch, RetrievalEvent
 from hippo.errors import StorageError
 
 if TYPE_CHECKING:
-    from hippo.stores.base import Store
+    from hippo.core.ports import Store
 
-__all__ = ["DEFAULT_DELAY", "LINK_FADE", "QUEUE_LIMIT", "STRONG_LINK", "WEAK_LINKS_KEPT", "RetrievalBatch",
-           "RetrievalEvent", "RetrievalQueue", "merge"]
+__all__ = ["DEFAULT_DELAY", "QUEUE_LIMIT", "RetrievalQueue", "merge"]
 
 log = logging.getLogger("hippo")
 
 DEFAULT_DELAY = 0.2  # seconds: what a killed process may lose of its recalls' boosts
 QUEUE_LIMIT = 1_000  # events: the recall that fills the queue writes it
-STRONG_LINK = 2.0  # a co-recall link is strong from the second recall that returned both ends
-LINK_FADE = timedelta(days=30)  # a weak link no recall strengthened for this long goes
-WEAK_LINKS_KEPT = 100_000  # per agent: past it, the weak links recalled longest ago go
 PRUNE_EVERY = 1_000  # links written between two checks of an agent's weak links against the cap
 
 _RECALLING: ContextVar[bool] = ContextVar("hippo_recall_reads", default=False)
-
-
-@dataclass(frozen=True)
-class RetrievalEvent:
-    """One recall's retrieval: its hits (``ids``) and the co-recall pairs among its best ones."""
-
-    agent_id: str
-    ids: tuple[str, ...]
-    pairs: tuple[tuple[str, str], ...]
-    at: datetime
-    boost: float
-
-
-@dataclass
-class RetrievalBatch:
-    """One agent's queued events, merged: per memory (times retrieved, last time, summed boost),
-    per co-recall pair (times, last time), and the events themselves for the daily counters."""
-
-    chunks: dict[str, tuple[int, datetime, float]] = field(default_factory=dict)
-    links: dict[tuple[str, str], tuple[int, datetime]] = field(default_factory=dict)
-    events: list[RetrievalEvent] = field(default_factory=list)
-
-    def day_counts(self, found: set[str]) -> dict[date, tuple[int, int]]:
-        """Per day: (memories retrieved, recalls that retrieved any), counting only ``found`` ids
-        (those the write reached), as each event's own write would have counted them."""
-        days: dict[date, tuple[int, int]] = {}
-        for event in self.events:
-            retrieved = sum(1 for i in event.ids if i in found)
-            if retrieved:
-                day = to_utc(event.at).date()
-                total, recalls = days.get(day, (0, 0))
-                days[day] = (total + retrieved, recalls + 1)
-        return days
 
 
 def merge(events: Sequence[RetrievalEvent]) -> dict[str, RetrievalBatch]:

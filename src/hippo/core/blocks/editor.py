@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from hippo.core.tokens import estimate_tokens
 from hippo.errors import BlockNotFound, LimitExceeded, TextNotFound
-from hippo.types import UNCHANGED
-from hippo.types import Block, BlockResult
+from hippo.types import UNCHANGED, Block, BlockResult
 
 if TYPE_CHECKING:
     from hippo.core.ports.scoped import BlockScope

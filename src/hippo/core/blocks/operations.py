@@ -11,8 +11,7 @@ from hippo.core import validation as v
 from hippo.core.blocks.editor import BlockEditor
 from hippo.core.context import Capability
 from hippo.errors import InvalidInput
-from hippo.stores.base import UNCHANGED
-from hippo.types import Block, BlockResult
+from hippo.types import UNCHANGED, Block, BlockResult
 
 if TYPE_CHECKING:
     from hippo.core.context import AgentContext

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from hippo import limits
 from hippo.core import validation as v
 from hippo.core.capture import inbox
+from hippo.core.ports import SessionItem
 from hippo.errors import InvalidInput
-from hippo.stores.base import SessionItem
 from hippo.types import Observation
 
 if TYPE_CHECKING:
     from hippo.config import Settings
-    from hippo.stores.scoped import AgentStore
+    from hippo.core.ports.scoped import AgentStore
 
 __all__ = ["add_items", "clear_items", "items", "pop_item"]
 

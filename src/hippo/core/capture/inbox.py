@@ -24,10 +24,10 @@ from hippo.core.facts.remember import Planned, apply_facts, plan_facts
 from hippo.core.memories import writer
 from hippo.core.memories.writer import ANSWERS, SOURCE_IDS, MemoryInput
 from hippo.core.messages import read_messages
-from hippo.core.tokens import count_tokens
-from hippo.errors import InvalidInput
 from hippo.core.ports import ChunkFilter, Observed, SearchQuery
 from hippo.core.ports.scoped import AgentStore
+from hippo.core.tokens import count_tokens
+from hippo.errors import InvalidInput
 from hippo.types import Captured, LLMCall, Observation
 
 if TYPE_CHECKING:
@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     from hippo.core.embedding import EmbeddingService
     from hippo.core.facts.pairs import Rule
     from hippo.core.memories.reembed import Progress
-    from hippo.providers.base import LLM
     from hippo.core.ports import Store
+    from hippo.providers.base import LLM
 
 __all__ = ["BATCH", "observe", "process_pending", "windows"]
 

@@ -17,19 +17,19 @@ from typing import TYPE_CHECKING, Any, Sequence
 from hippo.core import validation as v
 from hippo.core.capture.extract import worth_keeping
 from hippo.core.messages import read_messages
+from hippo.core.ports import ChunkFilter
 from hippo.core.recall.pool import as_hits, ranked_pool, touched
 from hippo.core.strength import RETRIEVAL_BOOST
 from hippo.core.tokens import count_tokens
 from hippo.errors import InvalidInput
-from hippo.core.ports import ChunkFilter
 from hippo.types import Hit, Surfaced
 
 if TYPE_CHECKING:
     from hippo.config import Settings
     from hippo.core.embedding import EmbeddingService
     from hippo.core.fusion import Fusion
-    from hippo.core.strength import ScoreWeights
     from hippo.core.ports.scoped import AgentStore
+    from hippo.core.strength import ScoreWeights
 
 __all__ = ["HEADER", "surface"]
 

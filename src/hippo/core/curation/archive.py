@@ -32,11 +32,11 @@ from hippo.core.hashing import content_hash
 from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms
 from hippo.core.memories.reembed import Progress
 from hippo.core.memories.summary import count_day
-from hippo.core.strength import RETRIEVAL_BOOST, ScoreWeights, final_score, recency_after, strength_after
-from hippo.errors import NotFound
 from hippo.core.ports import PruneCandidate
 from hippo.core.ports.scoped import AgentStore
 from hippo.core.ports.vectors import decode_int8, encode_int8
+from hippo.core.strength import RETRIEVAL_BOOST, ScoreWeights, final_score, recency_after, strength_after
+from hippo.errors import NotFound
 from hippo.types import ArchivedHit, Chunk, Hit, MaintainResult
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ link's strength is the number of recalls that returned both. ``related(id)`` lis
 ``EXPAND_MIN_STRENGTH`` times to one of the best ``EXPAND_FROM`` hits, each marked with the hit
 that brought it (``linked_from``). Links hold only ids and go with either end: a forget leaves none.
 A link that stays weak (one recall returned both ends) fades after 30 days without another, and an
-agent keeps at most 100,000 weak links (``hippo.stores.retrievals``): the table stays bounded.
+agent keeps at most 100,000 weak links (:mod:`hippo.core.curation.rules`): the table stays bounded.
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ from itertools import combinations
 from typing import TYPE_CHECKING
 
 from hippo.core import validation as v
+from hippo.core.curation.rules import STRONG_LINK
 from hippo.core.fusion import Fusion
+from hippo.core.ports import Candidates
 from hippo.core.recall.pool import as_hits, rank
 from hippo.core.strength import ScoreWeights
 from hippo.errors import NotFound
-from hippo.core.ports import Candidates
-from hippo.core.curation.rules import STRONG_LINK
 from hippo.types import Hit, Link
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ EXPAND_MIN_STRENGTH = STRONG_LINK  # a link is strong from the second recall tha
 
 def co_recall_pairs(hits: list[Hit]) -> tuple[tuple[str, str], ...]:
     """The pairs among a recall's best hits (live ones: the archive is not linked), each link's
-    ends in order: the links its retrieval event strengthens (hippo.stores.retrievals)."""
+    ends in order: the links its retrieval event strengthens (:mod:`hippo.core.ports.retrievals`)."""
     ids = sorted(h.id for h in hits[:CO_RECALL_TOP] if not h.archived)
     return tuple(combinations(ids, 2))
 

@@ -30,8 +30,8 @@ from hippo.core.experiences.importance import record_of
 from hippo.core.memories import writer
 from hippo.core.memories.summary import count_day
 from hippo.core.memories.writer import MemoryInput
-from hippo.core.strength import strength_after
 from hippo.core.ports import ChunkFilter, ExperienceFilter
+from hippo.core.strength import strength_after
 from hippo.types import Consolidation, Experience
 
 if TYPE_CHECKING:

@@ -23,10 +23,10 @@ from hippo.core.experiences import importance as experiences
 from hippo.core.experiences.short_term import Buffer, buffer_for, keyword_overlap, marked_durable
 from hippo.core.hashing import content_hash
 from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms
+from hippo.core.ports import ChunkFilter, ExperienceFilter
 from hippo.core.recall.pool import as_hits, ranked_pool
 from hippo.core.strength import RETRIEVAL_BOOST
 from hippo.errors import InvalidInput
-from hippo.core.ports import ChunkFilter, ExperienceFilter
 from hippo.types import Consolidation, ConsolidationStats, Experience
 
 if TYPE_CHECKING:

@@ -19,8 +19,8 @@ from typing import Any, Mapping, Sequence
 
 from hippo import limits
 from hippo.core import validation as v
-from hippo.errors import InvalidInput
 from hippo.core.ports import ExperienceRecord
+from hippo.errors import InvalidInput
 from hippo.types import Chunk, Experience
 
 __all__ = ["ADJUSTMENTS", "EXPERIENCE_TYPES", "TYPE_WEIGHTS", "calculate_importance", "check_type", "context_refs",

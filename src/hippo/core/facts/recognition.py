@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Callable, Literal
 
 from hippo.core.facts.offline import ExtractedFact, non_latin_share
 from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms
-from hippo.providers.base import Thresholds
 from hippo.core.ports import ChunkFilter, SearchQuery
+from hippo.providers.base import Thresholds
 from hippo.types import Chunk
 
 if TYPE_CHECKING:

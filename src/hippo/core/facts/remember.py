@@ -26,15 +26,15 @@ from hippo.core.facts.recognition import (
     resolve_offline,
 )
 from hippo.core.hashing import content_hash
-from hippo.core.strength import reinforced_intensity
 from hippo.core.ports import StrengthUpdate
+from hippo.core.strength import reinforced_intensity
 from hippo.types import Chunk, FactOutcome, LLMCall, MergedWording, RememberResult
 
 if TYPE_CHECKING:
     from hippo.core.embedding import EmbeddingService
     from hippo.core.facts.pairs import Rule
-    from hippo.providers.base import LLM
     from hippo.core.ports.scoped import AgentStore
+    from hippo.providers.base import LLM
 
 __all__ = ["Planned", "apply_facts", "plan_facts", "remember", "summarize"]
 

@@ -19,10 +19,10 @@ from hippo.core import validation as v
 from hippo.core.context import Capability
 from hippo.core.curation import archive
 from hippo.core.experiences.importance import check_type
+from hippo.core.ports import BROWSE_ORDERS, BrowseOrder, ExperienceFilter
 from hippo.core.recall.filters import passes, recall_filter
 from hippo.core.strength import effective_strength
 from hippo.errors import InvalidInput
-from hippo.stores.base import BROWSE_ORDERS, BrowseOrder, ExperienceFilter
 from hippo.types import Chunk, Listing
 
 __all__ = ["ARCHIVE_SCAN", "SORTS", "Browser", "MAX_SCAN", "sort_key"]

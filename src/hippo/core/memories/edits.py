@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING, Any, Mapping
 from hippo.core import validation as v
 from hippo.core.facts.recognition import same_words
 from hippo.core.hashing import content_hash, key_hash
+from hippo.core.ports import StrengthUpdate
 from hippo.errors import Conflict, InvalidInput, NotFound
-from hippo.stores.base import StrengthUpdate
 from hippo.types import Chunk, Erased, MergedWording
 
 if TYPE_CHECKING:
     import numpy as np
 
     from hippo.core.embedding import EmbeddingService
-    from hippo.stores.scoped import AgentStore
+    from hippo.core.ports.scoped import AgentStore
 
 __all__ = ["ITEM_KEY", "erase_agent", "rewrite", "split_fact", "update_memory"]
 

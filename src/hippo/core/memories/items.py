@@ -27,7 +27,7 @@ from hippo.types import Chunk, ItemWrite
 
 if TYPE_CHECKING:
     from hippo.core.embedding import EmbeddingService
-    from hippo.stores.scoped import AgentStore
+    from hippo.core.ports.scoped import AgentStore
 
 __all__ = ["ITEM_KEY", "ItemWrite", "check_key", "delete_item", "get_item", "list_items", "put_item"]
 

@@ -17,9 +17,9 @@ from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms
 from hippo.core.memories import edits, items, writer
 from hippo.core.memories.reembed import Progress, fill_pending
 from hippo.core.memories.writer import MemoryInput
+from hippo.core.ports import ChunkFilter, SearchQuery
 from hippo.core.transfer import ExportRecord
 from hippo.errors import InvalidInput, NotFound
-from hippo.stores.base import ChunkFilter, SearchQuery
 from hippo.types import (
     Chunk,
     Erased,

@@ -11,7 +11,7 @@ from hippo.types import ReembedResult
 
 if TYPE_CHECKING:
     from hippo.core.embedding import EmbeddingService
-    from hippo.stores.base import Store
+    from hippo.core.ports import Store
 
 __all__ = ["Progress", "fill_pending", "switch_model"]
 

@@ -20,7 +20,7 @@ from hippo.core.experiences.importance import EXPERIENCE_TYPES
 from hippo.types import Summary
 
 if TYPE_CHECKING:
-    from hippo.stores.scoped import AgentStore
+    from hippo.core.ports.scoped import AgentStore
 
 __all__ = ["BINS", "COUNTED", "MAX_DAYS", "Summaries", "count_day", "day_of"]
 

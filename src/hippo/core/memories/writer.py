@@ -16,9 +16,9 @@ from hippo.core import validation as v
 from hippo.core.facts.offline import non_latin_share
 from hippo.core.hashing import content_hash
 from hippo.core.memories.edits import ITEM_KEY
+from hippo.core.ports import ChunkFilter, SearchQuery, StrengthUpdate
 from hippo.core.strength import reinforced_intensity
 from hippo.errors import InvalidInput
-from hippo.core.ports import ChunkFilter, SearchQuery, StrengthUpdate
 from hippo.types import Chunk, StoreResult
 
 if TYPE_CHECKING:

@@ -30,11 +30,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from hippo.core.fusion import Fusion
-from hippo.stores.base import Candidates
+from hippo.core.ports import Candidates
 
 if TYPE_CHECKING:
-    from hippo.stores.base import ChunkFilter
-    from hippo.stores.scoped import AgentStore
+    from hippo.core.ports import ChunkFilter
+    from hippo.core.ports.scoped import AgentStore
 
 __all__ = ["REACH", "SEEDS", "Widened", "best_seeds", "in_context", "with_neighbours"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from hippo.core import validation as v
+from hippo.core.ports import ChunkFilter, MetaCondition
 from hippo.errors import InvalidInput
-from hippo.stores.base import ChunkFilter, MetaCondition
 from hippo.types import Chunk
 
 __all__ = ["OPERATORS", "metadata_conditions", "passes", "recall_filter"]

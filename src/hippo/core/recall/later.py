@@ -44,8 +44,8 @@ from hippo.core.memories.writer import ANSWERS, SOURCE_IDS
 from hippo.core.strength import ScoreWeights
 
 if TYPE_CHECKING:
+    from hippo.core.ports.scoped import AgentStore
     from hippo.core.recall.pool import Ranked
-    from hippo.stores.scoped import AgentStore
     from hippo.types import Chunk
 
 __all__ = ["AS_RELEVANT", "LOOK", "REPEATED", "SAME_SUBJECT", "STATEMENT", "asks_about_the_past", "changes",

@@ -1,7 +1,7 @@
 """The recall operations of one agent: its facts and memories by meaning and by keyword, and
 full-text search over the application's own conversation table. The ranking is
 :mod:`hippo.core.recall.pool`'s; the retrieval event is written behind the answer
-(:mod:`hippo.stores.retrievals`)."""
+(the store's :class:`~hippo.core.ports.RetrievalQueue`)."""
 
 from __future__ import annotations
 
@@ -12,13 +12,12 @@ from hippo.core import validation as v
 from hippo.core.context import Capability
 from hippo.core.curation import archive, links
 from hippo.core.keywords import keyword_terms
+from hippo.core.ports import Candidates, ChunkFilter, RetrievalEvent
 from hippo.core.recall.filters import passes, recall_filter
 from hippo.core.recall.names import as_the_user, user_name
 from hippo.core.recall.pool import as_hits, ranked_pool, touched
 from hippo.core.strength import RETRIEVAL_BOOST
 from hippo.errors import ConfigError, InvalidInput
-from hippo.stores.base import Candidates, ChunkFilter
-from hippo.stores.retrievals import RetrievalEvent
 from hippo.types import ConversationHit, Hit, Recall
 
 __all__ = ["Recaller"]
@@ -76,17 +75,17 @@ class Recaller(Capability):
         query_vector = self.ctx.embedding.query(query)
         now = self.ctx.now()
         # ranks what is written: the last moment's boosts follow
-        with self.ctx.store.database.retrievals.recall_reads(self.ctx.agent_id, now):
+        with self.ctx.store.retrievals.recall_reads(self.ctx.agent_id, now):
             hits, found = self._ranked(query, query_vector, where, limit, now)
             if query_vector is not None and (name := user_name(h.content for h in hits)) is not None \
                     and (reworded := as_the_user(query, name)) is not None:
                 # "what food should alice avoid?" asked of Alice's memories, which say "User"
                 query_vector = self.ctx.embedding.query(reworded)
                 hits, found = self._ranked(reworded, query_vector, where, limit, now)
-        if touch and hits:  # written behind the answer (hippo.stores.retrievals)
+        if touch and hits:  # written behind the answer (the store's queue)
             hits = touched(hits, now)
-            self.ctx.store.database.retrievals.add(RetrievalEvent(self.ctx.agent_id, tuple(h.id for h in hits),
-                                                     links.co_recall_pairs(hits), now, RETRIEVAL_BOOST))
+            self.ctx.store.retrievals.add(RetrievalEvent(self.ctx.agent_id, tuple(h.id for h in hits),
+                                                         links.co_recall_pairs(hits), now, RETRIEVAL_BOOST))
         if include_archived:
             hits = self._with_archived(hits, query, limit, now, where)
         if expand:

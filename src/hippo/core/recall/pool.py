@@ -12,6 +12,7 @@ import numpy as np
 from hippo.core.curation import feedback
 from hippo.core.fusion import Fusion, keyword_confidence, keyword_scores
 from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms
+from hippo.core.ports import Candidates, ChunkFilter, SearchQuery, Standing
 from hippo.core.recall.context import in_context
 from hippo.core.recall.dates import named_period
 from hippo.core.recall.later import LOOK, asks_about_the_past, later_first
@@ -24,7 +25,6 @@ from hippo.core.strength import (
     retrieval_boost,
     strength_after,
 )
-from hippo.core.ports import Candidates, ChunkFilter, SearchQuery, Standing
 from hippo.types import Chunk, Hit
 
 if TYPE_CHECKING:

@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hippo.core.fusion import Fusion
-from hippo.core.recall.context import REACH, Widened, best_seeds, with_neighbours
 from hippo.core.ports import Candidates
+from hippo.core.recall.context import REACH, Widened, best_seeds, with_neighbours
 
 if TYPE_CHECKING:
     from hippo.core.ports import ChunkFilter

@@ -45,8 +45,8 @@ from hippo.types import Chunk, ImportResult
 if TYPE_CHECKING:
     from hippo.core.embedding import EmbeddingService
     from hippo.core.memories.reembed import Progress
-    from hippo.stores.base import Store
-    from hippo.stores.scoped import AgentStore
+    from hippo.core.ports import Store
+    from hippo.core.ports.scoped import AgentStore
 
 __all__ = [
     "FORMAT", "VERSION", "BlockRecord", "ChunkRecord", "ExportRecord", "HeaderRecord", "ImportPlan", "MergedRecord",

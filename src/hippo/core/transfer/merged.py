@@ -26,7 +26,7 @@ from hippo.errors import InvalidInput
 from hippo.types import Chunk, MergedWording
 
 if TYPE_CHECKING:
-    from hippo.stores.scoped import AgentStore
+    from hippo.core.ports.scoped import AgentStore
 
 __all__ = ["MergedRecord", "merged_records", "parse_merged", "restore_merged"]
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator, Sequence
 
+from hippo.core.ports import RetrievalBatch
 from hippo.stores.postgres.connection import Connections
 from hippo.stores.postgres.search import tsquery
 from hippo.stores.postgres.strength import COUNTERS
-from hippo.stores.retrievals import RetrievalBatch
 from hippo.stores.sql.dialect import POSTGRES
 from hippo.stores.sql.rows import chunk_columns
 

@@ -13,7 +13,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from hippo.stores.base import ChunkFilter
+from hippo.core.ports import ChunkFilter
 from hippo.stores.sql import filters
 from hippo.stores.sql.dialect import POSTGRES
 from hippo.stores.sql.filters import JsonTests, experience_tests

@@ -313,7 +313,8 @@ ANALYZE chunk_rows;
 """
 
 # Weak co-recall links (one recall returned both ends) by when a recall last strengthened them: the
-# ones that fade, and past the cap the oldest (stores/retrievals.py). A link that grows strong leaves it.
+# ones that fade, and past the cap the oldest (core/curation/rules.py, applied by stores/retrievals.py).
+# A link that grows strong leaves it.
 _WEAK_LINKS = """
 CREATE INDEX chunk_links_weak ON chunk_links (agent_id, updated_at) WHERE kind = 'co_recall' AND strength < 2.0;
 """

@@ -37,8 +37,8 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
+from hippo.core.ports import Candidates, SearchQuery, Standing
 from hippo.errors import EmbedderMismatch
-from hippo.stores.base import Candidates, SearchQuery, Standing
 from hippo.stores.neighbours import nearest_runs
 from hippo.stores.postgres.connection import EF_SEARCH, Connections, storage_errors
 from hippo.stores.postgres.filters import filter_sql, words_filter_sql

@@ -22,7 +22,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from hippo.stores.base import StoreCapabilities
+from hippo.core.ports import StoreCapabilities
 from hippo.stores.names import shown
 from hippo.stores.postgres.connection import Connections, storage_errors
 from hippo.stores.postgres.conversation import MESSAGES
@@ -49,7 +49,7 @@ _CHUNK_COLUMNS = chunk_columns(POSTGRES)
 
 
 class PostgresStore(SqlStore, SearchMixin, Curation, Summary):
-    """A :class:`hippo.stores.base.Store` over a PostgreSQL database with the pgvector extension."""
+    """A :class:`hippo.core.ports.Store` over a PostgreSQL database with the pgvector extension."""
 
     capabilities = StoreCapabilities(supports_ann=True, secure_delete=False, conversation=True, shared=True)
     db: Connections

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hippo.stores.base import BrowseOrder
+from hippo.core.ports import BrowseOrder
 from hippo.stores.postgres.strength import CHUNKS
 from hippo.stores.sql.summary import Browse, SqlSummary, SummaryAsk, SummaryCounts
 

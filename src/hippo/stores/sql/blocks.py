@@ -11,10 +11,9 @@ from datetime import date, datetime
 from typing import Any
 
 from hippo.clock import to_utc
-from hippo.stores.base import UNCHANGED
 from hippo.stores.sql.database import SqlDatabase, fetch
 from hippo.stores.sql.rows import time_of
-from hippo.types import Block
+from hippo.types import UNCHANGED, Block
 
 __all__ = ["SqlBlocks", "SqlDaily", "count_retrieval_days", "count_retrievals", "erase_daily"]
 

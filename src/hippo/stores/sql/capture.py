@@ -20,7 +20,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any, Sequence
 
-from hippo.stores.base import Observed, SessionItem
+from hippo.core.ports import Observed, SessionItem
 from hippo.stores.sql.database import SqlDatabase, blank, fetch
 from hippo.stores.sql.rows import OBSERVED_COLUMNS, observed_of
 

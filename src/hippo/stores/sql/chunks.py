@@ -16,15 +16,15 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from hippo.core.ports import StrengthUpdate
+from hippo.core.ports.vectors import encode_int8
 from hippo.errors import EmbedderMismatch
-from hippo.stores.base import StrengthUpdate
 from hippo.stores.sql.blocks import count_retrievals, erase_daily
 from hippo.stores.sql.capture import erase_capture, release_sources
 from hippo.stores.sql.curation import MOVED, delete_archived_rows
 from hippo.stores.sql.database import SqlDatabase, fetch, fetch_among
 from hippo.stores.sql.experiences import erase_experiences
 from hippo.stores.sql.rows import chunk_columns, chunk_of
-from hippo.stores.vectors import encode_int8
 from hippo.types import Chunk
 
 __all__ = ["SqlChunks", "check_dimension", "vectors_of"]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from hippo.errors import NotFound
-from hippo.stores.base import validate_table_name
+from hippo.stores.names import validate_table_name
 from hippo.stores.sql.database import SqlDatabase
 from hippo.stores.sql.dialect import Dialect
 from hippo.types import ConversationHit

@@ -17,8 +17,8 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Callable, Iterator, Sequence
 
-from hippo.stores.base import PruneCandidate
-from hippo.stores.retrievals import STRONG_LINK, RetrievalBatch
+from hippo.core.curation.rules import STRONG_LINK
+from hippo.core.ports import PruneCandidate, RetrievalBatch
 from hippo.stores.sql.blocks import count_retrieval_days
 from hippo.stores.sql.capture import release_sources
 from hippo.stores.sql.database import SqlDatabase, fetch, fetch_among, write_many

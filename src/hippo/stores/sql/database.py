@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, ContextManager, Protocol, Sequence
 
-from hippo.stores.base import ChunkFilter
+from hippo.core.ports import ChunkFilter
 from hippo.stores.sql.dialect import Dialect
 
 __all__ = ["Handle", "SqlDatabase", "blank", "fetch", "fetch_among", "write_many"]

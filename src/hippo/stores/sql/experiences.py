@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from hippo.stores.base import ChunkFilter, ExperienceFilter, ExperienceRecord
+from hippo.core.ports import ChunkFilter, ExperienceFilter, ExperienceRecord
 from hippo.stores.sql.database import SqlDatabase, fetch, write_many
 from hippo.stores.sql.filters import experience_tests
 from hippo.stores.sql.rows import RECORD_COLUMNS, SHORT_TERM_COLUMNS, entry_of, entry_values, record_of, record_values

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from hippo.stores.base import ChunkFilter, ExperienceFilter, MetaCondition
+from hippo.core.ports import ChunkFilter, ExperienceFilter, MetaCondition
 from hippo.stores.sql.dialect import Dialect
 
 __all__ = ["COMPARE", "JsonTests", "Part", "experience_tests", "filter_sql", "metadata_sql"]

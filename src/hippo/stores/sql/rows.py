@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any, Sequence
 
 from hippo.clock import from_iso, to_iso, to_utc
-from hippo.stores.base import ExperienceRecord, Observed, Standing
+from hippo.core.ports import ExperienceRecord, Observed, Standing
 from hippo.stores.sql.dialect import Dialect
 from hippo.types import Chunk, Experience
 

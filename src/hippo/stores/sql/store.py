@@ -21,7 +21,7 @@ from typing import Any, Callable, ContextManager, Sequence
 
 import numpy as np
 
-from hippo.stores.base import ChunkFilter
+from hippo.core.ports import ChunkFilter
 from hippo.stores.retrievals import RetrievalQueue
 from hippo.stores.sql.blocks import SqlBlocks, SqlDaily
 from hippo.stores.sql.capture import SqlCapture, SqlSessions, release_sources
@@ -50,7 +50,7 @@ class Rewrite:
 
 class SqlStore(SqlChunks, SqlCapture, SqlSessions, SqlExperiences, SqlArchive, SqlLinks, SqlMerges, SqlKeys,
                SqlBlocks, SqlDaily, SqlConversation):
-    """The shared parts of a relational :class:`~hippo.stores.base.Store`, through ``db``."""
+    """The shared parts of a relational :class:`~hippo.core.ports.Store`, through ``db``."""
 
     db: SqlDatabase
     retrievals: RetrievalQueue

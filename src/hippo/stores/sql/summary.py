@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, Callable, Sequence
 
-from hippo.stores.base import BrowseOrder, ChunkFilter, ChunkSummary
+from hippo.core.ports import BrowseOrder, ChunkFilter, ChunkSummary
 from hippo.stores.sql.database import SqlDatabase
 from hippo.types import Chunk
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import fcntl
 from typing import Any, Callable, Iterator, Sequence
 
-from hippo.stores.retrievals import RetrievalBatch
+from hippo.core.ports import RetrievalBatch
 from hippo.stores.sql.curation import MOVED, delete_archived_rows
 from hippo.stores.sql.dialect import SQLITE
 from hippo.stores.sql.rows import chunk_columns

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Callable
 
-from hippo.stores.base import ChunkFilter, ExperienceFilter
+from hippo.core.ports import ChunkFilter, ExperienceFilter
 from hippo.stores.sql import filters
 from hippo.stores.sql.dialect import SQLITE
 from hippo.stores.sql.filters import JsonTests, Part, experience_tests

@@ -202,7 +202,8 @@ END;
 """
 
 # Weak co-recall links (one recall returned both ends) by when a recall last strengthened them: the
-# ones that fade, and past the cap the oldest (stores/retrievals.py). A link that grows strong leaves it.
+# ones that fade, and past the cap the oldest (core/curation/rules.py, applied by stores/retrievals.py).
+# A link that grows strong leaves it.
 _WEAK_LINKS = """
 CREATE INDEX idx_links_weak ON chunk_links(agent_id, updated_at) WHERE kind = 'co_recall' AND strength < 2.0;
 """
@@ -330,7 +331,7 @@ CREATE INDEX idx_chunks_summary ON chunks(agent_id, created_at, last_accessed_at
                                           superseded_by, kind, feedback, id);
 """
 
-# An 8-bit copy of each archived memory's vector (stores/vectors.py: a scale, then the codes; a quarter
+# An 8-bit copy of each archived memory's vector (core/ports/vectors.py: a scale, then the codes; a quarter
 # of the float32 size), so a forget reaches the archive by meaning as it reaches live memories.
 # Memories archived before it have none: a forget embeds them once (core/curation/archive.py).
 _ARCHIVE_VECTORS = """

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
-from hippo.stores.base import Candidates, ChunkFilter, SearchQuery, Standing
+from hippo.core.ports import Candidates, ChunkFilter, SearchQuery, Standing
 from hippo.stores.sql.rows import standing_of
 from hippo.stores.sqlite.filters import experience_rowids_sql, filter_sql
 from hippo.stores.sqlite.index.cache import read_rowids

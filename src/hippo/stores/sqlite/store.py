@@ -17,7 +17,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from hippo.config import DEFAULT_ANN_THRESHOLD
-from hippo.stores.base import StoreCapabilities
+from hippo.core.ports import StoreCapabilities
 from hippo.stores.neighbours import nearest_runs
 from hippo.stores.retrievals import DEFAULT_DELAY, RetrievalQueue
 from hippo.stores.sql.dialect import SQLITE
@@ -44,7 +44,7 @@ def _marks(n: int) -> str:
 
 
 class SQLiteStore(SqlStore, SearchMixin, Curation, Summary):
-    """A :class:`hippo.stores.base.Store` over one SQLite file (``database.py``: one connection under a
+    """A :class:`hippo.core.ports.Store` over one SQLite file (``database.py``: one connection under a
     lock, WAL, ``secure_delete``, every write one ``BEGIN IMMEDIATE`` transaction)."""
 
     capabilities = StoreCapabilities(supports_ann=False, secure_delete=True, conversation=True)

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from hippo.clock import to_iso
-from hippo.stores.base import BrowseOrder, ChunkFilter
+from hippo.core.ports import BrowseOrder, ChunkFilter
 from hippo.stores.sql.summary import Browse, SqlSummary, SummaryAsk, SummaryCounts
 from hippo.stores.sqlite.narrowing.driving import narrowed
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from hippo.core.ports.vectors import quantize
 from hippo.stores.sqlite.index.exact import locate
-from hippo.stores.vectors import quantize
 
 __all__ = ["Int8Rows"]
 

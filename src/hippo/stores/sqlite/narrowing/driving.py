@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from hippo.stores.base import ChunkFilter
+from hippo.core.ports import ChunkFilter
 from hippo.stores.sql.dialect import SQLITE
 from hippo.stores.sql.filters import experience_tests
 from hippo.stores.sqlite.filters import filter_sql

@@ -1,6 +1,6 @@
 """One agent's view of a store: every per-agent operation with the agent's id bound once.
 
-A backend implements the :class:`~hippo.stores.base.Store` protocol, whose per-agent methods
+A backend implements the :class:`~hippo.core.ports.Store` protocol, whose per-agent methods
 take the agent's id first (``store.get_chunks(agent_id, ids)``): one connection pool and one
 schema serve every agent of the database. The core works through an :class:`AgentStore`
 instead (``scope.get_chunks(ids)``), made once per agent, so no operation of one agent can name
@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any, Callable, Concatenate, ContextManager, Generic, ParamSpec, TypeVar, overload
 
-from hippo.stores.base import (
+from hippo.core.ports import (
     ArchiveStore,
     BlockStore,
     CaptureStore,
@@ -33,7 +33,7 @@ from hippo.stores.base import (
 )
 
 if TYPE_CHECKING:
-    from hippo.stores.base import Store
+    from hippo.core.ports import RetrievalQueue, Store
 
 __all__ = ["AgentStore", "Bound"]
 
@@ -96,6 +96,11 @@ class ChunkScope(Scope):
     delete_agent = Bound(ChunkStore.delete_agent)
     pending_vectors = Bound(ChunkStore.pending_vectors)
     count_pending = Bound(ChunkStore.count_pending)
+
+    @property
+    def retrievals(self) -> "RetrievalQueue":
+        """The database's queue of recalls' retrieval events (every agent's events share it)."""
+        return self.database.retrievals
 
 
 class BlockScope(Scope):
