@@ -3,7 +3,7 @@ assistant's plans and decisions, tool calls with large outputs (source files, te
 now and then one over 10k and one over 30k tokens), and heartbeats. Deterministic for a seed.
 
 Shared by ``bench/compaction.py`` and the tests (``tests/core/test_compaction_rules.py``,
-``tests/contract/test_compaction.py``, loaded with ``support.load_bench``).
+``tests/contract/compaction/test_compaction.py``, loaded with ``support.load_bench``).
 
     messages = session(tokens=150_000)                 # OpenAI shape
     messages = session(tokens=20_000, shape="anthropic")

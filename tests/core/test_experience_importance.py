@@ -1,5 +1,6 @@
 """Seed 001's calculateImportance, every type and adjustment; the context ids recall_related reads;
-the consolidation triggers. (The pruning rule's age, with an injected clock: tests/contract/test_experiences.py.)"""
+the consolidation triggers. (The pruning rule's age, with an injected clock:
+tests/contract/experiences/test_experiences.py.)"""
 
 from __future__ import annotations
 

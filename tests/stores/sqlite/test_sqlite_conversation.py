@@ -1,5 +1,5 @@
 """SQLite only: messages tables made by hand with FTS5 (the application's own schema). The behaviour
-of conversation search is in the contract suite (tests/contract/test_conversation.py)."""
+of conversation search is in the contract suite (tests/contract/recall/test_conversation.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """SQLite only: what the SQLite store's search reads (standings) and its two plans for a filtered
-vector search. The behaviour they serve is in the contract suite (tests/contract/test_store_recall.py)."""
+vector search. The behaviour they serve is in the contract suite (tests/contract/memories/test_store_recall.py)."""
 
 from __future__ import annotations
 

@@ -38,7 +38,7 @@ _CANDIDATES = 20
 # Shown unasked, a memory must be near the prompt in meaning, not only share a word with it: the
 # keyword side is scaled against the pool's best, so one ordinary shared word ("write", "seven")
 # reaches a full keyword score. Cosine above the model's unrelated level, rescaled as recall's
-# fusion reads it. Measured with all-MiniLM-L6-v2 on tests/contract/test_surfacing_quiet.py's store:
+# fusion reads it. Measured with all-MiniLM-L6-v2 on tests/contract/capture/test_surfacing_quiet.py's store:
 # memories a related prompt should surface 0.55-0.79; those 224 unrelated prompts surfaced on one
 # shared word 0.18-0.29 (and 0.47 for a dinner question beside a note on the team dinner).
 MEANING = 0.35
