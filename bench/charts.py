@@ -1,4 +1,5 @@
-"""Charts for BENCHMARKS.md from the JSON the benchmarks print.
+"""Charts of the benchmark figures from the JSON the benchmarks print (the decision pages show them
+through the links in docs/images/bench/, so mkdocs finds them inside docs/).
 
     python bench/locomo.py --json > bench/results/locomo.json
     python bench/scale.py --sizes 10000,100000,1000000 --json > bench/results/scale.json
