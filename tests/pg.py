@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import itertools
 import os
+import subprocess
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 __all__ = ["PostgresForTests"]
@@ -14,6 +16,21 @@ __all__ = ["PostgresForTests"]
 
 # Read when the module loads: the tests run with every HIPPO_* variable cleared (conftest.py).
 _ROOT = os.environ.get("HIPPO_PGTEST_ROOT")
+
+
+def _started(pgserver, root: Path, attempts: int = 4):
+    """The server at ``root``, started if it is not running. pgserver gives ``pg_ctl start`` 10 s;
+    a data directory left by a killed run replays its log and syncs every file first, which on a
+    busy two-core machine takes longer. The server goes on starting after the timeout, so asking
+    again finds it up."""
+    for attempt in range(attempts):
+        try:
+            return pgserver.get_server(root, cleanup_mode="stop")
+        except subprocess.TimeoutExpired:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(5)
+    raise AssertionError("unreachable")
 
 
 class PostgresForTests:
@@ -32,7 +49,7 @@ class PostgresForTests:
         # CREATE DATABASE in one run holds back the byte checks of another's scrub).
         default = Path(tempfile.gettempdir()) / f"hippo-pgtest-{os.getuid()}"
         root = Path(_ROOT or default)
-        self.server = pgserver.get_server(root, cleanup_mode="stop")
+        self.server = _started(pgserver, root)
         self.admin = self.server.get_uri()
         self._lock = threading.Lock()
         # One template per test process: a server can be shared by several runs at once.
