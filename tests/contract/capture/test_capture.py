@@ -13,9 +13,9 @@ from support import sql
 from traces import SECRET, occurrences, scrub, total
 
 from hippo.core.capture.inbox import windows
+from hippo.core.ports import Observed
 from hippo.errors import InvalidInput, ProviderError
 from hippo.providers.fake import FakeLLM
-from hippo.stores.base import Observed
 
 TALK = [
     {"role": "system", "content": "You are a helpful assistant."},

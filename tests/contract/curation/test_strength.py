@@ -10,6 +10,7 @@ from support import START, sql
 
 from hippo import MemoryInput
 from hippo.clock import to_iso
+from hippo.core.ports import ChunkFilter, SearchQuery
 from hippo.core.strength import (
     HIDDEN_BELOW,
     ScoreWeights,
@@ -21,7 +22,6 @@ from hippo.core.strength import (
     reinforced_intensity,
     retrieval_boost,
 )
-from hippo.stores.base import ChunkFilter, SearchQuery
 
 # Seed 000's table: access count -> (decay resistance, half-life in days).
 HALF_LIFE_TABLE = [(0, 1.0, 29), (5, 1.54, 44), (20, 1.91, 55), (100, 2.38, 69)]

@@ -13,9 +13,9 @@ from ulid import ULID
 import hippo
 from hippo import MemoryInput
 from hippo.core.fusion import Fusion
+from hippo.core.ports import ChunkFilter, SearchQuery
 from hippo.core.recall.pool import as_hits, find_candidates, own_relevance, rank
 from hippo.core.strength import ScoreWeights
-from hippo.stores.base import ChunkFilter, SearchQuery
 from hippo.types import Chunk
 
 

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from support import sql
 
+from hippo.core.ports import ChunkFilter, SearchQuery
 from hippo.providers.base import normalize_rows
 from hippo.providers.fake import FakeEmbedder
-from hippo.stores.base import ChunkFilter, SearchQuery
 
 WINDOW = 6
 FILLER = " ".join(f"plain{i} words{i} about{i} nothing{i}" for i in range(8))

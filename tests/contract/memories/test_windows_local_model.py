@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from hippo.stores.base import ChunkFilter, SearchQuery
+from hippo.core.ports import ChunkFilter, SearchQuery
 
 pytestmark = pytest.mark.embedded_only("reads the store's vector search window by window")
 

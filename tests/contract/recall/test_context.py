@@ -9,7 +9,7 @@ import pytest
 
 import hippo
 from hippo.core.memory import MemoryInput
-from hippo.stores.base import ChunkFilter
+from hippo.core.ports import ChunkFilter
 
 pytest.importorskip("onnxruntime")
 

@@ -8,8 +8,8 @@ from support import sql
 
 import hippo.stores.postgres.search as pg_search
 import hippo.stores.sqlite.search as sqlite_search
+from hippo.core.ports import ChunkFilter, SearchQuery
 from hippo.core.recall.pool import keyword_match
-from hippo.stores.base import ChunkFilter, SearchQuery
 
 pytestmark = pytest.mark.embedded_only("compares the store's own keyword search with and without the budget")
 

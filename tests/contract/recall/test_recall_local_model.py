@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 import hippo
-from hippo.stores.base import ChunkFilter, SearchQuery
+from hippo.core.ports import ChunkFilter, SearchQuery
 
 pytest.importorskip("onnxruntime")
 

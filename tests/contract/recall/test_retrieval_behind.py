@@ -13,7 +13,7 @@ import pytest
 from support import sql
 
 import hippo
-from hippo.stores.retrievals import LINK_FADE
+from hippo.core.curation.rules import LINK_FADE
 
 TEXTS = ["The payment API signs every request with HMAC", "New clients get API credentials at onboarding",
          "The API gateway rate-limits per client", "Tomatoes need six hours of sun",

@@ -7,8 +7,8 @@ import pytest
 from support import sql
 
 import hippo
+from hippo.core.ports import ChunkFilter, SearchQuery
 from hippo.providers.fake import FakeEmbedder
-from hippo.stores.base import ChunkFilter, SearchQuery
 
 
 def indexes(db):

@@ -8,8 +8,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 import hippo
+from hippo.core.ports import RetrievalEvent
 from hippo.providers.fake import FakeEmbedder
-from hippo.stores.retrievals import RetrievalEvent
 
 
 def _setting(store) -> str:

@@ -10,8 +10,8 @@ import pytest
 
 import hippo.stores.sqlite.bm25 as bm25_module
 import hippo.stores.sqlite.narrowing.changes as changes
+from hippo.core.ports import ChunkFilter
 from hippo.core.recall.pool import keyword_match
-from hippo.stores.base import ChunkFilter
 
 pytestmark = pytest.mark.sqlite_only  # the SQLite store's own keyword scoring
 

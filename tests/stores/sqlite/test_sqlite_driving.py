@@ -18,8 +18,8 @@ import hippo
 import hippo.stores.sqlite.narrowing.driving as driving
 import hippo.stores.sqlite.narrowing.supersets as supersets
 from hippo.core.memory import MemoryInput
+from hippo.core.ports import ChunkFilter, ExperienceFilter, ExperienceRecord
 from hippo.core.recall.pool import keyword_match
-from hippo.stores.base import ChunkFilter, ExperienceFilter, ExperienceRecord
 from hippo.stores.sqlite.filters import filter_sql
 from hippo.stores.sqlite.index.hnsw import HnswIndex
 from hippo.stores.sqlite.schema import MIGRATIONS, _statements

@@ -13,7 +13,7 @@ import pytest
 import hippo
 import hippo.stores.sqlite.narrowing.driving as driving
 from hippo.core.memory import MemoryInput
-from hippo.stores.base import ChunkFilter, MetaCondition
+from hippo.core.ports import ChunkFilter, MetaCondition
 from hippo.stores.sqlite.filters import filter_sql
 
 pytestmark = pytest.mark.sqlite_only  # the SQLite store's own indexes and search plans

@@ -21,7 +21,7 @@ from hippo.stores.sqlite.search import match_expression
 def keyword_match(query: str) -> str:
     """The FTS5 expression SQLite searches for a recall query."""
     return match_expression(_terms(query))
-from hippo.stores.base import ChunkFilter
+from hippo.core.ports import ChunkFilter
 from hippo.stores.sqlite.filters import filter_sql
 
 

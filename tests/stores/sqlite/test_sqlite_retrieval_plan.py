@@ -9,8 +9,8 @@ import re
 import pytest
 
 import hippo
+from hippo.core.curation.rules import LINK_FADE
 from hippo.core.memory import MemoryInput
-from hippo.stores.retrievals import LINK_FADE
 
 pytestmark = pytest.mark.sqlite_only  # the SQLite store's own statements and plans
 

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from hippo.stores.base import ChunkFilter, SearchQuery
+from hippo.core.ports import ChunkFilter, SearchQuery
 
 pytestmark = pytest.mark.sqlite_only  # SQLiteStore's own search internals
 

@@ -12,7 +12,7 @@ import hippo.stores.sqlite.narrowing.changes as changes
 import hippo.stores.sqlite.narrowing.driving as driving
 import hippo.stores.sqlite.narrowing.supersets as supersets
 from hippo.core.memory import MemoryInput
-from hippo.stores.base import ChunkFilter
+from hippo.core.ports import ChunkFilter
 
 pytestmark = pytest.mark.sqlite_only  # the SQLite store's own kept listings
 

@@ -9,7 +9,7 @@ import pytest
 from support import sql
 
 import hippo
-from hippo.stores.base import ChunkFilter
+from hippo.core.ports import ChunkFilter
 from hippo.stores.sqlite.filters import filter_sql
 from hippo.stores.sqlite.schema import MIGRATIONS, _statements
 

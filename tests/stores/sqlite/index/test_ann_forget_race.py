@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import hippo
+from hippo.core.ports.vectors import quantize
 from hippo.providers.fake import FakeEmbedder
-from hippo.stores.vectors import quantize
 
 pytest.importorskip("hnswlib")
 
@@ -105,7 +105,7 @@ def rowid(mem: hippo.Memory, chunk_id: str) -> int:
 
 
 def _all():
-    from hippo.stores.base import ChunkFilter
+    from hippo.core.ports import ChunkFilter
 
     return ChunkFilter(include_superseded=True)
 

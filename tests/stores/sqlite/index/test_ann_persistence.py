@@ -11,8 +11,8 @@ from conftest import AGENT
 from test_ann_recall import open_ann, search
 
 import hippo
+from hippo.core.ports.vectors import quantize
 from hippo.stores.sqlite.index.hnsw import HnswIndex
-from hippo.stores.vectors import quantize
 
 BUTTERFLY = "Zed found a rare blue butterfly in the botanical garden yesterday."
 

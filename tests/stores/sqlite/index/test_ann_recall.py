@@ -10,7 +10,7 @@ from conftest import AGENT, ANN_THRESHOLD, Corpus, sentences
 
 import hippo
 from hippo.config import load_settings
-from hippo.stores.base import ChunkFilter
+from hippo.core.ports import ChunkFilter
 from hippo.stores.sqlite.index.exact import ExactIndex
 from hippo.stores.sqlite.index.hnsw import HnswIndex
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from hippo.core.ports.vectors import quantize
 from hippo.stores.sqlite.index.hnsw import HnswIndex, ann_available
 from hippo.stores.sqlite.index.int8 import Int8Rows
-from hippo.stores.vectors import quantize
 
 DIM = 64
 
