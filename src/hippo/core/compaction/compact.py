@@ -25,22 +25,21 @@ import math
 import os
 import stat
 import sys
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Mapping, Sequence
 
 from hippo import limits
 from hippo.core import validation as v
 from hippo.core.compaction.config import CompactionConfig, for_call, load_compaction_config
-from hippo.core.compaction.kinds import classify_reference, kinds
+from hippo.core.compaction.kinds import Scored, classify_reference, kinds
 from hippo.core.compaction.summary import summarize
 from hippo.core.messages import ChatMessage, read_messages
 from hippo.core.tokens import count_tokens
 from hippo.errors import InvalidInput
 from hippo.types import Compaction
 
-__all__ = ["BASE_IMPORTANCE", "LOG_PREFIX", "CompactionConfig", "Scored", "check_summary", "classify", "compact",
-           "preview", "resolve_config", "score"]
+__all__ = ["BASE_IMPORTANCE", "LOG_PREFIX", "CompactionConfig", "check_summary", "classify", "compact", "preview",
+           "resolve_config", "score"]
 
 log = logging.getLogger("hippo.compaction")
 
@@ -53,25 +52,6 @@ LARGE_PENALTY, HUGE_PENALTY = 0.15, 0.10
 REFERENCE_BONUS = 0.20
 LOG_PREFIX = "[hippo compaction]"
 _NEEDLE = 30  # a later message refers to this one when it contains the first 30 characters of its 50-character preview
-
-
-@dataclass(frozen=True, slots=True)
-class Scored:
-    """One message scored: its place, type, importance after the modifiers, retention after decay,
-    real token count, its 120-character preview (of the tools called when there is no text),
-    the full text a memory would keep, and the text the summary shows (the message's words, or the
-    tools called when it has none; ``content`` when not given)."""
-
-    index: int
-    type: str
-    role: str
-    importance: float
-    retention: float
-    tokens: int
-    preview: str
-    content: str
-    tool: str | None
-    text: str = ""
 
 
 def classify(message: ChatMessage) -> str:

@@ -30,7 +30,7 @@ from hippo.core.compaction.wording import fixed, shortened
 from hippo.core.tokens import count_tokens
 
 if TYPE_CHECKING:
-    from hippo.core.compaction.compact import Scored
+    from hippo.core.compaction.kinds import Scored
 
 __all__ = ["Digest", "digest", "places"]
 

@@ -22,8 +22,9 @@ that exact output. ``meaning``, the default, reads words and sentences, and the 
 - the user's intent: a request or a question; what the user only states is context;
 - anything else the assistant says is context.
 
-Also here: which decisions a later one overturns (:func:`overturned`), and whether a message is
-worth keeping at all (:func:`worth_keeping`, :func:`trivial`), which capture reads too. Pure: no
+Also here: which decisions a later one overturns (:func:`overturned`), whether a message is
+worth keeping at all (:func:`worth_keeping`, :func:`trivial`), which capture reads too, and a
+message as compaction scored it (:class:`Scored`), which the summary and its digest read. Pure: no
 store, no clock, no model.
 """
 
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from typing import Sequence
 
 from hippo.core.compaction import cues
@@ -39,7 +41,27 @@ from hippo.core.facts import offline
 from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms
 from hippo.core.messages import ChatMessage
 
-__all__ = ["classify_reference", "kinds", "open_goal", "overturned", "substance", "trivial", "worth_keeping"]
+__all__ = ["Scored", "classify_reference", "kinds", "open_goal", "overturned", "substance", "trivial", "worth_keeping"]
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """One message scored: its place, type, importance after the modifiers, retention after decay,
+    real token count, its 120-character preview (of the tools called when there is no text),
+    the full text a memory would keep, and the text the summary shows (the message's words, or the
+    tools called when it has none; ``content`` when not given)."""
+
+    index: int
+    type: str
+    role: str
+    importance: float
+    retention: float
+    tokens: int
+    preview: str
+    content: str
+    tool: str | None
+    text: str = ""
+
 
 REFERENCE_MARKERS = ("decision", "decided", "will do", "plan", "approach", "strategy",
                      "решил", "план", "буду", "сделаю", "подход")

@@ -20,8 +20,8 @@ from hippo.errors import InvalidInput
 from hippo.types import Compaction
 
 if TYPE_CHECKING:
-    from hippo.core.compaction.compact import Scored
     from hippo.core.compaction.config import CompactionConfig
+    from hippo.core.compaction.kinds import Scored
     from hippo.core.memories.reembed import Progress
     from hippo.types import StoreResult
 

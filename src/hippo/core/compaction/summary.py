@@ -34,7 +34,7 @@ from hippo.core.tokens import count_tokens
 from hippo.types import Compaction, CompactionEntry, CompactionStats
 
 if TYPE_CHECKING:
-    from hippo.core.compaction.compact import Scored
+    from hippo.core.compaction.kinds import Scored
 
 __all__ = ["COMPRESSED_CHARS", "HEADING", "compressed_line", "index_line", "summarize"]
 

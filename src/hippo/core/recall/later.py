@@ -44,12 +44,31 @@ from hippo.core.memories.writer import ANSWERS, SOURCE_IDS
 from hippo.core.strength import ScoreWeights
 
 if TYPE_CHECKING:
+    from hippo.core.ports import Standing
     from hippo.core.ports.scoped import AgentStore
-    from hippo.core.recall.pool import Ranked
     from hippo.types import Chunk
 
-__all__ = ["AS_RELEVANT", "LOOK", "REPEATED", "SAME_SUBJECT", "STATEMENT", "asks_about_the_past", "changes",
+__all__ = ["AS_RELEVANT", "LOOK", "REPEATED", "SAME_SUBJECT", "STATEMENT", "Ranked", "asks_about_the_past", "changes",
            "leaves_open", "later_first", "settles"]
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """A candidate with the parts of its score, before its text is read: ``parts`` are the
+    fields of :class:`Hit` after ``chunk``, in its order (score, relevance, similarity,
+    keyword, effective_strength, recency, context, feedback)."""
+
+    standing: Standing
+    parts: tuple[float, float, float | None, float | None, float, float, float, float]
+    # The memory this one was put above as the later word on its subject (:func:`later_first`).
+    follows: str | None = None
+    # The whole chunk, when a step before ``as_hits`` has read it already.
+    chunk: Chunk | None = None
+
+    @property
+    def score(self) -> float:
+        return self.parts[0]
+
 
 LOOK = 8  # the best candidates read together
 SAME_SUBJECT = 0.45  # two memories' cosine, rescaled above the model's unrelated level

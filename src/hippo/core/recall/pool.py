@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -12,10 +12,10 @@ import numpy as np
 from hippo.core.curation import feedback
 from hippo.core.fusion import Fusion, keyword_confidence, keyword_scores
 from hippo.core.keywords import ENGLISH_STOPWORDS, keyword_terms
-from hippo.core.ports import Candidates, ChunkFilter, SearchQuery, Standing
+from hippo.core.ports import Candidates, ChunkFilter, SearchQuery
 from hippo.core.recall.context import in_context
 from hippo.core.recall.dates import named_period
-from hippo.core.recall.later import LOOK, asks_about_the_past, later_first
+from hippo.core.recall.later import LOOK, Ranked, asks_about_the_past, later_first
 from hippo.core.recall.rerank import rescored
 from hippo.core.strength import (
     HIDDEN_BELOW,
@@ -25,13 +25,13 @@ from hippo.core.strength import (
     retrieval_boost,
     strength_after,
 )
-from hippo.types import Chunk, Hit
+from hippo.types import Hit
 
 if TYPE_CHECKING:
     from hippo.config import Settings
     from hippo.core.ports.scoped import AgentStore
 
-__all__ = ["Ranked", "as_hits", "find_candidates", "keyword_match", "own_relevance", "rank", "ranked_pool",
+__all__ = ["as_hits", "find_candidates", "keyword_match", "own_relevance", "rank", "ranked_pool",
            "touched", "trusted", "unseen_relevance"]
 
 MAX_POOL = 10_000  # candidates per side at most, when decayed ones crowd the first pool
@@ -58,24 +58,6 @@ def find_candidates(
 ) -> Candidates:
     """One pass of recall: the store's candidates for the query's vector and words."""
     return store.search(SearchQuery(query_vector, keyword_match(query), where, pool))
-
-
-@dataclass(frozen=True, slots=True)
-class Ranked:
-    """A candidate with the parts of its score, before its text is read: ``parts`` are the
-    fields of :class:`Hit` after ``chunk``, in its order (score, relevance, similarity,
-    keyword, effective_strength, recency, context, feedback)."""
-
-    standing: Standing
-    parts: tuple[float, float, float | None, float | None, float, float, float, float]
-    # The memory this one was put above as the later word on its subject (hippo.core.recall.later).
-    follows: str | None = None
-    # The whole chunk, when a step before ``as_hits`` has read it already.
-    chunk: Chunk | None = None
-
-    @property
-    def score(self) -> float:
-        return self.parts[0]
 
 
 def own_relevance(
