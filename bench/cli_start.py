@@ -47,7 +47,7 @@ TARGETS = {"help": 0.3, "recall": 0.5}  # seconds, issue 36
 def hippo_command() -> list[str]:
     script = Path(sys.executable).with_name("hippo")
     return [str(script)] if script.exists() else [sys.executable, "-c",
-                                                  "from hippo.surfaces.command import main; main()"]
+                                                  "from hippo.interfaces.command import main; main()"]
 
 
 def environment(folder: Path) -> dict[str, str]:

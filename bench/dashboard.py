@@ -117,7 +117,7 @@ def _retrievals(mem: "hippo.Memory", ids: list[str], rng: random.Random) -> None
 
 
 def _serve(db: str, size: int, smoke: bool, pipe: Any) -> None:
-    from hippo.surfaces.http.server import BackgroundServer
+    from hippo.interfaces.http.server import BackgroundServer
 
     embedder, _ = corpus(size, smoke)
     clock_now = datetime.fromisoformat(json.loads(Path(db + ".json").read_text())["now"])

@@ -121,7 +121,7 @@ def core_timings(url: str, clock: Clock, an_archived: str, runs: int) -> dict[st
 def page_timings(url: str, clock: Clock, an_archived: str, runs: int) -> dict[str, Any]:
     import httpx
 
-    from hippo.surfaces.http.server import BackgroundServer
+    from hippo.interfaces.http.server import BackgroundServer
 
     pages = {"browse": f"/agents/{AGENT}", "browse_show_archived": f"/agents/{AGENT}?show_archived=true",
              "browse_type": f"/agents/{AGENT}?type=error",

@@ -1,9 +1,9 @@
 """The import graph of a package, read from its source: what the layer tests check.
 
 Every import counts, at any depth: at the top of a module, inside a function (a lazy import is
-still a dependency, and still closes a cycle when it runs), and under ``if TYPE_CHECKING:``. The
-last kind never runs, so :func:`runtime_graph` leaves it out and :func:`cycles` looks only at
-imports that can execute.
+still a dependency, and still closes a cycle when it runs), and under ``if TYPE_CHECKING:`` (it
+never runs, but two modules that name each other's types are still one tangle to read and to
+change). :func:`graph` holds them all, and :func:`cycles` finds the cycles among them.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Import", "cycles", "module_of", "read_imports", "runtime_graph"]
+__all__ = ["Import", "cycles", "graph", "module_of", "read_imports"]
 
 
 @dataclass(frozen=True)
@@ -66,10 +66,9 @@ def _targets(node: ast.AST, package: str, modules: dict[str, Path]) -> list[str]
     return named if len(named) == len(node.names) else [base, *named]
 
 
-def runtime_graph(imports: dict[str, list[Import]]) -> dict[str, set[str]]:
-    """Module -> the modules it may import when it runs (typing-only imports left out)."""
-    return {m: {i.target for i in found if not i.typing_only and i.target in imports and i.target != m}
-            for m, found in imports.items()}
+def graph(imports: dict[str, list[Import]]) -> dict[str, set[str]]:
+    """Module -> the modules it imports, typing-only imports included."""
+    return {m: {i.target for i in found if i.target in imports and i.target != m} for m, found in imports.items()}
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:

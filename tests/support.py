@@ -142,7 +142,7 @@ class Served:
 
     def __init__(self, memory: Any) -> None:
         import hippo
-        from hippo.surfaces.http.server import BackgroundServer
+        from hippo.interfaces.http.server import BackgroundServer
 
         self.server = BackgroundServer(memory)  # owns the memory: the server's shutdown closes it
         self.client = hippo.connect(self.server.__enter__(), agent_id=memory.agent_id)

@@ -3,7 +3,10 @@
 - One allowed-import matrix over every top-level part of ``hippo``: a module may import its own
   part and what its part's row allows, nothing else. Every import counts, inside functions and
   under ``TYPE_CHECKING`` too.
-- No import cycle among the modules, lazy imports inside functions included.
+- The core imports no module of ``stores``: it owns the ports (``core.ports``) the stores implement.
+- No import from the composition root (``wiring``) back into the ways in (``interfaces``).
+- No import cycle among the modules, counting every import: lazy ones inside functions and those
+  under ``TYPE_CHECKING``.
 - No module reads another class's private attribute.
 - No folder holds more than 15 modules; ``Memory``'s own module stays under 300 lines.
 """
@@ -14,7 +17,7 @@ import ast
 from pathlib import Path
 
 import pytest
-from imports_graph import cycles, module_of, read_imports, runtime_graph
+from imports_graph import cycles, graph, module_of, read_imports
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "hippo"
 IMPORTS = read_imports(SRC)
@@ -38,19 +41,20 @@ ALLOWED: dict[str, set[str]] = {
     # ships (token budgets). No module of ``stores``.
     "core": FOUNDATION | {"providers.base", "providers.local"},
     "aio": FOUNDATION | {"core"},
-    "wiring": FOUNDATION | {"core", "aio", "stores.registry", "providers.base",
-                            "providers.registry", "surfaces.tools"},
-    "hippo": FOUNDATION | {"wiring", "aio", "core", "surfaces.tools", "client"},  # the package: what it re-exports
+    # the composition root builds stores, providers and toolsets; it imports none of the ways in
+    "wiring": FOUNDATION | {"core", "aio", "stores.registry", "providers.base", "providers.registry"},
+    "hippo": FOUNDATION | {"wiring", "aio", "core", "client"},  # the package: what it re-exports
     # hippo.connect: Memory's operations over HTTP, read from the facade (names, signatures, result
     # types); no capability, store or provider, so it runs wherever the core's facade imports
     "client": FOUNDATION | {"core.memory"},
     "integrations": FOUNDATION | {"wiring", "aio", "core"},
     # other libraries' APIs (mem0's) over the core, opened through the composition root
     "compat": FOUNDATION | {"wiring", "aio", "core"},
-    # the CLI is the outermost surface: it also runs the integrations' commands (hooks, transcripts)
-    # ...and the operations route speaks the client's codec (client.wire), so both ends read one table
-    "surfaces": FOUNDATION | {"wiring", "aio", "core", "integrations", "client.wire"},
-    "__main__": {"surfaces"},
+    # the ways in. The CLI is the outermost: it also runs the integrations' commands (hooks,
+    # transcripts), and the operations route speaks the client's codec (client.wire), so both ends
+    # read one table
+    "interfaces": FOUNDATION | {"wiring", "aio", "core", "integrations", "client.wire"},
+    "__main__": {"interfaces"},
 }
 
 
@@ -86,20 +90,34 @@ def test_a_backend_imports_no_other_backend():
                 assert not [i for i in found if i.target.startswith(backends) and not i.target.startswith(backend)]
 
 
+def test_the_core_imports_no_store():
+    wrong = sorted(f"{module} -> {i.target} (line {i.line})" for module, found in IMPORTS.items()
+                   if part(module) == "core" for i in found if part(i.target) == "stores")
+    assert not wrong
+
+
+def test_the_composition_root_imports_none_of_the_ways_in():
+    wrong = sorted(f"{i.target} (line {i.line})" for i in IMPORTS["hippo.wiring"] if part(i.target) == "interfaces")
+    assert not wrong
+    assert "interfaces" not in ALLOWED["wiring"]
+
+
 def test_there_is_no_import_cycle():
-    assert cycles(runtime_graph(IMPORTS)) == []
+    assert cycles(graph(IMPORTS)) == []
 
 
-def test_the_cycle_check_finds_a_cycle_through_an_import_inside_a_function(tmp_path):
+def test_the_cycle_check_finds_cycles_through_lazy_and_typing_imports(tmp_path):
     package = tmp_path / "planted"
     package.mkdir()
     (package / "__init__.py").write_text("")
     (package / "a.py").write_text("from planted import b\n")
     (package / "b.py").write_text("def later():\n    from planted.c import thing\n    return thing\n")
     (package / "c.py").write_text("import planted.a\nthing = 1\n")
-    (package / "d.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import planted.a\n")
-    found = cycles(runtime_graph(read_imports(package)))
-    assert found == [["planted.a", "planted.b", "planted.c"]]  # d's import never runs: no cycle
+    (package / "d.py").write_text("import planted.e\n")
+    (package / "e.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from planted.d import X\n")
+    (package / "f.py").write_text("import planted.a\n")  # imports a cycle, closes none
+    found = cycles(graph(read_imports(package)))
+    assert found == [["planted.a", "planted.b", "planted.c"], ["planted.d", "planted.e"]]
 
 
 # A named tuple's own methods and fields start with an underscore and are public.

@@ -62,7 +62,7 @@ def test_every_console_command_runs_or_is_tested_elsewhere(number, tmp_path):
     commands = [line[2:] for line in lines if line.startswith("$ ")]
     if all(c.startswith(ELSEWHERE) for c in commands) or "postgresql://" in block:
         pytest.skip("run elsewhere: installs in tests/test_install.py, Claude Code's command in "
-                    "tests/surfaces/test_mcp.py, the PostgreSQL block in tests/surfaces/test_http_scaleout.py")
+                    "tests/interfaces/test_mcp.py, the PostgreSQL block in tests/interfaces/test_http_scaleout.py")
     script = "set -e\n" + "\n".join(c for c in commands if not c.startswith(ELSEWHERE))
     home = tmp_path / "home"
     home.mkdir()
@@ -109,8 +109,8 @@ def test_every_public_operation_of_memory_is_documented():
 
 def test_every_agent_tool_and_mcp_tool_is_named_in_the_guides(tmp_path):
     import hippo
-    from hippo.surfaces.capture_tools import capture_tools
-    from hippo.surfaces.tools import TOOL_NAMES
+    from hippo.core.tools.args import TOOL_NAMES
+    from hippo.core.tools.capture import capture_tools
 
     with hippo.open(str(tmp_path / "m.db"), agent_id="a", embedder="fake") as mem:
         captured = [tool.name for tool in capture_tools(mem)]

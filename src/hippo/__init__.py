@@ -67,7 +67,7 @@ if TYPE_CHECKING:
     from hippo.client import AsyncRemoteMemory, RemoteMemory
     from hippo.core.compaction.config import CompactionConfig
     from hippo.core.memory import Memory, MemoryInput
-    from hippo.surfaces.tools import Tool, Toolset
+    from hippo.core.tools.toolset import Tool, Toolset
 
 
 __all__ = [
@@ -141,7 +141,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(hippo.client, name)
     if name in ("Tool", "Toolset"):
-        from hippo.surfaces import tools
+        from hippo.core.tools import toolset
 
-        return getattr(tools, name)
+        return getattr(toolset, name)
     raise AttributeError(f"module 'hippo' has no attribute {name!r}")

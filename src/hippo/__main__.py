@@ -2,6 +2,6 @@
 
 import sys
 
-from hippo.surfaces.demo import main
+from hippo.interfaces.demo import main
 
 sys.exit(main())

@@ -4,8 +4,9 @@ Every way into hippo opens its parts here: :func:`hippo.open` and the other func
 package, and through them the CLI, the HTTP service, the MCP server and the integrations. This
 is the one module that knows all the layers: the settings (:mod:`hippo.config`), the store
 registry (:mod:`hippo.stores.registry`), the provider registry (:mod:`hippo.providers.registry`),
-the core, and the agent tools (:mod:`hippo.surfaces.tools`), which it hands to each memory so that
-the core never imports a surface.
+and the core. It builds the stores, the providers and each memory's agent tools
+(:mod:`hippo.core.tools.toolset`, handed to the memory so that its facade never builds them), and
+imports none of the ways in (:mod:`hippo.interfaces`): they import it.
 
 Nothing heavy is imported at module level: importing hippo stays cheap, and each part loads when
 a function here first needs it.
@@ -73,7 +74,7 @@ class Wiring:
                           retrieval_delay=settings.retrieval_delay)
 
     def tools(self, memory: "Memory", *, recall_max_tokens: int) -> "AgentTools":
-        from hippo.surfaces.tools import Toolset
+        from hippo.core.tools.toolset import Toolset
 
         return Toolset(memory, recall_max_tokens=recall_max_tokens)
 

@@ -27,7 +27,7 @@ pytest.importorskip("fastapi")
 httpx = pytest.importorskip("httpx")
 from hippo.client import AsyncRemoteMemory, RemoteMemory, wire  # noqa: E402
 from hippo.client.remote import AsyncRemote, Remote  # noqa: E402
-from hippo.surfaces.http.server import BackgroundServer  # noqa: E402
+from hippo.interfaces.http.server import BackgroundServer  # noqa: E402
 
 A = "/v1/agents/alice/operations"
 

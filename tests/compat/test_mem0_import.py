@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 import hippo
 from hippo.compat.mem0 import Memory
 from hippo.providers.fake import FakeLLM
-from hippo.surfaces.cli import app
+from hippo.interfaces.cli import app
 
 ROWS = [
     {"id": "0b1c2d3e-0000-4000-8000-000000000001", "memory": "Lives in Berlin", "hash": "x", "metadata": None,

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 import hippo
 from hippo.providers.fake import FakeEmbedder
-from hippo.surfaces.cli import app
+from hippo.interfaces.cli import app
 
 CALLS = 2_000
 

@@ -34,7 +34,7 @@ from typer.testing import CliRunner
 
 import hippo
 from hippo.providers.fake import FakeEmbedder
-from hippo.surfaces.cli import app
+from hippo.interfaces.cli import app
 
 PYTHON_CALLS = 2_000
 CLI_CALLS = 2_000

@@ -76,7 +76,7 @@ ROUTES: dict[str, dict[str, tuple[Callable[..., Request], tuple[st.SearchStrateg
 
 @pytest.mark.parametrize("group", sorted(ROUTES))
 def test_generated_requests_get_no_server_error_and_refusals_change_nothing(tmp_path, monkeypatch, group):
-    from hippo.surfaces.http.server import BackgroundServer
+    from hippo.interfaces.http.server import BackgroundServer
 
     monkeypatch.chdir(tmp_path)
     db = tmp_path / "fuzz.db"

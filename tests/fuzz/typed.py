@@ -277,7 +277,7 @@ def shown(value: Any) -> str:
 def served(tmp_path: Path) -> Iterator[tuple[str, Any, Seeds]]:
     """A real ``hippo serve`` on loopback over a seeded database (``fuzz.db``): its URL, the embedded
     memory of agent ``alice`` (the one the fuzzers call), and that agent's seeds."""
-    from hippo.surfaces.http.server import BackgroundServer
+    from hippo.interfaces.http.server import BackgroundServer
 
     db = tmp_path / "fuzz.db"
     base = hippo.open(db, agent_id="default", embedder=FakeEmbedder())

@@ -18,10 +18,10 @@ from hook_runs import SESSION, command, line, payload, run, wait_until
 from typer.testing import CliRunner
 
 import hippo
-from hippo.surfaces.cli import app
+from hippo.interfaces.cli import app
 
 pytest.importorskip("fastapi")
-from hippo.surfaces.http.server import BackgroundServer  # noqa: E402
+from hippo.interfaces.http.server import BackgroundServer  # noqa: E402
 
 
 def free_port() -> int:

@@ -20,7 +20,7 @@ from hook_runs import SESSION, command, line, payload, run, wait_until
 from typer.testing import CliRunner
 
 import hippo
-from hippo.surfaces.cli import app
+from hippo.interfaces.cli import app
 
 pytest.importorskip("onnxruntime")
 pytest.importorskip("mcp")

@@ -16,7 +16,7 @@ import { promisify } from "node:util";
 /** The package's folder (this file runs from .test-build/test/). */
 export const PACKAGE = fileURLToPath(new URL("../../", import.meta.url));
 export const PYTHON = process.env.HIPPO_PYTHON ?? resolve(PACKAGE, "../../.venv/bin/python");
-const CLI = "import sys; from hippo.surfaces.command import main; sys.argv[0] = 'hippo'; sys.exit(main())";
+const CLI = "import sys; from hippo.interfaces.command import main; sys.argv[0] = 'hippo'; sys.exit(main())";
 const run = promisify(execFile);
 
 export interface Hippo {

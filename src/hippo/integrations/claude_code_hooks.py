@@ -19,7 +19,7 @@ the hook only talks HTTP with a short timeout, and the background worker asks th
 the worker processes it. Where a transcript was read up to is
 kept per session under ``$XDG_STATE_HOME/hippo/claude-code`` (message uuids are message ids, so a
 lost state only costs a re-read). The command line wraps everything: whatever fails, the hook
-prints nothing and exits 0 (see :mod:`hippo.surfaces.cli.hooks`).
+prints nothing and exits 0 (see :mod:`hippo.interfaces.cli.hooks`).
 """
 
 from __future__ import annotations

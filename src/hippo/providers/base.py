@@ -129,7 +129,7 @@ class Message:
 
 
 class ToolSpec(Protocol):
-    """What a provider needs to offer a tool to its model (``hippo.surfaces.tools.Tool`` is one)."""
+    """What a provider needs to offer a tool to its model (``hippo.core.tools.toolset.Tool`` is one)."""
 
     name: str
     description: str

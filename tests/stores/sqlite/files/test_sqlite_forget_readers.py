@@ -114,7 +114,7 @@ def test_closing_the_store_tries_the_scrub_once_more(make_mem, db_path):
 
 def test_http_forget_behind_a_reader_answers_200_with_the_truth(make_mem, db_path):
     pytest.importorskip("fastapi")
-    from hippo.surfaces.http.server import BackgroundServer
+    from hippo.interfaces.http.server import BackgroundServer
 
     mem = make_mem("alice")
     mem.store_memory(f"Alarm code {SECRET}")

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 import hippo
 from hippo.errors import ConfigError
-from hippo.surfaces.cli import app
+from hippo.interfaces.cli import app
 
 pytestmark = pytest.mark.sqlite_only  # SQLite files, one per agent; a server database holds every agent
 

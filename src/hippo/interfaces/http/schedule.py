@@ -1,0 +1,205 @@
+"""Maintenance on a schedule, for ``hippo serve`` only: the core starts no thread (DESIGN.md).
+
+``prune_schedule`` (for example ``"0 4 * * *"``, 4 am daily) is a cron expression read by ``cronsim``
+in UTC; unset, nothing is scheduled. At each time the server runs ``maintain()``, which archives
+only when the database is over ``max_db_bytes``, and reports one line.
+
+``consolidate_every`` (seconds; unset, nothing is scheduled): at each interval the server
+runs ``consolidate()`` for every agent with short-term entries (``Memory.short_term_agents``: this
+server's in-process buffers, and the database's buffer whichever server recorded its entries), and
+reports one line.
+
+``capture_every`` (seconds; unset, nothing is scheduled): at each interval the server runs
+``process_pending()`` for every agent with observed messages, and reports a line when there were any.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Callable, Self
+
+from hippo.errors import ConfigError, HippoError
+
+if TYPE_CHECKING:
+    from hippo.core.memory import Memory
+    from hippo.interfaces.http.service import Service
+
+__all__ = ["CaptureSchedule", "ConsolidationSchedule", "MaintenanceSchedule", "next_run"]
+
+
+def next_run(expression: str, after: datetime) -> datetime:
+    """The first time after ``after`` that the cron ``expression`` names (ConfigError if it is not one)."""
+    from cronsim import CronSim, CronSimError
+
+    try:
+        return next(CronSim(expression, after.astimezone(timezone.utc)))
+    except (CronSimError, StopIteration) as exc:
+        raise ConfigError(f"setting prune_schedule is not a cron expression ({expression!r}): {exc}") from None
+
+
+class _Periodic:
+    """A daemon thread that runs :meth:`run_once` whenever :meth:`_wait` has passed and says its
+    line; ``stop()`` ends it. Subclasses name the thread, the first line and the wait."""
+
+    name = "hippo-periodic"
+
+    def __init__(self, say: Callable[[str], None]) -> None:
+        self.say = say
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+
+    def start(self) -> Self:
+        self.say(self.first_line())
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._wait()):
+            line = self.run_once()
+            if line:  # an empty line: nothing worth saying this time
+                self.say(line)
+            self._ran()
+
+    def first_line(self) -> str:
+        raise NotImplementedError
+
+    def _wait(self) -> float:
+        raise NotImplementedError
+
+    def _ran(self) -> None:
+        """After each run (the next cron time is worked out here)."""
+
+    def run_once(self) -> str:
+        raise NotImplementedError
+
+
+class MaintenanceSchedule(_Periodic):
+    """Runs ``mem.maintain()`` at each time of the cron ``expression``."""
+
+    name = "hippo-maintain"
+
+    def __init__(self, mem: "Memory", expression: str, say: Callable[[str], None]) -> None:
+        self.mem, self.expression = mem, expression
+        self.next = next_run(expression, mem.now())  # a bad expression fails at start, not at 4 am
+        super().__init__(say)
+
+    def first_line(self) -> str:
+        return f"maintenance (prune_schedule {self.expression!r}): next at {self.next.isoformat()}"
+
+    def _wait(self) -> float:
+        return max(0.0, (self.next - self.mem.now()).total_seconds())
+
+    def _ran(self) -> None:
+        self.next = next_run(self.expression, max(self.mem.now(), self.next))
+
+    def run_once(self) -> str:
+        try:
+            result = self.mem.maintain()
+        except HippoError as exc:
+            return f"maintenance failed: {exc}"
+        if result.cap is None:
+            return "maintenance: no size cap (max_db_bytes), nothing to do"
+        return (f"maintenance: {result.bytes_before:,} bytes, cap {result.cap:,}; archived {result.archived}, "
+                f"now {result.bytes_after:,}" + (f" ({result.note})" if result.note else ""))
+
+
+class _EachAgent(_Periodic):
+    """Every ``every`` seconds, runs :meth:`run_agent` for each agent :meth:`agents` names and adds
+    up the ``counters`` of what the runs gave; :meth:`summary` makes the line, and an agent whose
+    run failed is named after it (the others still ran)."""
+
+    task = "periodic"  # names the run in a failure line
+    counters: tuple[str, ...] = ()
+
+    def __init__(self, service: "Service", every: float, say: Callable[[str], None]) -> None:
+        self.service, self.every = service, every
+        super().__init__(say)
+
+    def _wait(self) -> float:
+        return self.every
+
+    def agents(self) -> list[str]:
+        raise NotImplementedError
+
+    def run_agent(self, agent: str) -> object | None:
+        """One agent's run, or None when it had nothing to do (then it is not counted)."""
+        raise NotImplementedError
+
+    def summary(self, agents: int, ran: int, totals: dict[str, int]) -> str:
+        """The line for ``agents`` named, ``ran`` of them run, with these totals ("" says nothing)."""
+        raise NotImplementedError
+
+    def run_once(self) -> str:
+        try:
+            agents = self.agents()
+        except HippoError as exc:
+            return f"{self.task} failed: {exc}"
+        totals, failed, ran = dict.fromkeys(self.counters, 0), [], 0
+        for agent in agents:
+            try:
+                done = self.run_agent(agent)
+            except HippoError as exc:
+                failed.append(f"{agent}: {exc}")
+                continue
+            if done is None:
+                continue
+            ran += 1
+            for name in totals:
+                totals[name] += getattr(done, name)
+        line = self.summary(len(agents), ran, totals)
+        return line + (f"; failed for {len(failed)}: {failed[0]}" if failed else "")
+
+
+class ConsolidationSchedule(_EachAgent):
+    """Consolidates every agent with short-term entries each ``every`` seconds."""
+
+    name = "hippo-consolidate"
+    task = "consolidation"
+    counters = ("consolidated", "merged", "pruned", "remaining")
+
+    def first_line(self) -> str:
+        return f"consolidation (consolidate_every {self.every:g} s): every agent with short-term entries"
+
+    def agents(self) -> list[str]:
+        """The agents with short-term entries, in the database or in this server's buffers."""
+        return self.service.base.short_term_agents()
+
+    def run_agent(self, agent: str) -> object | None:
+        mem = self.service.memory(agent)
+        return mem.consolidate() if mem.short_term() else None
+
+    def summary(self, agents: int, ran: int, totals: dict[str, int]) -> str:
+        return (f"consolidation: {ran} agent{'' if ran == 1 else 's'} with short-term entries; "
+                f"consolidated {totals['consolidated']} (merged {totals['merged']}), pruned {totals['pruned']}, "
+                f"{totals['remaining']} remain short-term")
+
+
+class CaptureSchedule(_EachAgent):
+    """Processes what every agent observed each ``every`` seconds; says a line only when there was
+    something to process (or a failure), so a short period does not fill the log."""
+
+    name = "hippo-capture"
+    task = "capture"
+    counters = ("messages", "windows", "memories", "merged", "facts")
+
+    def first_line(self) -> str:
+        return f"capture (capture_every {self.every:g} s): every agent with observed messages"
+
+    def agents(self) -> list[str]:
+        """The agents with messages observed and not yet processed."""
+        return self.service.base.pending_agents()
+
+    def run_agent(self, agent: str) -> object | None:
+        return self.service.memory(agent).process_pending()
+
+    def summary(self, agents: int, ran: int, totals: dict[str, int]) -> str:
+        if not agents:
+            return ""
+        return (f"capture: {agents} agent{'' if agents == 1 else 's'} with observed messages; processed "
+                f"{totals['messages']} in {totals['windows']} windows: {totals['memories']} memories (merged "
+                f"{totals['merged']}), {totals['facts']} facts")

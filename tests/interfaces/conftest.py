@@ -1,0 +1,43 @@
+"""Shared by the HTTP route tests: the server's own memory (agent ``default``, the fake embedder,
+the test's clock) and a client of a real uvicorn server on loopback serving it."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import pytest
+
+import hippo
+from hippo.providers.fake import FakeEmbedder
+
+
+@pytest.fixture
+def base(db, clock) -> "hippo.Memory":
+    return hippo.open(db, agent_id="default", embedder=FakeEmbedder(), clock=clock)
+
+
+@pytest.fixture
+def api(base) -> Iterator[object]:
+    httpx = pytest.importorskip("httpx")
+    pytest.importorskip("fastapi")
+    from hippo.interfaces.http.server import BackgroundServer
+
+    with BackgroundServer(base) as url, httpx.Client(base_url=url, timeout=30) as client:
+        yield client
+
+
+# -- the dashboard's Chromium tests (test_dashboard*.py; helpers in dashboard_site.py) ------------
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    from dashboard_site import launched
+
+    yield from launched()
+
+
+@pytest.fixture
+def site(db_path, clock) -> Iterator[object]:
+    from dashboard_site import served
+
+    yield from served(db_path, clock)

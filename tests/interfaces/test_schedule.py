@@ -1,0 +1,54 @@
+"""hippo serve's maintenance schedule (seed 003's prune_schedule, cron syntax)."""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+import hippo
+from hippo.errors import ConfigError
+from hippo.providers.fake import FakeEmbedder
+
+pytest.importorskip("cronsim")
+from hippo.interfaces.http.schedule import MaintenanceSchedule, next_run  # noqa: E402
+
+
+def test_next_run_reads_cron_in_utc():
+    assert next_run("0 4 * * *", datetime(2026, 11, 25, 5, tzinfo=timezone.utc)) == \
+        datetime(2026, 11, 26, 4, tzinfo=timezone.utc)
+    assert next_run("*/15 * * * *", datetime(2026, 11, 25, 5, 7, tzinfo=timezone.utc)).minute == 15
+    with pytest.raises(ConfigError, match="prune_schedule"):
+        next_run("every day at four", datetime(2026, 11, 25, tzinfo=timezone.utc))
+
+
+def test_the_schedule_runs_maintain_when_its_time_comes(db_path, clock):
+    mem = hippo.open(db_path, agent_id="alice", embedder=FakeEmbedder(dimension=1024), clock=clock,
+                     max_db_bytes=1, prune_schedule="*/5 * * * *")
+    mem.store_memories([f"Note {i} about the pond" for i in range(20)])
+    lines: list[str] = []
+    said = threading.Event()
+
+    def say(line: str) -> None:
+        lines.append(line)
+        if line.startswith("maintenance:"):
+            said.set()
+
+    schedule = MaintenanceSchedule(mem, mem.settings.prune_schedule, say)
+    clock.set(schedule.next + timedelta(seconds=1))  # its time has come
+    schedule.start()
+    assert said.wait(10), lines
+    schedule.stop()
+    assert lines[0].startswith("maintenance (prune_schedule '*/5 * * * *'): next at")
+    assert "archived 20" in lines[1] and mem.stats().archived == 20 and mem.stats().memories == 0
+    mem.close()
+
+
+def test_without_a_cap_it_says_so_and_a_bad_schedule_fails_at_start(db_path, clock):
+    mem = hippo.open(db_path, agent_id="alice", embedder=FakeEmbedder(), clock=clock)
+    assert MaintenanceSchedule(mem, "0 4 * * *", print).run_once() == \
+        "maintenance: no size cap (max_db_bytes), nothing to do"
+    with pytest.raises(ConfigError):
+        MaintenanceSchedule(mem, "61 * * * *", print)
+    mem.close()
