@@ -331,7 +331,7 @@ def create_app(base: Memory, *, max_body_bytes: int = 1_000_000, cors_origins: t
         description="Long-term memory for LLM agents: facts, memories, blocks, experiences and conversation search.",
         responses={code: {"model": ErrorBody} for code in (400, 401, 403, 404, 409, 413, 421, 422, 503)},
         docs_url=None, redoc_url=None,  # served offline by install_docs
-        openapi_tags=[{"name": tag} for tag in TAGS],  # the reference's order (routes are matched in another)
+        openapi_tags=[{"name": tag} for tag in TAGS],  # the API reference's order (routes are matched in another)
     )
     app.router.redirect_slashes = False  # /memories/ is a 404 in the error envelope, not an empty 307
     app.state.service = service

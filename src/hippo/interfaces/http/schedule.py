@@ -1,4 +1,5 @@
-"""Maintenance on a schedule, for ``hippo serve`` only: the core starts no thread (DESIGN.md).
+"""Maintenance on a schedule, for ``hippo serve`` only: the core starts no thread of its own (an
+embedded ``Memory`` works only when it is called).
 
 ``prune_schedule`` (for example ``"0 4 * * *"``, 4 am daily) is a cron expression read by ``cronsim``
 in UTC; unset, nothing is scheduled. At each time the server runs ``maintain()``, which archives
