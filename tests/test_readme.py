@@ -30,6 +30,7 @@ def test_there_are_blocks_to_run():
     assert len(BLOCKS) >= 8
 
 
+@pytest.mark.model  # the examples recall by meaning, with the local model
 @pytest.mark.parametrize("number", range(len(BLOCKS)), ids=[f"{page}-{n}" for n, (page, _) in enumerate(PYTHON)])
 def test_a_python_block_runs_as_written(number, tmp_path, monkeypatch, capsys):
     pytest.importorskip("onnxruntime")
@@ -51,6 +52,7 @@ CONSOLE = _blocks("console")
 ELSEWHERE = ("pip install ", "claude mcp add ")
 
 
+@pytest.mark.model  # the hippo command on its default embedder, the local model
 @pytest.mark.parametrize("number", range(len(CONSOLE)), ids=[f"{page}-{n}" for n, (page, _) in enumerate(CONSOLE)])
 def test_every_console_command_runs_or_is_tested_elsewhere(number, tmp_path):
     import subprocess
@@ -79,6 +81,7 @@ def test_every_console_command_runs_or_is_tested_elsewhere(number, tmp_path):
             assert any(out.startswith(expected) for out in said.splitlines()), (line, said)
 
 
+@pytest.mark.model
 def test_the_experiences_then_the_capture_example_in_one_database_surface_only_the_decision(tmp_path, monkeypatch,
                                                                                             capsys):
     """Issue 33: run one after the other in one folder (one ``memory.db``), the capture example's

@@ -202,6 +202,7 @@ def test_configuration_and_databases_that_cannot_work(tmp_path):
         Memory(str(tmp_path / "agents" / "{agent_id}.db"), embedder="fake")
 
 
+@pytest.mark.model
 def test_the_readme_shows_the_one_line_switch_and_it_runs(tmp_path, monkeypatch, capsys):
     """The README's section: mem0's import changed, then mem0's calls, on the real local model."""
     pytest.importorskip("onnxruntime")

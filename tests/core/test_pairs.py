@@ -95,6 +95,7 @@ def test_training_pairs_are_many_varied_and_new():
     assert len(pairs) == len(train) and not pairs & {(r["existing"], r["new"]) for r in tune}
 
 
+@pytest.mark.slow  # 40 s: a 5-fold cross-validation of the pair model
 def test_cross_validated_scores_do_not_regress():
     """Grouped 5-fold CV with nested thresholds on the tuning pairs, through the bands (one repeat of the training
     script's CV); the tuning files are the only pair files it reads."""

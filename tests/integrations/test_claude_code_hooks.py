@@ -21,6 +21,7 @@ import hippo
 from hippo.interfaces.cli import app
 
 pytest.importorskip("fastapi")
+pytestmark = pytest.mark.slow  # the hooks run as Claude Code runs them: a process per hook
 from hippo.interfaces.http.server import BackgroundServer  # noqa: E402
 
 

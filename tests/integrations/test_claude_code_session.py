@@ -24,6 +24,7 @@ from hippo.interfaces.cli import app
 
 pytest.importorskip("onnxruntime")
 pytest.importorskip("mcp")
+pytestmark = [pytest.mark.slow, pytest.mark.model]  # whole sessions of hooks and MCP servers, by meaning
 from mcp import Client, StdioServerParameters  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]

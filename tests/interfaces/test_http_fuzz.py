@@ -20,6 +20,7 @@ CONFORMANCE = [checks.status_code_conformance, checks.content_type_conformance,
                checks.response_headers_conformance, checks.response_schema_conformance]
 
 
+@pytest.mark.slow  # 80 generated requests for every operation
 def test_generated_requests_never_get_a_server_error(tmp_path, clock):
     mem = hippo.open(tmp_path / "fuzz.db", agent_id="default", embedder=FakeEmbedder(), clock=clock)
     hippo.create_messages_table(tmp_path / "fuzz.db")

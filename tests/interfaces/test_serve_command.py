@@ -15,6 +15,7 @@ from test_mcp import free_port
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.install  # scripts/run.sh sets up .venv before it serves
 @pytest.mark.timeout(600)
 def test_run_script_serves_the_api(tmp_path):
     port = free_port()

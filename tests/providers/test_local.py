@@ -13,6 +13,7 @@ import pytest
 
 pytest.importorskip("onnxruntime")
 pytest.importorskip("tokenizers")
+pytestmark = pytest.mark.model  # the local models themselves
 
 from hippo.errors import ConfigError, InvalidInput, MissingDependency  # noqa: E402
 from hippo.providers import local  # noqa: E402

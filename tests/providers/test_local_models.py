@@ -10,6 +10,7 @@ from hippo.errors import ConfigError, EmbedderMismatch
 from hippo.providers.registry import create_embedder
 
 pytest.importorskip("onnxruntime")
+pytestmark = pytest.mark.model  # the local models themselves
 
 # A memory in each language and a paraphrase of it in the same language, sharing few words.
 MULTILINGUAL = {

@@ -16,6 +16,7 @@ import pytest
 
 pytest.importorskip("onnxruntime")
 pytest.importorskip("tokenizers")
+pytestmark = pytest.mark.model  # the local models themselves
 
 from hippo.core import tokens  # noqa: E402
 from hippo.errors import ConfigError  # noqa: E402

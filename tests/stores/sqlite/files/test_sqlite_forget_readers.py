@@ -13,7 +13,8 @@ import httpx
 import pytest
 from traces import FILLER, SECRET, occurrences, total
 
-pytestmark = pytest.mark.sqlite_only  # SQLite's readers, WAL checkpoints and scrub retries
+pytestmark = [pytest.mark.sqlite_only,  # SQLite's readers, WAL checkpoints and scrub retries
+              pytest.mark.slow]  # readers held open in other processes while the scrub waits for them
 
 READER = """
 import sqlite3, sys, time

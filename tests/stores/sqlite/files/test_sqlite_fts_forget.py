@@ -20,6 +20,7 @@ def structure_bytes(db) -> int:
         return conn.execute("SELECT length(block) FROM chunks_fts_data WHERE id = 10").fetchone()[0]
 
 
+@pytest.mark.slow  # 1,200 forgets, each its own transaction
 def test_more_than_a_thousand_forgets_one_at_a_time(make_mem, db):
     mem = make_mem("alice")
     stored = mem.store_memories([MemoryInput(f"Note {i} about the lantern Qwzx{i}") for i in range(1_300)])
