@@ -187,6 +187,7 @@ def _collected(*args: str) -> set[str]:
     return {line for line in done.stdout.splitlines() if "::" in line}
 
 
+@pytest.mark.slow  # three runs of pytest's collection
 def test_the_fast_tier_keeps_the_sync_runs_on_sqlite_and_leaves_out_the_other_combinations():
     folder = "tests/contract/blocks"  # behaviour tests over make_mem, none of them on the real model
     every, fast = _collected(folder), _collected("-m", _fast_tier(), folder)

@@ -51,6 +51,7 @@ def test_every_result_is_mem0s_field_by_field(open_mem0):
 
 @pytest.mark.skipif(not MEM0_PYTHON.exists(), reason="no .venv-bench-mem0: run `bash bench/mem0-env.sh` "
                                                        "(scripts/test.sh does)")
+@pytest.mark.slow  # mem0 itself, in its own environment
 def test_the_pinned_shapes_are_what_mem0_gives(tmp_path):
     env = {**os.environ, "HOME": str(tmp_path), "HF_HUB_OFFLINE": "1", "PYTHONPATH": ""}
     run = subprocess.run([str(MEM0_PYTHON), str(HERE / "mem0_reference.py")], capture_output=True, text=True,
