@@ -327,12 +327,15 @@ def tiers(r: Results) -> list[Row]:
         return []
     timed, rows = r("test-tiers.json"), []
     for name, tier in timed["tiers"].items():
-        tests = f", {tier['tests']:,} tests" if "tests" in tier else ""
+        if tier.get("seconds") is None:
+            continue  # not timed yet (the full tier waits for a run from a fresh clone)
+        tests = f", {tier['tests']:,} tests" if tier.get("tests") is not None else ""
         setup = " with set-up" if tier.get("with_setup") else ""
         limit = TIER_TARGETS.get(name)
         target = verdict(f"< {duration(limit)}{setup}", tier["seconds"] < limit) if limit else ""
+        load = f"load average {tier['load_average']}" if tier.get("load_average") is not None else ""
         rows.append(Row(f"{name} tier{setup} ({timed['measured']})", duration(tier["seconds"]) + tests,
-                        "", target, tier["command"], "test-tiers.json", 49))
+                        load, target, tier["command"], "test-tiers.json", 49))
     return rows
 
 
