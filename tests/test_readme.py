@@ -64,7 +64,7 @@ def test_every_console_command_runs_or_is_tested_elsewhere(number, tmp_path):
     commands = [line[2:] for line in lines if line.startswith("$ ")]
     if all(c.startswith(ELSEWHERE) for c in commands) or "postgresql://" in block:
         pytest.skip("run elsewhere: installs in tests/test_install.py, Claude Code's command in "
-                    "tests/interfaces/test_mcp.py, the PostgreSQL block in tests/interfaces/test_http_scaleout.py")
+                    "tests/interfaces/test_mcp.py, the PostgreSQL block in tests/interfaces/server/test_http_scaleout.py")
     script = "set -e\n" + "\n".join(c for c in commands if not c.startswith(ELSEWHERE))
     home = tmp_path / "home"
     home.mkdir()

@@ -3,7 +3,7 @@ from ("seed 001", "hippocampus.md"): the README and the guides, every string the
 (errors, output, help, tool descriptions, page templates), every tool's description and schema,
 and compaction's output. The help of every CLI command is read in
 ``tests/interfaces/cli/test_cli_groups.py``, every page and JSON document a GET answers in
-``tests/interfaces/test_http_get_readonly.py``. The design decisions (``docs/decisions``)
+``tests/interfaces/http/test_http_get_readonly.py``. The design decisions (``docs/decisions``)
 are the team's notes and may cite them. What maintainers read in ``src/`` (docstrings and
 comments too) cites none of them either: it names the capability or links a page of ``docs/``."""
 

@@ -24,20 +24,3 @@ def api(base) -> Iterator[object]:
 
     with BackgroundServer(base) as url, httpx.Client(base_url=url, timeout=30) as client:
         yield client
-
-
-# -- the dashboard's Chromium tests (test_dashboard*.py; helpers in dashboard_site.py) ------------
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    from dashboard_site import launched
-
-    yield from launched()
-
-
-@pytest.fixture
-def site(db_path, clock) -> Iterator[object]:
-    from dashboard_site import served
-
-    yield from served(db_path, clock)

@@ -4,7 +4,7 @@ pruning, drawn from the whole agent (``memory_summary``), not a sample; checked 
 seeding did and what a Memory on the same file reads.
 
 The seeded agent lives 45 days on the tests' fixed clock, so the pages look the same every run:
-``HIPPO_README_SHOTS=1 .venv/bin/python -m pytest tests/interfaces/test_dashboard_stats.py`` also
+``HIPPO_README_SHOTS=1 .venv/bin/python -m pytest tests/interfaces/dashboard/test_dashboard_stats.py`` also
 writes the README's two screenshots (docs/images/dashboard-stats.png, dashboard-memory.png).
 """
 

@@ -16,7 +16,7 @@ import pytest
 
 import hippo
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 HIPPO = Path(sys.executable).with_name("hippo")
 
 

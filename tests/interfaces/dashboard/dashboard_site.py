@@ -26,8 +26,8 @@ __all__ = ["CHROMIUM", "README_IMAGES", "SHOTS", "Site", "chromium_only", "cooki
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 chromium_only = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (scripts/test.sh)")
-SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "dashboard"
-README_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
+SHOTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "dashboard"
+README_IMAGES = Path(__file__).resolve().parents[3] / "docs" / "images"
 WRITE_README = os.environ.get("HIPPO_README_SHOTS") == "1"  # read at import: the tests run with HIPPO_* cleared
 
 

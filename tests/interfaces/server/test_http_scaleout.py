@@ -21,7 +21,7 @@ from test_mcp import free_port
 
 HIPPO = str(Path(sys.executable).with_name("hippo"))
 CLIENTS, WRITES = 8, 200
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[3] / "README.md"
 
 
 def readme_commands() -> tuple[str, list[str], list[str]]:

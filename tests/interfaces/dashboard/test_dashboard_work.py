@@ -4,7 +4,7 @@ form on an agent's page, reinforce and demote on a memory's page (titled by its 
 browse filters on one line at 1280 px. After each step the database is read through a Memory on
 the same file; the pages that only show leave every table as it was.
 
-``HIPPO_README_SHOTS=1 .venv/bin/python -m pytest tests/interfaces/test_dashboard_work.py`` also
+``HIPPO_README_SHOTS=1 .venv/bin/python -m pytest tests/interfaces/dashboard/test_dashboard_work.py`` also
 writes the guide's screenshots of the landing page and the empty state (docs/images/).
 """
 

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from test_mcp import free_port
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.mark.install  # scripts/run.sh sets up .venv before it serves
