@@ -172,3 +172,19 @@ def test_a_broken_hippo_is_quiet_and_fast(tmp_path):
     done = subprocess.run(["sh", "-c", command(settings, "UserPromptSubmit")], input="not json", capture_output=True,
                           text=True, timeout=30)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+
+
+def test_a_hook_run_in_process_leaves_logging_and_warnings_as_they_were(tmp_path):
+    """The hook silences logs and warnings for its own call only: a program (or a test run) that
+    invokes the command in-process still logs afterwards."""
+    import logging
+    import warnings
+
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text(line("user", "u1", "We use ruff for linting."), encoding="utf-8")
+    filters = list(warnings.filters)
+    result = CliRunner().invoke(app, ["--db", str(tmp_path / "hooks.db"), "--embedder", "fake", "hooks", "run",
+                                      "Stop"], input=json.dumps(payload("Stop", transcript)))
+    assert result.exit_code == 0
+    assert logging.root.manager.disable == logging.NOTSET and warnings.filters == filters
+    assert logging.getLogger("hippo").isEnabledFor(logging.WARNING)

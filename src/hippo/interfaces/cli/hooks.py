@@ -128,13 +128,20 @@ def _hook(ctx: typer.Context, event: str, url: str | None, max_tokens: int) -> N
 
     from hippo.integrations.claude_code_hooks import event_name, run
 
+    # a hook prints only what the agent reads: no log line, no warning, for this call alone (a
+    # process that runs the command in-process, as a test does, keeps its logging and warnings)
+    before = logging.root.manager.disable
     logging.disable(logging.CRITICAL)
-    warnings.simplefilter("ignore")
-    name = event_name(event)
-    payload = json.loads(sys.stdin.read() or "{}")
-    if not isinstance(payload, dict):
-        return
-    printed = run(name, payload, _target(ctx, url), max_tokens=max_tokens)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            name = event_name(event)
+            payload = json.loads(sys.stdin.read() or "{}")
+            if not isinstance(payload, dict):
+                return
+            printed = run(name, payload, _target(ctx, url), max_tokens=max_tokens)
+    finally:
+        logging.disable(before)
     if printed:
         sys.stdout.write(printed + "\n")
 
