@@ -79,11 +79,13 @@ def duration(seconds: float) -> str:
 
 
 def quality(r: Results) -> list[Row]:
-    """Recall on the development files, released defaults, beside the best single signal."""
+    """Recall on the development files, released defaults, beside the best single signal (with its
+    margin) and the other one: cosine alone and BM25 alone, from the same run."""
     loc = r("issue48-recheck-locomo.json")
     hippo, bm25 = loc["rows"]["hippo"], loc["rows"]["bm25"]
     rows = [Row("LoCoMo, R@10 (R@5), categories 1-4", f"{hippo['R@10']:.3f} ({hippo['R@5']:.3f})",
-                f"BM25 {bm25['R@10']:.3f}: {margin(loc['r10_margins']['hippo - bm25'])}",
+                f"BM25 {bm25['R@10']:.3f}: {margin(loc['r10_margins']['hippo - bm25'])}; "
+                f"cosine {loc['rows']['vectors']['R@10']:.3f}",
                 verdict("R@10 ≥ 0.76, R@5 ≥ 0.67", hippo["R@10"] >= 0.76 and hippo["R@5"] >= 0.67),
                 "python bench/locomo.py --json", "issue48-recheck-locomo.json", 48)]
     lme, file = r("issue48-recheck-longmemeval.json"), "issue48-recheck-longmemeval.json"
@@ -91,11 +93,13 @@ def quality(r: Results) -> list[Row]:
     session, sb = lme["session"]["rows"]["hippo"], lme["session"]["rows"]["bm25"]
     rows += [
         Row("LongMemEval turn level, R@5 (nDCG@10)", f"{turn['R@5']:.3f} ({turn['nDCG@10']:.3f})",
-            f"BM25 {tb['R@5']:.3f} ({tb['nDCG@10']:.3f}): {margin(lme['turn']['margins']['hippo - bm25 R@5'])}",
+            f"BM25 {tb['R@5']:.3f} ({tb['nDCG@10']:.3f}): {margin(lme['turn']['margins']['hippo - bm25 R@5'])}; "
+            f"cosine {lme['turn']['rows']['vectors']['R@5']:.3f}",
             verdict("R@5 ≥ 0.86, nDCG@10 ≥ 0.78", turn["R@5"] >= 0.86 and turn["nDCG@10"] >= 0.78),
             "python bench/longmemeval.py --level both --json", file, 48),
         Row("LongMemEval session level, R@5", f"{session['R@5']:.3f}",
-            f"BM25 {sb['R@5']:.3f}: {margin(lme['session']['margins']['hippo - bm25 R@5'])}",
+            f"BM25 {sb['R@5']:.3f}: {margin(lme['session']['margins']['hippo - bm25 R@5'])}; "
+            f"cosine {lme['session']['rows']['vectors']['R@5']:.3f}",
             verdict("≥ 0.97", session["R@5"] >= 0.97), "python bench/longmemeval.py --level both --json", file, 48)]
     for name, data in (("lexical traps", ""), ("natural overlap", " --data bench/small_stores_natural.json")):
         file = f"issue48-recheck-small_stores{'_natural' if data else ''}-test.json"
@@ -103,7 +107,7 @@ def quality(r: Results) -> list[Row]:
         top, cosine = small["rows"]["hippo"], small["rows"]["cosine"]
         gain = small["margins"]["hippo - cosine"]["top1"]
         rows.append(Row(f"small stores, {name}, test top-1 (MRR)", f"{top['top1']:.3f} ({top['mrr']:.3f})",
-                        f"cosine {cosine['top1']:.3f}: {margin(gain)}",
+                        f"cosine {cosine['top1']:.3f}: {margin(gain)}; BM25 {small['rows']['bm25']['top1']:.3f}",
                         verdict("≥ 0.85 and cosine + 0.10", top["top1"] >= 0.85 and gain[0] >= 0.10),
                         f"python bench/small_stores.py{data} --split test --json", file, 48))
     return rows
