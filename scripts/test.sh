@@ -5,8 +5,11 @@
 #   bash scripts/test.sh --fast [PYTEST ARGS]    the fast tier: the core on SQLite with the fake embedder,
 #                                                every test marked postgres, remote, async_api, model,
 #                                                chromium, node, install or slow left out (pyproject.toml)
+#   Both run on HIPPO_TEST_WORKERS pytest-xdist workers (default 2, one per core of a CI machine; each
+#   has its own PostgreSQL server); -n 0 after the command runs in one process.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+WORKERS=(-n "${HIPPO_TEST_WORKERS:-2}" --dist worksteal)
 FAST="not (postgres or remote or async_api or model or chromium or node or install or slow)"
 if [[ ${1:-} == --fast ]]; then
     shift
@@ -15,7 +18,7 @@ if [[ ${1:-} == --fast ]]; then
     bash scripts/setup.sh test
     .venv/bin/ruff check src
     .venv/bin/mypy
-    exec .venv/bin/python -m pytest -m "$FAST" "$@"
+    exec .venv/bin/python -m pytest "${WORKERS[@]}" -m "$FAST" "$@"
 fi
 bash scripts/setup.sh test
 # The page tests drive Debian's chromium through Playwright (never `playwright install`).
@@ -41,4 +44,4 @@ echo "hippo: ruff check src && mypy" >&2
 .venv/bin/ruff check src
 .venv/bin/mypy
 # PostgreSQL for the contract suite is started by the tests themselves (pgserver, no root).
-exec .venv/bin/python -m pytest "$@"
+exec .venv/bin/python -m pytest "${WORKERS[@]}" "$@"

@@ -16,6 +16,9 @@ __all__ = ["PostgresForTests"]
 
 # Read when the module loads: the tests run with every HIPPO_* variable cleared (conftest.py).
 _ROOT = os.environ.get("HIPPO_PGTEST_ROOT")
+# Under pytest-xdist each worker has a server of its own: a CREATE DATABASE in one worker would
+# otherwise hold back the byte checks of another's scrub.
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
 
 
 def _started(pgserver, root: Path, attempts: int = 4):
@@ -49,6 +52,8 @@ class PostgresForTests:
         # CREATE DATABASE in one run holds back the byte checks of another's scrub).
         default = Path(tempfile.gettempdir()) / f"hippo-pgtest-{os.getuid()}"
         root = Path(_ROOT or default)
+        if _WORKER:
+            root = root.with_name(f"{root.name}-{_WORKER}")
         self.server = _started(pgserver, root)
         self.admin = self.server.get_uri()
         self._lock = threading.Lock()
