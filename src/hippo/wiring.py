@@ -27,13 +27,14 @@ if TYPE_CHECKING:
     from hippo.core.memories.reembed import Progress
     from hippo.core.memory import AgentTools, Memory
     from hippo.core.ports import Store
+    from hippo.core.ports.database import RestoreResult
     from hippo.providers.base import LLM, Embedder
     from hippo.types import ReembedResult
 
 __version__ = "0.1.0"
 
 __all__ = ["__version__", "create_messages_table", "database_exists", "discard_database", "embedder", "llm", "open",
-           "open_async", "open_keys", "reembed", "settings", "Wiring"]
+           "open_async", "open_keys", "reembed", "restore", "settings", "Wiring"]
 
 _OFF = {"none", "off", ""}
 
@@ -190,6 +191,18 @@ def discard_database(path: str | Path, agent_id: str | None = None) -> None:
 
     config = load_settings(db=str(path), agent_id=agent_id)
     discard(for_agent(config.db, config.agent_id))
+
+
+def restore(backup: str | Path, path: str | Path | None = None, *, agent_id: str | None = None,
+            progress: "Progress | None" = None) -> "RestoreResult":
+    """Check the backup file ``backup`` (made by :meth:`Memory.backup`), then put it in place of the
+    database ``path`` (with a file per agent, ``agent_id``'s). No process may have that database
+    open: one that does is refused when it can be seen (a server: stop it first)."""
+    from hippo.stores.registry import for_agent
+    from hippo.stores.registry import restore as restore_database
+
+    config = load_settings(db=str(path) if path is not None else None, agent_id=agent_id)
+    return restore_database(for_agent(config.db, config.agent_id), str(backup), progress=progress)
 
 
 def open_keys(path: str | Path | None = None, agent_id: str | None = None) -> "KeyRing":

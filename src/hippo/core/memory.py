@@ -38,6 +38,7 @@ from hippo.errors import ConfigError
 if TYPE_CHECKING:
     from hippo.config import Settings
     from hippo.core.ports import Store
+    from hippo.core.ports.database import BackupResult, CheckReport, Progress
     from hippo.providers.base import LLM, Embedder
 
 __all__ = ["OPERATIONS", "AgentTools", "Assembly", "Memory", "MemoryInput"]
@@ -153,6 +154,15 @@ class Memory:
     def keys(self) -> KeyRing:
         """The database's API keys (database-wide, like :meth:`for_agent`)."""
         return KeyRing(self.store, clock=self.agent_context.clock)
+
+    def backup(self, path: str, *, overwrite: bool = False, progress: "Progress | None" = None) -> "BackupResult":
+        """A consistent copy of the whole database (every agent) at ``path``, taken while others
+        write (``hippo backup``); on PostgreSQL a ConfigError names the ``pg_dump`` command."""
+        return self.store.backup(path, overwrite=overwrite, progress=progress)
+
+    def check(self) -> "CheckReport":
+        """Check the whole database: its structure, keyword and vector indexes, schema version."""
+        return self.store.check()
 
     # -- raw memories ---------------------------------------------------------
     store_memory = Operation(Memories.store_memory)

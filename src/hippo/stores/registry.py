@@ -24,9 +24,10 @@ from hippo.stores.names import AGENT_FIELD, Target, parse, shown, validate_table
 
 if TYPE_CHECKING:
     from hippo.core.ports import Store
+    from hippo.core.ports.database import Progress, RestoreResult
 
 __all__ = ["AGENT_FIELD", "Target", "create_messages_table", "discard", "exists", "for_agent", "open_store", "parse",
-           "per_agent", "shown"]
+           "per_agent", "restore", "shown"]
 
 def per_agent(db: str | os.PathLike[str]) -> bool:
     """Whether a database name is a template with a file per agent."""
@@ -82,6 +83,23 @@ def discard(db: str | os.PathLike[str]) -> None:
     for suffix in ("", "-wal", "-shm"):
         if os.path.exists(target.location + suffix):
             os.remove(target.location + suffix)
+
+
+def restore(db: str | os.PathLike[str], backup: str, *, progress: "Progress | None" = None) -> "RestoreResult":
+    """Check the backup file ``backup`` (made by ``Store.backup``), then put it in place of the
+    database ``db``, which no process may have open (``stores/sqlite/upkeep/restore.py``)."""
+    if per_agent(db):
+        raise ConfigError(f"{shown(db)} names one database per agent: restore one agent's file (--agent)")
+    target = parse(db)
+    if target.backend == "postgresql":
+        raise ConfigError(f"{shown(db)} is a PostgreSQL database: restore a pg_dump file with pg_restore "
+                          "--no-owner --dbname 'postgresql://USER@HOST:PORT/DBNAME' FILE into a new, empty "
+                          "database, then run hippo check on it (see the backup guide)")
+    if target.location == ":memory:":
+        raise ConfigError("an in-memory database cannot be restored into: name a database file (--db)")
+    from hippo.stores.sqlite.upkeep import restore_file
+
+    return restore_file(backup, target.location, progress=progress)
 
 
 def create_messages_table(target: Any, name: str = "messages") -> None:

@@ -7,13 +7,17 @@ called alone, each is its own transaction. API keys belong to the database, not 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import ContextManager, Protocol
+from typing import Any, Callable, ContextManager, Protocol
 
 from hippo.types import ApiKey
 
-__all__ = ["Database", "KeyStore", "StoreCapabilities"]
+__all__ = ["BackupResult", "CheckReport", "Database", "Finding", "KeyStore", "Progress", "RestoreResult",
+           "StoreCapabilities"]
+
+Progress = Callable[[int, int], None]
+"""Called with (done, total) as a long job goes (a backup: pages copied, of all)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,8 +32,69 @@ class StoreCapabilities:
     shared: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One check of a database (``check``): its name, whether it holds, and what was found."""
+
+    name: str
+    ok: bool
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "ok": self.ok, "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReport:
+    """What checking a whole database found: each check, and the counts it read on the way."""
+
+    location: str
+    findings: tuple[Finding, ...]
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """Whether every check holds."""
+        return all(finding.ok for finding in self.findings)
+
+    @property
+    def failed(self) -> list[Finding]:
+        return [finding for finding in self.findings if not finding.ok]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"database": self.location, "ok": self.ok, "checks": [f.to_dict() for f in self.findings],
+                "counts": dict(self.counts)}
+
+
+@dataclass(frozen=True, slots=True)
+class BackupResult:
+    """A copy of the whole database written to ``path``: its size and schema version."""
+
+    path: str
+    bytes: int
+    schema_version: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "bytes": self.bytes, "schema_version": self.schema_version}
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreResult:
+    """A backup put in place of the database at ``database``, after its checks held."""
+
+    backup: str
+    database: str
+    bytes: int
+    schema_version: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"backup": self.backup, "database": self.database, "bytes": self.bytes,
+                "schema_version": self.schema_version}
+
+
 class Database(Protocol):
-    """What every part of a store shares: where it is, its transaction, closing it."""
+    """What every part of a store shares: where it is, its transaction, closing it, and its upkeep
+    (a backup, a check of the whole database)."""
 
     capabilities: StoreCapabilities
     location: str
@@ -41,6 +106,19 @@ class Database(Protocol):
         """One write transaction (SQLite: ``BEGIN IMMEDIATE``); re-entrant. Calls of any part
         made inside it join it."""
         ...
+
+    def backup(self, path: str, *, overwrite: bool = False, progress: Progress | None = None) -> BackupResult:
+        """A consistent copy of the whole database (every agent) at ``path``, taken while writers
+        go on: the copy holds each write whole or not at all. Written beside ``path`` and renamed
+        over it once complete; an existing ``path`` is refused unless ``overwrite``. A backend whose
+        backups belong to its own tools (PostgreSQL: ``pg_dump``) raises ConfigError naming them."""
+        ...
+
+    def check(self) -> CheckReport:
+        """Check the whole database (its structure, its keyword and vector indexes agree with the
+        chunks, its schema version); reads only."""
+        ...
+
 
 
 class KeyStore(Database, Protocol):

@@ -14,16 +14,18 @@ from __future__ import annotations
 
 import copy
 import importlib
+import os
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import typer
 from typer.core import TyperCommand, TyperGroup
 
+from hippo.core.validation import ULID
 from hippo.interfaces.cli.values import read_plainly
 
-__all__ = ["ALIASES", "GROUPS", "Command", "Group", "Root", "Section", "summary"]
+__all__ = ["ALIASES", "ARGUMENT_ALIASES", "GROUPS", "Command", "Group", "Root", "Section", "summary"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +53,7 @@ GROUPS: dict[str, Section] = {
                                   "archives the least useful memories while the database is larger than its cap "
                                   "(max_db_bytes); nothing is deleted. hippo archive QUERY searches, as before.",
                        fallback="search"),
-    "data": Section("transfer", "Export and import memory; embed it again; scrub deleted text."),
+    "data": Section("transfer", "Move memory in and out; back up, restore and check the database."),
     "server": Section("service", "Serve the HTTP API and the dashboard, or MCP; load the model."),
     "keys": Section("service", "API keys of the HTTP service: create, list, delete."),
     "hooks": Section("hooks", "Claude Code hooks: install them; run is what each hook calls."),
@@ -65,10 +67,19 @@ ALIASES: dict[str, tuple[str, str | None]] = {
     "block": ("blocks", None),
     "experience": ("experiences", None), "consolidate": ("experiences", "consolidate"),
     **{name: ("capture", name) for name in ("observe", "process", "surface", "compact")},
-    "maintain": ("archive", "maintain"), "restore": ("archive", "restore"),  # archive QUERY: its fallback
-    **{name: ("data", name) for name in ("export", "import", "reembed", "scrub")},
+    "maintain": ("archive", "maintain"),  # archive QUERY: its fallback
+    # restore: a backup file; an archived memory's id (not a file) as before, see ARGUMENT_ALIASES
+    **{name: ("data", name) for name in ("export", "import", "reembed", "scrub", "backup", "restore", "check")},
     "serve": ("server", "http"), "mcp": ("server", "mcp"), "prepare": ("server", "prepare"),
     "hook": ("hooks", "run"),
+}
+
+
+# One-word names whose command follows their first argument: (test, command when it holds). ``hippo
+# restore BACKUP`` restores a database, while ``hippo restore ID`` (a memory id that names no file)
+# brings an archived memory back, as it did before backups.
+ARGUMENT_ALIASES: dict[str, tuple[Callable[[str], bool], tuple[str, str]]] = {
+    "restore": (lambda value: ULID.fullmatch(value) is not None and not os.path.exists(value), ("archive", "restore")),
 }
 
 
@@ -230,6 +241,14 @@ class Root(Group):
 
     def list_commands(self, ctx: Any) -> list[str]:
         return [*GROUPS, *ALIASES]
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        if args and args[0] in ARGUMENT_ALIASES:
+            test, (group_name, command) = ARGUMENT_ALIASES[args[0]]
+            first = next((arg for arg in args[1:] if not arg.startswith("-")), None)
+            if first is not None and test(first):
+                return args[0], self.get_command(ctx, group_name).get_command(ctx, command), args[1:]
+        return super().resolve_command(ctx, args)
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         if cmd_name not in self.commands:

@@ -1,4 +1,5 @@
-"""``hippo data``: moving memory in and out: export, import (JSON Lines), reembed, and scrub.
+"""``hippo data``: moving memory in and out: export, import (JSON Lines), reembed, and scrub; and
+the whole database's backup, restore and check (:mod:`hippo.interfaces.cli.backups`).
 
 The format is described in ``hippo.core.transfer``: a header line, one line per
 chunk (a fact's with the wordings merged into it), one per block. An export to a regular file is written to a temporary
@@ -23,13 +24,15 @@ import typer
 
 from hippo.core.validation import parse_json, shown
 from hippo.errors import InvalidInput, NotFound
-from hippo.interfaces.cli import render
+from hippo.interfaces.cli import backups, render
 from hippo.interfaces.cli.app import JSON, Options, group, opened
 
 if TYPE_CHECKING:
     from hippo.core.memory import Memory
 
 data = group()
+for _command in (backups.backup, backups.restore, backups.check):  # backups.py: a database's upkeep
+    data.command()(_command)
 
 
 @contextmanager

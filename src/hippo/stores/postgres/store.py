@@ -23,7 +23,11 @@ from typing import Any, Sequence
 import numpy as np
 
 from hippo.core.ports import StoreCapabilities
+from hippo.core.ports.database import BackupResult, CheckReport, Progress
+from hippo.errors import ConfigError
 from hippo.stores.names import shown
+from hippo.stores.postgres.checks import backup_advice
+from hippo.stores.postgres.checks import check as check_database
 from hippo.stores.postgres.connection import Connections, storage_errors
 from hippo.stores.postgres.conversation import MESSAGES
 from hippo.stores.postgres.curation import Curation
@@ -165,6 +169,15 @@ class PostgresStore(SqlStore, SearchMixin, Curation, Summary):
             (agent_id, agent_id, agent_id))
         return {"facts": row[0], "superseded_facts": row[1], "memories": row[2], "pending_vectors": row[3],
                 "blocks": row[4], "experiences": row[5]}
+
+    # -- upkeep: backup and check (checks.py) ------------------------------------
+
+    def backup(self, path: str, *, overwrite: bool = False, progress: Progress | None = None) -> BackupResult:
+        raise ConfigError(backup_advice(self.location, path))
+
+    def check(self) -> CheckReport:
+        with self.db.connection() as conn:
+            return check_database(conn, self.location)
 
     # -- scrubbing --------------------------------------------------------------
 

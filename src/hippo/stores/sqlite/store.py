@@ -18,6 +18,8 @@ import numpy as np
 
 from hippo.config import DEFAULT_ANN_THRESHOLD
 from hippo.core.ports import StoreCapabilities
+from hippo.core.ports.database import BackupResult, CheckReport, Progress
+from hippo.errors import ConfigError
 from hippo.stores.neighbours import nearest_runs
 from hippo.stores.retrievals import DEFAULT_DELAY, RetrievalQueue
 from hippo.stores.sql.dialect import SQLITE
@@ -30,6 +32,7 @@ from hippo.stores.sqlite.database import SQLiteDatabase
 from hippo.stores.sqlite.narrowing.supersets import Supersets
 from hippo.stores.sqlite.search import SearchMixin
 from hippo.stores.sqlite.summary import Summary
+from hippo.stores.sqlite.upkeep import backup_file, check_file
 from hippo.stores.sqlite.windows import split, write_windows
 from hippo.stores.vectors import encode_vector
 from hippo.types import Chunk
@@ -194,6 +197,16 @@ class SQLiteStore(SqlStore, SearchMixin, Curation, Summary):
         facts = kinds.get("fact", 0)
         return {"facts": facts - superseded, "superseded_facts": superseded, "memories": kinds.get("memory", 0),
                 "pending_vectors": pending, "blocks": blocks[0], "experiences": lived[0]}
+
+    # -- upkeep: backup and check (upkeep/) ---------------------------------------
+
+    def backup(self, path: str, *, overwrite: bool = False, progress: Progress | None = None) -> BackupResult:
+        return backup_file(self.db.file, path, overwrite=overwrite, progress=progress)
+
+    def check(self) -> CheckReport:
+        if self.db.file in ("", ":memory:") or self.db.file.startswith("file:"):
+            raise ConfigError("an in-memory database has no file to check")
+        return check_file(self.db.file, self.location)
 
     # -- scrubbing --------------------------------------------------------------
 

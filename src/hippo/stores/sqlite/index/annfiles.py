@@ -180,6 +180,28 @@ class AnnFiles:
                 _zero_fill(path)
                 _unlink(path)
 
+    def problems(self, model_id: str | None, dimension: int | None) -> tuple[int, list[str]]:
+        """How many saved indexes there are, and what is wrong with them (``hippo check``): a
+        sidecar that cannot be read, a graph file it names that is missing, another model's
+        vectors. An index a few writes behind is no problem: the next load catches it up."""
+        if self.folder is None or not self.folder.is_dir():
+            return 0, []
+        found, problems = 0, []
+        for path in sorted(self.folder.glob("*.json")):
+            found += 1
+            try:
+                sidecar = _Sidecar(**json.loads(path.read_text(encoding="utf-8")))
+            except (OSError, ValueError, TypeError) as exc:
+                problems.append(f"{path.name} cannot be read ({exc})")
+                continue
+            graph = self.folder / f"{path.stem}-{sidecar.token}.bin"
+            if not graph.is_file():
+                problems.append(f"{path.name} names {graph.name}, which is missing")
+            if (sidecar.model_id, sidecar.dimension) != (model_id, dimension):
+                problems.append(f"{path.name} holds vectors of {sidecar.model_id} ({sidecar.dimension}), the "
+                                f"database's are {model_id} ({dimension})")
+        return found, problems
+
     def clear(self) -> None:
         """Drop every saved index (all vectors were cleared for a model switch)."""
         if self.folder is not None and self.folder.is_dir():
