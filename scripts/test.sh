@@ -21,13 +21,19 @@ if [[ ${1:-} == --fast ]]; then
     exec .venv/bin/python -m pytest "${WORKERS[@]}" -m "$FAST" "$@"
 fi
 bash scripts/setup.sh test
-# The page tests drive Debian's chromium through Playwright (never `playwright install`).
-if ! command -v chromium >/dev/null; then
+# Debian's packages some tests need, installed when missing: chromium for the page tests (driven through
+# Playwright, never `playwright install`), podman and mmdebstrap for the container test (tests/container).
+missing=()
+command -v chromium >/dev/null || missing+=(chromium)
+command -v podman >/dev/null || missing+=(podman)
+command -v runc >/dev/null || missing+=(runc)  # where crun cannot (cgroup v1 beside a cgroup2 hierarchy)
+command -v mmdebstrap >/dev/null || missing+=(mmdebstrap)
+if (( ${#missing[@]} )); then
     if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
-        echo "hippo: installing chromium for the page tests" >&2
-        { apt-get update -q && apt-get install -y -q chromium; } >/dev/null
+        echo "hippo: installing ${missing[*]} for the page and container tests" >&2
+        { apt-get update -q && apt-get install -y -q "${missing[@]}"; } >/dev/null
     else
-        echo "hippo: chromium is missing (apt-get install chromium); the page tests will be skipped" >&2
+        echo "hippo: ${missing[*]} missing (apt-get install ${missing[*]}); the tests that need them will be skipped" >&2
     fi
 fi
 # The environment of bench/mem0_compare.py (mem0 is no dependency of hippo): its smoke test runs there.
