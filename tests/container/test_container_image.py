@@ -111,6 +111,9 @@ def _base_tarball() -> tuple[Path, float]:
         began = time.monotonic()
         done = subprocess.run(["bash", str(script), str(tarball)], capture_output=True, text=True, timeout=900)
         assert done.returncode == 0, f"scripts/container-base.sh failed:\n{done.stderr[-4000:]}"
+        for stale in BASE_CACHE.glob("debian-python-*.tar"):  # made from other inputs: 250 MB each
+            if stale != tarball:
+                stale.unlink()
         return tarball, time.monotonic() - began
 
 
