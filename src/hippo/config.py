@@ -112,6 +112,9 @@ class Settings:
     # its relevance reaches surface_threshold (measured: docs/decisions/capture.md).
     surface_messages: int = 3
     surface_threshold: float = 0.5
+    # ``hippo serve``'s log lines: "text" (plain, no line per request) or "json" (one JSON object
+    # per line on stderr, one line per request: docs/guide/operations.md).
+    log_format: str = "text"
 
     @property
     def file_per_agent(self) -> bool:
@@ -232,6 +235,8 @@ def _checked(settings: Settings) -> Settings:
                           f"got {shown(settings.prune_percent)}")
     if settings.rerank not in ("none", "learned"):
         raise ConfigError(f"setting rerank must be 'none' or 'learned', got {shown(settings.rerank)}")
+    if settings.log_format not in ("text", "json"):
+        raise ConfigError(f"setting log_format must be 'text' or 'json', got {shown(settings.log_format)}")
     if settings.offline_pairs not in ("auto", "rules", "model"):
         raise ConfigError(f"setting offline_pairs must be 'auto', 'rules' or 'model', "
                           f"got {shown(settings.offline_pairs)}")

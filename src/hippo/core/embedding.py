@@ -4,14 +4,21 @@ An embedder that fails must not stop hippo from storing or recalling: a failed
 document embedding leaves the vector pending (``hippo reembed`` fills it), a
 failed query embedding makes recall answer by keyword. The failure is logged
 and reported on the result, never swallowed into a wrong answer.
+
+Each call to the embedder is told to the service's ``observers`` (none by default; a server's
+metrics attach one) as an :class:`EmbedCall`: its purpose, batch size, time and outcome, never
+the text.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
+import weakref
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Literal, Sequence, TypeVar
 
 from hippo.errors import EmbedderMismatch, ProviderError
 from hippo.providers.base import Embedder, Thresholds, embed_windows, normalize_rows
@@ -21,10 +28,29 @@ if TYPE_CHECKING:
 
     from hippo.core.ports import Store
 
-__all__ = ["EmbeddingService"]
+__all__ = ["EmbedCall", "EmbeddingObserver", "EmbeddingService"]
 
 log = logging.getLogger("hippo.embedding")
 _CACHE_SIZE = 2048
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedCall:
+    """One call to the embedder, as an observer sees it: what it embedded (documents to store,
+    a query, or single words for the pair classifier), how many texts, how long it took, and
+    whether it answered. No text: an observer learns sizes and times, never content."""
+
+    purpose: Literal["documents", "query", "words"]
+    batch: int
+    seconds: float
+    ok: bool
+
+
+EmbeddingObserver = Callable[[EmbedCall], None]
+# The embedders that have answered once in this process, whichever memory asked: one model object
+# is shared by every agent's memory of a server (and a local model's runtime by the whole process).
+_ANSWERED: "weakref.WeakSet[Embedder]" = weakref.WeakSet()
 
 
 def mismatch_message(recorded: tuple[str, int | None], model_id: str, dimension: int | None) -> str:
@@ -47,6 +73,9 @@ class EmbeddingService:
         self._lock = threading.Lock()
         self._local = threading.local()
         self._verified_dimension: int | None = None
+        # Told of each call to the embedder (a server's metrics); none by default. Cache hits are
+        # not calls: they reach no observer.
+        self.observers: list[EmbeddingObserver] = []
         if embedder is not None and verify:
             recorded = store.embedder_record()
             if recorded is not None and (
@@ -54,6 +83,12 @@ class EmbeddingService:
                 or (embedder.dimension is not None and recorded[1] not in (None, embedder.dimension))
             ):
                 raise EmbedderMismatch(mismatch_message(recorded, embedder.model_id, embedder.dimension))
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the embedder has answered once in this process, for any memory (a model loads
+        on first use); True without one. Asks nothing of the model."""
+        return self.embedder is None or self.embedder in _ANSWERED
 
     @property
     def last_error(self) -> str | None:
@@ -89,8 +124,10 @@ class EmbeddingService:
         found = {t: v for t, v in cached.items() if v is not None}
         missing = [t for t in cached if t not in found]
         if missing:
+            embedder = self.embedder
             try:
-                made = [normalize_rows(rows) for rows in embed_windows(self.embedder, missing)]
+                made = [normalize_rows(rows) for rows in
+                        self._observed("documents", len(missing), lambda: embed_windows(embedder, missing))]
             except ProviderError as exc:
                 self._failed(exc)
                 return [None] * len(texts)
@@ -119,7 +156,7 @@ class EmbeddingService:
         if states is None:
             return []
         try:
-            found: list[tuple[list[str], np.ndarray]] = states(texts)
+            found: list[tuple[list[str], np.ndarray]] = self._observed("words", len(texts), lambda: states(texts))
         except ProviderError as exc:
             self._failed(exc)
             return []
@@ -131,10 +168,11 @@ class EmbeddingService:
         key = ("q", text)
         vector = self._cached(key)
         if vector is None:
+            embedder = self.embedder
             try:
                 # A long query is read whole: the mean of its windows' vectors, one direction that
                 # every part of it pulls (a short one is the model's own query vector).
-                rows = embed_windows(self.embedder, [text], query=True)[0]
+                rows = self._observed("query", 1, lambda: embed_windows(embedder, [text], query=True))[0]
                 vector = normalize_rows(rows.mean(axis=0) if len(rows) > 1 else rows[0])[0]
             except ProviderError as exc:
                 self._failed(exc)
@@ -143,6 +181,21 @@ class EmbeddingService:
             self._remember(key, vector)
         self.last_error = None
         return vector
+
+    def _observed(self, purpose: Literal["documents", "query", "words"], batch: int, call: Callable[[], T]) -> T:
+        """``call``'s result, each observer told how long it took and whether it answered."""
+        began, ok = time.perf_counter(), False
+        try:
+            result = call()
+            ok = True
+            if self.embedder is not None:  # always, when called: kept explicit for the type checker
+                _ANSWERED.add(self.embedder)
+            return result
+        finally:
+            if self.observers:
+                seen = EmbedCall(purpose, batch, time.perf_counter() - began, ok)
+                for observer in list(self.observers):
+                    observer(seen)
 
     def _remember(self, key: tuple[str, str], vector: "np.ndarray") -> None:
         with self._lock:

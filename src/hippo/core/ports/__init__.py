@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from hippo.core.ports.capture import CaptureStore, ConversationStore, Observed, SessionItem, SessionStore
+from hippo.core.ports.capture import CaptureStore, ConversationStore, Inbox, Observed, SessionItem, SessionStore
 from hippo.core.ports.curation import ArchiveStore, LinkStore, MergeStore, PruneCandidate
-from hippo.core.ports.database import Database, KeyStore, StoreCapabilities
+from hippo.core.ports.database import Database, KeyStore, SchemaVersion, StoreCapabilities
 from hippo.core.ports.experiences import ExperienceRecord, ExperienceStore
 from hippo.core.ports.memories import (
     BROWSE_ORDERS,
@@ -40,9 +40,9 @@ from hippo.core.ports.search import (
 
 __all__ = ["BROWSE_ORDERS", "ArchiveStore", "BlockStore", "BrowseOrder", "Candidates", "CaptureStore",
            "ChunkFilter", "ChunkStore", "ChunkSummary", "ConversationStore", "Database", "ExperienceFilter",
-           "ExperienceRecord", "ExperienceStore", "KeyStore", "LinkStore", "MergeStore", "MetaCondition",
+           "ExperienceRecord", "ExperienceStore", "Inbox", "KeyStore", "LinkStore", "MergeStore", "MetaCondition",
            "MetaOp", "Observed", "PruneCandidate", "RetrievalBatch", "RetrievalEvent", "RetrievalQueue",
-           "SearchQuery", "SessionItem", "SessionStore", "Standing", "Store", "StoreCapabilities",
+           "SchemaVersion", "SearchQuery", "SessionItem", "SessionStore", "Standing", "Store", "StoreCapabilities",
            "StrengthUpdate", "SummaryStore"]
 
 

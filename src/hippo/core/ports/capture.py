@@ -10,7 +10,7 @@ from typing import Protocol, Sequence
 from hippo.core.ports.database import Database
 from hippo.types import ConversationHit
 
-__all__ = ["CaptureStore", "ConversationStore", "Observed", "SessionItem", "SessionStore"]
+__all__ = ["CaptureStore", "ConversationStore", "Inbox", "Observed", "SessionItem", "SessionStore"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +36,15 @@ class SessionItem:
     item: str
 
 
+@dataclass(frozen=True, slots=True)
+class Inbox:
+    """The whole database's inbox: messages waiting past their session's cursor, and when the
+    oldest of them was observed (None: nothing waits)."""
+
+    pending: int
+    oldest: datetime | None
+
+
 class CaptureStore(Database, Protocol):
     """Capture: the inbox of observed messages per session, how far each session is
     processed (a cursor moved by compare-and-set inside the transaction that writes what was
@@ -52,6 +61,10 @@ class CaptureStore(Database, Protocol):
 
     def pending_messages(self, agent_id: str | None) -> int:
         """How many observed messages wait past their session's cursor (all agents if None)."""
+        ...
+
+    def inbox(self) -> Inbox:
+        """The inbox of every agent at once: what waits and since when (a server's metrics)."""
         ...
 
     def capture_cursor(self, agent_id: str, session_id: str) -> int:

@@ -14,7 +14,7 @@ from typing import Any, Callable, ContextManager, Protocol
 from hippo.types import ApiKey
 
 __all__ = ["BackupResult", "CheckReport", "Database", "Finding", "KeyStore", "Progress", "RestoreResult",
-           "StoreCapabilities"]
+           "SchemaVersion", "StoreCapabilities"]
 
 Progress = Callable[[int, int], None]
 """Called with (done, total) as a long job goes (a backup: pages copied, of all)."""
@@ -30,6 +30,18 @@ class StoreCapabilities:
     # Several processes share the database (servers on PostgreSQL): state they must all see, such
     # as the short-term buffer, lives in the database, never in one process.
     shared: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaVersion:
+    """How many of the schema's migrations the database has applied, and how many this hippo knows."""
+
+    applied: int
+    known: int
+
+    @property
+    def current(self) -> bool:
+        return self.applied == self.known
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +131,10 @@ class Database(Protocol):
         chunks, its schema version); reads only."""
         ...
 
+    def schema_version(self) -> SchemaVersion:
+        """The migrations applied, read from the database now (one trivial query: a readiness
+        probe asks it, so it must stay cheap and touch no row of any agent)."""
+        ...
 
 
 class KeyStore(Database, Protocol):

@@ -151,6 +151,11 @@ class ChunkStore(Database, Protocol):
         ``experiences`` (long-term, among the memories)."""
         ...
 
+    def kind_counts(self) -> dict[str, int]:
+        """Chunks of every agent by kind (``fact``, ``memory``; superseded facts among the facts),
+        read from an index, never the rows (a server's metrics)."""
+        ...
+
     def search(self, agent_id: str, query: SearchQuery) -> Candidates:
         """The candidates of one search (see :class:`SearchQuery`), best of each side first."""
         ...

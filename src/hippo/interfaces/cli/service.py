@@ -9,7 +9,7 @@ import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Iterator, Optional
+from typing import TYPE_CHECKING, Annotated, Callable, Iterator, Optional
 
 import typer
 
@@ -39,13 +39,27 @@ def serve(
                                                 "default.")] = None,
     max_body: Annotated[int, typer.Option(min=1024, metavar="BYTES", help="Largest request body, in bytes.")]
     = 1_000_000,
+    log_format: Annotated[Optional[str], typer.Option(
+        "--log-format", metavar="text|json", help="text (the default: plain lines, none per request) or json "
+                                                   "(one JSON object per line on stderr, one per request); "
+                                                   "the log_format setting otherwise.")] = None,
 ) -> None:
-    """Serve the HTTP API and the web dashboard (every agent of the database) until interrupted."""
+    """Serve the HTTP API and the web dashboard (every agent of the database) until interrupted.
+    The embedding model loads before the first request is answered (GET /readyz: 200 once it has)."""
+    from hippo.interfaces.http.access import check_log_format, configure_logging
     from hippo.interfaces.http.server import serve as run
 
     with opened(ctx, create=True) as mem:
-        run(mem, host=host, port=port, max_body_bytes=max_body, cors_origins=tuple(cors_origin or ()),
-            announce=note)
+        chosen = check_log_format(log_format or mem.settings.log_format)
+        say = configure_logging(chosen) or note
+        try:
+            run(mem, host=host, port=port, max_body_bytes=max_body, cors_origins=tuple(cors_origin or ()),
+                announce=say, log_format=chosen, prepare=lambda: _warm_up(mem, say))
+        except KeyboardInterrupt:
+            if chosen == "text":
+                raise  # the command line's own "interrupted"
+            say("interrupted")  # as JSON, like every other line
+            raise typer.Exit(130) from None
 
 
 @server.command()
@@ -72,15 +86,15 @@ def mcp(
             server.run_stdio(mem)
 
 
-def _warm_up(mem: "Memory") -> None:
+def _warm_up(mem: "Memory", say: Callable[[str], None] = note) -> None:
     embedder = mem.embedding.embedder
     if embedder is None:
         return
-    note(f"hippo: loading the embedding model {embedder.model_id} ...")
+    say(f"hippo: loading the embedding model {embedder.model_id} ...")
     began = time.perf_counter()
     mem.embedding.query("warm up")
     failed = f" (it failed: {mem.embedding.last_error}; recall answers by keyword)" if mem.embedding.last_error else ""
-    note(f"hippo: model ready in {time.perf_counter() - began:.1f} s{failed}")
+    say(f"hippo: model ready in {time.perf_counter() - began:.1f} s{failed}")
 
 
 @server.command()

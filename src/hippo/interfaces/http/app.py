@@ -20,12 +20,15 @@ from hippo.core.tools.toolset import Toolset
 from hippo.core.validation import BLOCK_KEY, ULID, parse_json
 from hippo.errors import InvalidInput
 from hippo.interfaces.dashboard import install_dashboard
+from hippo.interfaces.http.access import Access, check_log_format
 from hippo.interfaces.http.capture import router as capture
 from hippo.interfaces.http.docs import install_docs
-from hippo.interfaces.http.errors import ApiError, install
+from hippo.interfaces.http.errors import ApiError, Envelope, install
 from hippo.interfaces.http.experiences import router as experiences
 from hippo.interfaces.http.faults import Contained
 from hippo.interfaces.http.guards import BodyLimit, HostCheck
+from hippo.interfaces.http.metrics import Metrics
+from hippo.interfaces.http.metrics import router as metrics
 from hippo.interfaces.http.models import (
     AppendBody,
     ArchiveHits,
@@ -36,6 +39,7 @@ from hippo.interfaces.http.models import (
     Health,
     MemoryPage,
     PatchMemoryBody,
+    Readiness,
     RecallBody,
     RelatedList,
     RememberBody,
@@ -72,7 +76,22 @@ router = APIRouter()
 
 @router.get("/healthz", response_model=Health, tags=["service"])
 def healthz(request: Request) -> Health:
+    """The server is alive (it may not be ready: `GET /readyz`)."""
     return Health(status="ok", version=__version__, auth=request.app.state.service.auth_required())
+
+
+@router.get("/readyz", response_model=Readiness, tags=["service"],
+            responses={503: {"model": ErrorBody, "description": "Not ready: the message names the failed checks"}})
+def readyz(request: Request) -> Any:
+    """Ready to answer: the database answers with the schema this version knows, and the embedding
+    model is loaded (or none is configured). 503 with the failed checks otherwise; never loads
+    the model itself."""
+    checks = request.app.state.service.readiness()
+    failed = [c for c in checks if not c.ok]
+    if failed:
+        return Envelope(503, "not_ready", "not ready: " + "; ".join(f"{c.name}: {c.detail}" for c in failed),
+                        extra={"checks": {c.name: c.ok for c in checks}})
+    return Readiness(status="ready", checks={c.name: True for c in checks})
 
 
 # -- memories ---------------------------------------------------------------------------
@@ -313,11 +332,14 @@ TAGS = ("service", "memories", "archive", "blocks", "conversation", "tools", "ex
 
 
 def create_app(base: Memory, *, max_body_bytes: int = 1_000_000, cors_origins: tuple[str, ...] = (),
-               require_keys: bool = False, allowed_hosts: frozenset[str] | None = None) -> FastAPI:
+               require_keys: bool = False, allowed_hosts: frozenset[str] | None = None,
+               log_format: str | None = None) -> FastAPI:
     """The API over ``base``'s database. The app owns ``base`` and closes it on shutdown.
 
     ``require_keys``: refuse requests without a key from the start, whatever the key table says.
-    ``allowed_hosts``: the Host header names answered (others get 421); None answers any."""
+    ``allowed_hosts``: the Host header names answered (others get 421); None answers any.
+    ``log_format``: the access lines' form, ``text`` or ``json`` (None: the ``log_format`` setting)."""
+    log_format = check_log_format(log_format or base.settings.log_format)
     service = Service(base, require_keys=require_keys)
 
     @asynccontextmanager
@@ -335,6 +357,7 @@ def create_app(base: Memory, *, max_body_bytes: int = 1_000_000, cors_origins: t
     )
     app.router.redirect_slashes = False  # /memories/ is a 404 in the error envelope, not an empty 307
     app.state.service = service
+    app.state.metrics = found = Metrics(service)
     install(app)
     app.add_middleware(Contained)  # first, so innermost: just outside the routes
     if cors_origins:
@@ -343,6 +366,7 @@ def create_app(base: Memory, *, max_body_bytes: int = 1_000_000, cors_origins: t
     app.add_middleware(BodyLimit, limit=max_body_bytes)
     if allowed_hosts is not None:
         app.add_middleware(HostCheck, allowed=allowed_hosts)
+    app.add_middleware(Access, metrics=found, log_format=log_format)  # last, so outermost: every answer counted
 
     # First: FastAPI builds a router's routes on the first request that walks past them, so a
     # client's first call on a new server took 150-250 ms behind every other route, 5-10 ms first.
@@ -350,6 +374,7 @@ def create_app(base: Memory, *, max_body_bytes: int = 1_000_000, cors_origins: t
     app.include_router(router)
     app.include_router(experiences)
     app.include_router(capture)
+    app.include_router(metrics)
     install_docs(app)
     install_dashboard(app)
     return app

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from hippo.interfaces.http.errors import error_response
+from hippo.interfaces.http.errors import error_response, route_of, where_raised
 
 __all__ = ["Contained"]
 
@@ -40,8 +40,8 @@ class Contained:
 
         try:
             await self.app(scope, receive, watched)
-        except Exception:
+        except Exception as exc:
             if started:
                 raise
-            log.exception("unhandled error on %s %s", scope.get("method"), scope.get("path"))
+            log.error("unhandled error on %s %s: %s", scope.get("method"), route_of(scope), where_raised(exc))
             await error_response(500, "internal", "internal server error")(scope, receive, send)

@@ -12,7 +12,7 @@ from hippo.types import ArchivedHit, Block, Chunk, Experience, Link
 __all__ = [
     "AppendBody", "ArchiveHits", "BlockContext", "BlockList", "CompactBody", "ErrorBody", "ExperienceBody",
     "ExperienceList", "ExperienceRecallBody", "ForgetBody", "Health", "MemoryPage", "ObserveBody", "OperationBody",
-    "OperationResult", "PatchMemoryBody",
+    "OperationResult", "PatchMemoryBody", "Readiness",
     "RecallBody", "RelatedList", "RememberBody", "ReplaceBody", "SetBlockBody", "StoreBody", "SurfaceBody",
     "ToolDefinition", "ToolList",
 ]
@@ -158,6 +158,11 @@ class Health(BaseModel):
     status: Literal["ok"]
     version: str
     auth: bool = Field(description="Whether requests need an API key.")
+
+
+class Readiness(BaseModel):
+    status: Literal["ready"]
+    checks: dict[str, bool] = Field(description="Each check and whether it passed: store, migrations, model.")
 
 
 class OperationBody(_Body):

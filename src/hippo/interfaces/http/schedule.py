@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Callable, Self
 
 from hippo.errors import ConfigError, HippoError
+from hippo.interfaces.http.service import Run
 
 if TYPE_CHECKING:
     from hippo.core.memory import Memory
@@ -44,9 +45,11 @@ class _Periodic:
     line; ``stop()`` ends it. Subclasses name the thread, the first line and the wait."""
 
     name = "hippo-periodic"
+    task = "periodic"  # names the run in a failure line and in the metrics
 
-    def __init__(self, say: Callable[[str], None]) -> None:
+    def __init__(self, say: Callable[[str], None], *, on_run: Callable[[Run], None] | None = None) -> None:
         self.say = say
+        self.on_run = on_run  # told of each run (the server's metrics)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
 
@@ -78,16 +81,22 @@ class _Periodic:
     def run_once(self) -> str:
         raise NotImplementedError
 
+    def _report(self, ok: bool, archived: int = 0) -> None:
+        if self.on_run is not None:
+            self.on_run(Run(self.task, "schedule", ok, archived))
+
 
 class MaintenanceSchedule(_Periodic):
     """Runs ``mem.maintain()`` at each time of the cron ``expression``."""
 
     name = "hippo-maintain"
+    task = "maintenance"
 
-    def __init__(self, mem: "Memory", expression: str, say: Callable[[str], None]) -> None:
+    def __init__(self, mem: "Memory", expression: str, say: Callable[[str], None], *,
+                 on_run: Callable[[Run], None] | None = None) -> None:
         self.mem, self.expression = mem, expression
         self.next = next_run(expression, mem.now())  # a bad expression fails at start, not at 4 am
-        super().__init__(say)
+        super().__init__(say, on_run=on_run)
 
     def first_line(self) -> str:
         return f"maintenance (prune_schedule {self.expression!r}): next at {self.next.isoformat()}"
@@ -102,7 +111,9 @@ class MaintenanceSchedule(_Periodic):
         try:
             result = self.mem.maintain()
         except HippoError as exc:
+            self._report(False)
             return f"maintenance failed: {exc}"
+        self._report(True, result.archived)
         if result.cap is None:
             return "maintenance: no size cap (max_db_bytes), nothing to do"
         return (f"maintenance: {result.bytes_before:,} bytes, cap {result.cap:,}; archived {result.archived}, "
@@ -114,12 +125,11 @@ class _EachAgent(_Periodic):
     up the ``counters`` of what the runs gave; :meth:`summary` makes the line, and an agent whose
     run failed is named after it (the others still ran)."""
 
-    task = "periodic"  # names the run in a failure line
     counters: tuple[str, ...] = ()
 
     def __init__(self, service: "Service", every: float, say: Callable[[str], None]) -> None:
         self.service, self.every = service, every
-        super().__init__(say)
+        super().__init__(say, on_run=service.ran)
 
     def _wait(self) -> float:
         return self.every
@@ -139,6 +149,7 @@ class _EachAgent(_Periodic):
         try:
             agents = self.agents()
         except HippoError as exc:
+            self._report(False)
             return f"{self.task} failed: {exc}"
         totals, failed, ran = dict.fromkeys(self.counters, 0), [], 0
         for agent in agents:
@@ -152,6 +163,7 @@ class _EachAgent(_Periodic):
             ran += 1
             for name in totals:
                 totals[name] += getattr(done, name)
+        self._report(not failed)
         line = self.summary(len(agents), ran, totals)
         return line + (f"; failed for {len(failed)}: {failed[0]}" if failed else "")
 

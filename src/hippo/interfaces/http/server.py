@@ -7,7 +7,7 @@ import os
 import socket
 import sys
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from hippo.errors import ConfigError, missing_extra
 
@@ -30,9 +30,11 @@ def check_bind(mem: "Memory", host: str) -> bool:
     return keyed
 
 
-def _config(mem: "Memory", host: str, port: int, *, max_body_bytes: int, cors_origins: tuple[str, ...]) -> Any:
+def _config(mem: "Memory", host: str, port: int, *, max_body_bytes: int, cors_origins: tuple[str, ...],
+            log_format: str | None = None) -> Any:
     """The app for a bind: keys required from the start when any exist (check_bind), and on
-    loopback only Host names of loopback answered (no DNS rebinding)."""
+    loopback only Host names of loopback answered (no DNS rebinding). With ``log_format`` json
+    (or the setting), uvicorn leaves the logging to the process's (:func:`configure_logging`)."""
     _require_uvicorn()
     import uvicorn
 
@@ -40,9 +42,13 @@ def _config(mem: "Memory", host: str, port: int, *, max_body_bytes: int, cors_or
     from hippo.interfaces.http.guards import LOOPBACK_HOSTS
 
     keyed = check_bind(mem, host)
+    log_format = log_format or mem.settings.log_format
     app = create_app(mem, max_body_bytes=max_body_bytes, cors_origins=cors_origins, require_keys=keyed,
-                     allowed_hosts=LOOPBACK_HOSTS if host in LOOPBACK else None)
-    return uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", access_log=False)
+                     allowed_hosts=LOOPBACK_HOSTS if host in LOOPBACK else None, log_format=log_format)
+    # With json, uvicorn adds no plain handlers of its own: its lines go through the process's JSON handler.
+    own = None if log_format == "json" else uvicorn.config.LOGGING_CONFIG
+    return uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", access_log=False,
+                          log_config=own)
 
 
 def _require_uvicorn() -> None:
@@ -83,17 +89,28 @@ def _url(host: str, port: int) -> str:
 
 
 def serve(mem: "Memory", *, host: str = "127.0.0.1", port: int = 8000, max_body_bytes: int = 1_000_000,
-          cors_origins: tuple[str, ...] = (), announce: Any = None) -> None:
+          cors_origins: tuple[str, ...] = (), announce: Any = None, log_format: str | None = None,
+          prepare: Callable[[], None] | None = None) -> None:
     """Serve until interrupted. ``announce`` (default: print to stderr) gets the start-up lines,
-    said once the address is bound (a port in use is a :class:`ConfigError`, nothing announced)."""
+    said once the address is bound (a port in use is a :class:`ConfigError`, nothing announced).
+    ``log_format`` (None: the setting): ``json`` makes every line on stderr a JSON object.
+    ``prepare`` runs once the address is bound, before anything is served (``hippo serve`` loads
+    the embedding model there: ready from the first request, and a busy port fails before it)."""
     _require_uvicorn()
     import uvicorn
 
+    from hippo.interfaces.http.access import configure_logging
+
+    log_format = log_format or mem.settings.log_format
+    as_json = configure_logging(log_format)  # before anything is said
     keyed = check_bind(mem, host)
     sockets = bind(host, port)
     try:
-        config = _config(mem, host, port, max_body_bytes=max_body_bytes, cors_origins=cors_origins)
-        say = announce or (lambda line: print(line, file=sys.stderr, flush=True))
+        if prepare is not None:
+            prepare()
+        config = _config(mem, host, port, max_body_bytes=max_body_bytes, cors_origins=cors_origins,
+                         log_format=log_format)
+        say = as_json or announce or (lambda line: print(line, file=sys.stderr, flush=True))
         url = _url(host, sockets[0].getsockname()[1])  # with port 0, the one the system gave
         say(f"hippo {_version()} serving {mem.database} at {url}")
         say(f"dashboard: {url}/  API docs: {url}/docs")
@@ -118,7 +135,7 @@ def _schedules(mem: "Memory", service: Any, say: Any) -> list[Any]:
 
     started: list[Any] = []
     if mem.settings.prune_schedule:
-        started.append(MaintenanceSchedule(mem, mem.settings.prune_schedule, say).start())
+        started.append(MaintenanceSchedule(mem, mem.settings.prune_schedule, say, on_run=service.ran).start())
     if mem.settings.consolidate_every is not None:
         started.append(ConsolidationSchedule(service, mem.settings.consolidate_every, say).start())
     if mem.settings.capture_every is not None:

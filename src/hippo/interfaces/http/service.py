@@ -3,18 +3,21 @@ one view of it per agent, the keys, the pool of heavy work) and the ``Mem`` depe
 a route the memory of the agent in its path once the request's key may reach it."""
 
 import threading
-from dataclasses import replace
-from typing import Annotated, Any, Callable, TypeVar
+from dataclasses import dataclass, replace
+from typing import Annotated, Any, Callable, Literal, TypeVar
 
 from fastapi import Depends, Path, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from hippo.core.embedding import EmbeddingObserver
 from hippo.core.memory import Memory
 from hippo.core.validation import AGENT_ID, ULID, check_agent_id
+from hippo.core.vitals import schema_version
 from hippo.errors import Forbidden, Unauthorized
 from hippo.types import ApiKey, Stats
 
-__all__ = ["AGENT", "HEAVY_WORKERS", "MEMORY_ID", "Mem", "Service", "agent_memory", "base_path", "shown_stats"]
+__all__ = ["AGENT", "HEAVY_WORKERS", "MEMORY_ID", "Check", "Mem", "Run", "Service", "agent_memory", "base_path",
+           "shown_stats"]
 
 # Heavy calls (capture, compaction: a batch through the model) at once; the others wait for a slot
 # without a thread, so the request threads (anyio's 40) stay free for every light call. Two, not
@@ -24,6 +27,26 @@ T = TypeVar("T")
 
 AGENT = Path(pattern=AGENT_ID.pattern, description="The agent whose memory this is.")
 MEMORY_ID = Path(pattern=ULID.pattern, description="A memory's id (ULID).")
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One maintenance run: ``task`` maintenance, consolidation or capture; ``trigger`` schedule or
+    request; whether it succeeded; how many memories it archived."""
+
+    task: str
+    trigger: Literal["schedule", "request"]
+    ok: bool
+    archived: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One readiness check: its name, whether it passed, and why not."""
+
+    name: str
+    ok: bool
+    detail: str = ""
 
 
 class Service:
@@ -39,6 +62,21 @@ class Service:
         self._keyed = require_keys
         self.on_close: list[Callable[[], None]] = []  # background work to stop before the database closes
         self._heavy: Any = None  # anyio.CapacityLimiter of HEAVY_WORKERS, made on the event loop
+        self.on_run: list[Callable[[Run], None]] = []  # told of each maintenance run (the metrics)
+        # Each agent's memory has an embedding service of its own: every one gets these observers.
+        self._observers: list[EmbeddingObserver] = []
+
+    def observe_embeddings(self, observer: EmbeddingObserver) -> None:
+        """Tell ``observer`` of every call to the embedder, whichever agent's memory makes it."""
+        with self._lock:
+            self._observers.append(observer)
+            for mem in (self.base, *self._agents.values()):
+                mem.embedding.observers.append(observer)
+
+    def ran(self, run: Run) -> None:
+        """Report one maintenance run to whoever listens."""
+        for listener in list(self.on_run):
+            listener(run)
 
     async def heavy(self, work: Callable[[], T]) -> T:
         """Run ``work`` (one heavy call) in the bounded pool of heavy work, off the request threads."""
@@ -52,7 +90,9 @@ class Service:
         agent_id = check_agent_id(agent_id)
         with self._lock:
             if agent_id not in self._agents:
-                self._agents[agent_id] = self.base.for_agent(agent_id)
+                mem = self.base.for_agent(agent_id)
+                mem.embedding.observers.extend(self._observers)
+                self._agents[agent_id] = mem
             return self._agents[agent_id]
 
     def auth_required(self) -> bool:
@@ -64,13 +104,47 @@ class Service:
         """The request's key once it may reach ``agent_id``; None on a server that needs no key."""
         if not self.auth_required():
             return None
+        key = self._key(authorization)
+        if not key.allows(agent_id):
+            raise Forbidden("this API key may not access this agent")  # 403
+        return key
+
+    def authorize_admin(self, authorization: str | None) -> ApiKey | None:
+        """The request's key once it is an admin key (for what spans every agent); None on a
+        server that needs no key."""
+        if not self.auth_required():
+            return None
+        key = self._key(authorization)
+        if not key.admin:
+            raise Forbidden("this route spans every agent: it needs an admin key (hippo keys create --admin)")
+        return key
+
+    def _key(self, authorization: str | None) -> ApiKey:
         scheme, _, token = (authorization or "").partition(" ")
         key = self._keyring.verify(token.strip()) if scheme.lower() == "bearer" else None
         if key is None:
             raise Unauthorized("a valid API key is required: Authorization: Bearer <key>")  # 401
-        if not key.allows(agent_id):
-            raise Forbidden("this API key may not access this agent")  # 403
         return key
+
+    def readiness(self) -> list[Check]:
+        """Whether the server can answer: the database answers a trivial query with the schema
+        this hippo knows, and the embedding model has answered once (none configured: ready).
+        Never loads the model: a probe must stay cheap."""
+        checks = []
+        try:
+            schema = schema_version(self.base)
+            checks.append(Check("store", True))
+            checks.append(Check("migrations", schema.current, "" if schema.current else (
+                f"the database's schema is at migration {schema.applied}, this version knows {schema.known}")))
+        except Exception as exc:  # the probe reports a store that fails, whatever the failure
+            checks.append(Check("store", False, f"the database did not answer ({type(exc).__name__})"))
+            checks.append(Check("migrations", False, "unknown: the database did not answer"))
+        embedder = self.base.embedding.embedder
+        if embedder is None or self.base.embedding.loaded:  # the model object every agent's memory shares
+            checks.append(Check("model", True))
+        else:
+            checks.append(Check("model", False, f"the embedding model {embedder.model_id} is not loaded yet"))
+        return checks
 
     def close(self) -> None:
         for stop in self.on_close:

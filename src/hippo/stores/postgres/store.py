@@ -22,7 +22,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from hippo.core.ports import StoreCapabilities
+from hippo.core.ports import SchemaVersion, StoreCapabilities
 from hippo.core.ports.database import BackupResult, CheckReport, Progress
 from hippo.errors import ConfigError
 from hippo.stores.names import shown
@@ -31,7 +31,7 @@ from hippo.stores.postgres.checks import check as check_database
 from hippo.stores.postgres.connection import Connections, storage_errors
 from hippo.stores.postgres.conversation import MESSAGES
 from hippo.stores.postgres.curation import Curation
-from hippo.stores.postgres.schema import migrate, vector_index
+from hippo.stores.postgres.schema import MIGRATIONS, migrate, vector_index
 from hippo.stores.postgres.search import SearchMixin
 from hippo.stores.postgres.strength import CHUNKS, insert_counters
 from hippo.stores.postgres.summary import Summary
@@ -169,6 +169,13 @@ class PostgresStore(SqlStore, SearchMixin, Curation, Summary):
             (agent_id, agent_id, agent_id))
         return {"facts": row[0], "superseded_facts": row[1], "memories": row[2], "pending_vectors": row[3],
                 "blocks": row[4], "experiences": row[5]}
+
+    def kind_counts(self) -> dict[str, int]:
+        return dict(fetch(self.db, None, "SELECT kind, count(*) FROM chunk_rows GROUP BY kind", bookkeeping=False))
+
+    def schema_version(self) -> SchemaVersion:
+        [row] = fetch(self.db, None, "SELECT coalesce(max(number), 0) FROM hippo_migrations", bookkeeping=False)
+        return SchemaVersion(int(row[0]), len(MIGRATIONS))
 
     # -- upkeep: backup and check (checks.py) ------------------------------------
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any, Sequence
 
-from hippo.core.ports import Observed, SessionItem
+from hippo.core.ports import Inbox, Observed, SessionItem
 from hippo.stores.sql.database import SqlDatabase, blank, fetch
 from hippo.stores.sql.rows import OBSERVED_COLUMNS, observed_of
 
@@ -60,6 +60,12 @@ class SqlCapture:
                      "LEFT JOIN capture_cursors c ON c.agent_id = m.agent_id AND c.session_id = m.session_id "
                      f"WHERE m.seq > COALESCE(c.processed_seq, 0) {mine}", params)
         return int(rows[0][0])
+
+    def inbox(self) -> Inbox:
+        [row] = fetch(self.db, None, "SELECT count(*), min(m.created_at) FROM observed_messages m "
+                      "LEFT JOIN capture_cursors c ON c.agent_id = m.agent_id AND c.session_id = m.session_id "
+                      "WHERE m.seq > COALESCE(c.processed_seq, 0)", bookkeeping=False)
+        return Inbox(int(row[0]), self.db.dialect.read_time(row[1]))
 
     def capture_cursor(self, agent_id: str, session_id: str) -> int:
         rows = fetch(self.db, agent_id, "SELECT processed_seq FROM capture_cursors WHERE agent_id = ? "

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from hippo.config import DEFAULT_ANN_THRESHOLD
-from hippo.core.ports import StoreCapabilities
+from hippo.core.ports import SchemaVersion, StoreCapabilities
 from hippo.core.ports.database import BackupResult, CheckReport, Progress
 from hippo.errors import ConfigError
 from hippo.stores.neighbours import nearest_runs
@@ -30,6 +30,7 @@ from hippo.stores.sqlite.conversation import MESSAGES
 from hippo.stores.sqlite.curation import Curation
 from hippo.stores.sqlite.database import SQLiteDatabase
 from hippo.stores.sqlite.narrowing.supersets import Supersets
+from hippo.stores.sqlite.schema import MIGRATIONS
 from hippo.stores.sqlite.search import SearchMixin
 from hippo.stores.sqlite.summary import Summary
 from hippo.stores.sqlite.upkeep import backup_file, check_file
@@ -197,6 +198,14 @@ class SQLiteStore(SqlStore, SearchMixin, Curation, Summary):
         facts = kinds.get("fact", 0)
         return {"facts": facts - superseded, "superseded_facts": superseded, "memories": kinds.get("memory", 0),
                 "pending_vectors": pending, "blocks": blocks[0], "experiences": lived[0]}
+
+    def kind_counts(self) -> dict[str, int]:
+        with self.db.reading(None, bookkeeping=False) as conn:  # the (agent, kind, id) index, not the rows
+            return dict(conn.execute("SELECT kind, count(*) FROM chunks GROUP BY kind").fetchall())
+
+    def schema_version(self) -> SchemaVersion:
+        with self.db.reading(None, bookkeeping=False) as conn:
+            return SchemaVersion(conn.execute("PRAGMA user_version").fetchone()[0], len(MIGRATIONS))
 
     # -- upkeep: backup and check (upkeep/) ---------------------------------------
 
