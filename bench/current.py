@@ -254,6 +254,26 @@ def servers(r: Results) -> list[Row]:
             f"{ratio(min(recall))} to {ratio(max(recall))}", "", verdict("< 3×", max(recall) < 3), command, files, 32)]
 
 
+def soak(r: Results) -> list[Row]:
+    """``hippo serve`` for a long run under a steady mixed load, per backend (rows once measured)."""
+    rows = []
+    for backend, name in (("sqlite", "SQLite"), ("postgres", "PostgreSQL")):
+        if not (r.folder / f"soak-{backend}.json").is_file():
+            continue
+        run = r(f"soak-{backend}.json")
+        v, settings = run["verdict"], run["settings"]
+        rows.append(Row(
+            f"soak on {name}: {duration(settings['minutes'] * 60)} at {settings['rate']:g} operations/s "
+            f"({v['requests']:,} requests): errors; RSS growth after minute {v['window_minutes']:g}; "
+            f"p99 last ÷ first {v['window_minutes']:g} min",
+            f"{v['errors']}; {v['rss_growth']:+.1%}; {ratio(v['p99_ratio'])}",
+            f"RSS {v['rss_mb_at_window']:.0f} → {v['rss_mb_last']:.0f} MB; p99 {ms(v['p99_first_ms'])} → "
+            f"{ms(v['p99_last_ms'])}",
+            verdict("0; < +10 %; ≤ 1.5×", v["ok"] and settings["minutes"] >= 20),
+            f"python bench/soak.py --backend {backend}", f"soak-{backend}.json", 50))
+    return rows
+
+
 def surfaces(r: Results) -> list[Row]:
     """The dashboard at 100k memories, the command line's start, a write that replaces text."""
     board = dict(r("dashboard-issue36.json")["pages"])
@@ -345,7 +365,8 @@ def tiers(r: Results) -> list[Row]:
 
 AREAS = (("recall quality", quality), ("models and capture", models_and_capture), ("SQLite speed", sqlite_speed),
          ("experiences", experiences), ("PostgreSQL", postgres), ("beside mem0", mem0), ("servers", servers),
-         ("surfaces", surfaces), ("sessions", sessions), ("labelled sessions", labelled), ("test suite", tiers))
+         ("soak", soak), ("surfaces", surfaces), ("sessions", sessions), ("labelled sessions", labelled),
+         ("test suite", tiers))
 
 
 def table(results: Path = RESULTS) -> str:

@@ -32,7 +32,7 @@ from hippo.core.operation import AsyncOperation
 from hippo.core.recall.operations import Recaller
 
 if TYPE_CHECKING:
-    pass
+    from hippo.core.ports.database import BackupResult, CheckReport, Progress
 
 __all__ = ["ASYNC_OPERATIONS", "AsyncMemory"]
 
@@ -58,6 +58,15 @@ class AsyncMemory:
     async def export_records(self, *, vectors: bool = False) -> list[Any]:
         """The agent's export records, read in a worker thread (a list: an iterator would read on the loop)."""
         return await asyncio.to_thread(lambda: list(self.sync.export_records(vectors=vectors)))
+
+    async def backup(self, path: str, *, overwrite: bool = False, progress: "Progress | None" = None) -> "BackupResult":
+        """A consistent copy of the whole database at ``path``, taken in a worker thread
+        (:meth:`Memory.backup <hippo.core.memory.Memory.backup>`)."""
+        return await asyncio.to_thread(lambda: self.sync.backup(path, overwrite=overwrite, progress=progress))
+
+    async def check(self) -> "CheckReport":
+        """Check the whole database, in a worker thread (:meth:`Memory.check <hippo.core.memory.Memory.check>`)."""
+        return await asyncio.to_thread(self.sync.check)
 
     async def close(self) -> None:
         await asyncio.to_thread(self.sync.close)

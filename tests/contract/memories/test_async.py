@@ -14,7 +14,8 @@ from hippo.core.memory import Memory
 from hippo.core.operation import Operation
 from hippo.providers.fake import FakeEmbedder
 
-SYNC_ONLY = {"capability", "close", "for_agent", "now", "tools", "export_records"}  # AsyncMemory has its own
+# AsyncMemory has its own (backup and check: the whole database's, in a worker thread)
+SYNC_ONLY = {"capability", "close", "for_agent", "now", "tools", "export_records", "backup", "check"}
 
 
 def test_every_operation_of_memory_is_a_coroutine_with_its_signature(db):
@@ -49,5 +50,18 @@ def test_fifty_coroutines_storing_and_recalling_lose_nothing(db):
             alice_texts = [r["content"] for r in await mem.export_records() if r.get("type") == "chunk"]
             assert len(alice_texts) == 125  # no agent saw another's writes
             assert all(int(t.split()[1]) % 2 == 0 for t in alice_texts)
+
+    asyncio.run(main())
+
+
+def test_backup_and_check_are_coroutines_over_the_whole_database(tmp_path):
+    async def main() -> None:
+        async with hippo.open_async(str(tmp_path / "live.db"), agent_id="alice", embedder=FakeEmbedder()) as mem:
+            await mem.store_memory("The kayak club meets on Thursdays")
+            made = await mem.backup(str(tmp_path / "copy.db"))
+            report = await mem.check()
+        assert made.bytes > 0 and report.ok
+        async with hippo.open_async(str(tmp_path / "copy.db"), agent_id="alice", embedder=FakeEmbedder()) as copy:
+            assert [h.content for h in await copy.recall_memories("kayak club")] == ["The kayak club meets on Thursdays"]
 
     asyncio.run(main())

@@ -254,7 +254,9 @@ def test_serve_names_the_dashboard_and_the_api_docs(tmp_path):
     server = subprocess.Popen([sys.executable, *HIPPO, "--db", "mem.db", "--embedder", "fake", "serve", "--port",
                                str(port)], cwd=tmp_path, env=_env(tmp_path), stderr=subprocess.PIPE, text=True)
     try:
-        said = [server.stderr.readline() for _ in range(2)] if server.stderr else []
+        said = [server.stderr.readline() for _ in range(4)] if server.stderr else []
+        assert said.pop(0) == "hippo: loading the embedding model fake:64 ...\n"  # before it serves: ready at once
+        assert said.pop(0).startswith("hippo: model ready in ")
         assert said[0].startswith("hippo ") and f"at http://127.0.0.1:{port}" in said[0]
         assert said[1] == f"dashboard: http://127.0.0.1:{port}/  API docs: http://127.0.0.1:{port}/docs\n"
         page = _get(f"http://127.0.0.1:{port}/")

@@ -52,3 +52,31 @@ def test_without_a_cap_it_says_so_and_a_bad_schedule_fails_at_start(db_path, clo
     with pytest.raises(ConfigError):
         MaintenanceSchedule(mem, "61 * * * *", print)
     mem.close()
+
+
+def test_a_stopping_server_lets_the_agent_under_way_finish_and_starts_no_other(db_path, clock):
+    from hippo.interfaces.http.schedule import CaptureSchedule
+    from hippo.interfaces.http.service import Service
+
+    base = hippo.open(db_path, agent_id="alice", embedder=FakeEmbedder(), clock=clock)
+    service = Service(base)
+    for agent in ("alice", "bob", "carol"):
+        service.memory(agent).observe([{"role": "user", "content": f"I keep bees on the roof, says {agent}."}],
+                                      session_id="roof")
+    began, ran = threading.Event(), []
+
+    class Slow(CaptureSchedule):
+        def run_agent(self, agent: str) -> object | None:
+            began.set()
+            while not self.stopping:  # the server is asked to stop while this agent's run is under way
+                threading.Event().wait(0.01)
+            ran.append(agent)
+            return super().run_agent(agent)
+
+    schedule = Slow(service, 0.01, lambda line: None).start()
+    assert began.wait(10)
+    schedule.stop()  # returns once the run under way is done
+    assert len(ran) == 1  # no other agent started
+    waiting = set(service.base.pending_agents())
+    assert waiting == {"alice", "bob", "carol"} - {ran[0]}  # the one under way finished: its messages processed
+    service.close()

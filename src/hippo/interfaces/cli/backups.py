@@ -80,7 +80,7 @@ def check(ctx: typer.Context, json: JSON = False) -> None:
     if json:
         render.emit_json(report.to_dict())
     else:
-        render.print_table(_shown(report))
+        typer.echo(_shown(report))  # one line a finding, never wrapped
     if not report.ok:
         raise fail(f"{render.plural(len(report.failed), 'check')} failed: "
                    + ", ".join(finding.name for finding in report.failed))

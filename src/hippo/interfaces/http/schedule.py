@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 __all__ = ["CaptureSchedule", "ConsolidationSchedule", "MaintenanceSchedule", "next_run"]
 
+STOP_GRACE = 60  # seconds a stopping server waits for a scheduled run under way
+
 
 def next_run(expression: str, after: datetime) -> datetime:
     """The first time after ``after`` that the cron ``expression`` names (ConfigError if it is not one)."""
@@ -58,9 +60,16 @@ class _Periodic:
         self._thread.start()
         return self
 
+    @property
+    def stopping(self) -> bool:
+        """Whether :meth:`stop` was called: a run under way finishes its agent and starts no other."""
+        return self._stop.is_set()
+
     def stop(self) -> None:
+        """Stop after the run under way, if any: an agent's run ends with its last batch committed
+        (capture moves each session's cursor with the memories it wrote), and no further agent starts."""
         self._stop.set()
-        self._thread.join(timeout=5)
+        self._thread.join(timeout=STOP_GRACE)
 
     def _run(self) -> None:
         while not self._stop.wait(self._wait()):
@@ -153,6 +162,8 @@ class _EachAgent(_Periodic):
             return f"{self.task} failed: {exc}"
         totals, failed, ran = dict.fromkeys(self.counters, 0), [], 0
         for agent in agents:
+            if self.stopping:  # the server is stopping: the other agents wait for the next start
+                break
             try:
                 done = self.run_agent(agent)
             except HippoError as exc:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 __all__ = ["LOOPBACK", "BackgroundServer", "bind", "check_bind", "serve"]
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+SHUTDOWN_GRACE = 30  # seconds a stopping server waits for the requests it took
 
 
 def check_bind(mem: "Memory", host: str) -> bool:
@@ -47,8 +48,10 @@ def _config(mem: "Memory", host: str, port: int, *, max_body_bytes: int, cors_or
                      allowed_hosts=LOOPBACK_HOSTS if host in LOOPBACK else None, log_format=log_format)
     # With json, uvicorn adds no plain handlers of its own: its lines go through the process's JSON handler.
     own = None if log_format == "json" else uvicorn.config.LOGGING_CONFIG
+    # On SIGTERM uvicorn stops listening, answers what it took and then closes the app (the
+    # schedules stop, the database closes); a request that hangs past the grace ends it anyway.
     return uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", access_log=False,
-                          log_config=own)
+                          log_config=own, timeout_graceful_shutdown=SHUTDOWN_GRACE)
 
 
 def _require_uvicorn() -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from hippo.core.ports.database import CheckReport, Finding
+from hippo.stores.checks import held, schema_finding, vectors_finding
 from hippo.stores.postgres.schema import MIGRATIONS
 
 __all__ = ["backup_advice", "check", "restore_advice"]
@@ -42,8 +43,7 @@ def check(conn: Any, location: str) -> CheckReport:
     """Check the database behind ``conn`` (a psycopg connection, in autocommit)."""
     with conn.transaction():
         conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        counts = _counts(conn)
-        model = conn.execute("SELECT model_id, dimension FROM embedding_model WHERE id = 1").fetchone()
+        counts, model = held(conn.execute, "chunk_rows")
         findings = (_schema(conn), _counters(conn), _keyword_index(conn), _vectors(conn, model, counts))
     return CheckReport(location, findings, counts)
 
@@ -52,23 +52,8 @@ def _one(conn: Any, sql: str, params: tuple[Any, ...] = ()) -> int:
     return int(conn.execute(sql, params).fetchone()[0])
 
 
-def _counts(conn: Any) -> dict[str, int]:
-    kinds = dict(conn.execute("SELECT kind, count(*) FROM chunk_rows GROUP BY kind").fetchall())
-    return {"agents": _one(conn, "SELECT count(DISTINCT agent_id) FROM chunk_rows"),
-            "memories": kinds.get("memory", 0), "facts": kinds.get("fact", 0),
-            "archived": _one(conn, "SELECT count(*) FROM chunks_archive"),
-            "pending_vectors": _one(conn, "SELECT count(*) FROM chunk_rows WHERE embedding IS NULL"),
-            "window_vectors": _one(conn, "SELECT count(*) FROM chunk_windows"),
-            "blocks": _one(conn, "SELECT count(*) FROM memory_blocks")}
-
-
 def _schema(conn: Any) -> Finding:
-    applied = _one(conn, "SELECT coalesce(max(number), 0) FROM hippo_migrations")
-    known = len(MIGRATIONS)
-    if applied == known:
-        return Finding("schema version", True, f"version {applied}, the current one")
-    newer = " (newer than this hippo)" if applied > known else ": opening it with hippo migrates it"
-    return Finding("schema version", False, f"version {applied} of {known}{newer}")
+    return schema_finding(_one(conn, "SELECT coalesce(max(number), 0) FROM hippo_migrations"), len(MIGRATIONS))
 
 
 def _counters(conn: Any) -> Finding:
@@ -93,25 +78,8 @@ def _keyword_index(conn: Any) -> Finding:
     return Finding("keyword index", True, "the words table holds exactly the live chunks")
 
 
-def _vectors(conn: Any, model: tuple[str, int | None] | None, counts: dict[str, int]) -> Finding:
-    pending = f"{counts['pending_vectors']} pending (hippo data reembed fills them)"
-    held = _one(conn, "SELECT count(*) FROM chunk_rows WHERE embedding IS NOT NULL")
-    if model is None:
-        if held:
-            return Finding("vectors", False, f"{held} chunks have a vector but no embedding model is recorded")
-        return Finding("vectors", True, "no embedding model recorded: keyword recall only; " + pending)
-    model_id, dimension = model
-    problems = []
-    if dimension:
-        for table, name in (("chunk_rows", "chunk vectors"), ("chunk_windows", "window vectors")):
-            bad = _one(conn, f"SELECT count(*) FROM {table} WHERE embedding IS NOT NULL "
-                             "AND vector_dims(embedding) != %s", (dimension,))
-            if bad:
-                problems.append(f"{bad} {name} are not of dimension {dimension} ({model_id})")
-    orphans = _one(conn, "SELECT count(*) FROM chunk_windows w JOIN chunk_rows r ON r.id = w.chunk_id "
-                         "WHERE r.embedding IS NULL")
-    if orphans:
-        problems.append(f"{orphans} window vectors belong to chunks without a vector")
-    if problems:
-        return Finding("vectors", False, "; ".join(problems))
-    return Finding("vectors", True, f"every chunk has a vector of {model_id} or is pending: {pending}")
+def _vectors(conn: Any, model: tuple[str, int | None] | None, found: dict[str, int]) -> Finding:
+    return vectors_finding(lambda sql: _one(conn, sql), model, found, rows="chunk_rows",
+                           wrong_size=lambda dimension: f"vector_dims(embedding) != {dimension}",
+                           orphans="SELECT count(*) FROM chunk_windows w JOIN chunk_rows r ON r.id = w.chunk_id "
+                                   "WHERE r.embedding IS NULL")

@@ -170,9 +170,6 @@ class PostgresStore(SqlStore, SearchMixin, Curation, Summary):
         return {"facts": row[0], "superseded_facts": row[1], "memories": row[2], "pending_vectors": row[3],
                 "blocks": row[4], "experiences": row[5]}
 
-    def kind_counts(self) -> dict[str, int]:
-        return dict(fetch(self.db, None, "SELECT kind, count(*) FROM chunk_rows GROUP BY kind", bookkeeping=False))
-
     def schema_version(self) -> SchemaVersion:
         [row] = fetch(self.db, None, "SELECT coalesce(max(number), 0) FROM hippo_migrations", bookkeeping=False)
         return SchemaVersion(int(row[0]), len(MIGRATIONS))

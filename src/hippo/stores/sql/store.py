@@ -77,6 +77,10 @@ class SqlStore(SqlChunks, SqlCapture, SqlSessions, SqlExperiences, SqlArchive, S
         with self.db.reading(agent_id) as conn:
             return self._session_neighbours(conn, agent_id, ids, reach, condition, params)
 
+    def kind_counts(self) -> dict[str, int]:
+        with self.db.reading(None, bookkeeping=False) as conn:  # the (agent, kind, id) index, not the rows
+            return dict(conn.execute(f"SELECT kind, count(*) FROM {self.db.dialect.rows} GROUP BY kind").fetchall())
+
     def _queue_retrievals(self, queue: RetrievalQueue) -> None:
         """Recalls' retrieval events go through ``queue``, and every read first writes those it must see."""
         self.retrievals = queue

@@ -199,10 +199,6 @@ class SQLiteStore(SqlStore, SearchMixin, Curation, Summary):
         return {"facts": facts - superseded, "superseded_facts": superseded, "memories": kinds.get("memory", 0),
                 "pending_vectors": pending, "blocks": blocks[0], "experiences": lived[0]}
 
-    def kind_counts(self) -> dict[str, int]:
-        with self.db.reading(None, bookkeeping=False) as conn:  # the (agent, kind, id) index, not the rows
-            return dict(conn.execute("SELECT kind, count(*) FROM chunks GROUP BY kind").fetchall())
-
     def schema_version(self) -> SchemaVersion:
         with self.db.reading(None, bookkeeping=False) as conn:
             return SchemaVersion(conn.execute("PRAGMA user_version").fetchone()[0], len(MIGRATIONS))
