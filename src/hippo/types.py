@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any, Iterator, Literal
 
 from typing_extensions import TypedDict  # pydantic reads typing's only from Python 3.12
@@ -25,6 +25,7 @@ __all__ = [
     "Erased",
     "Experience",
     "FactHistory",
+    "Validity",
     "MergedWording",
     "FactOutcome",
     "ForgetResult",
@@ -339,17 +340,42 @@ class MergedWording(_Dictable):
 
 
 @dataclass(frozen=True, slots=True)
+class Validity(_Dictable):
+    """When one version of a fact was current: from ``valid_from``, when hippo stored it (its
+    ``created_at``; ``observed_at`` is when it was said, and may be earlier), until ``valid_until``,
+    when its successor was stored. ``valid_until`` is None while the version is ``current``, and
+    also when its successor was forgotten: then it was replaced at a time hippo no longer knows."""
+
+    id: str
+    valid_from: datetime
+    valid_until: datetime | None
+    current: bool
+
+
+@dataclass(frozen=True, slots=True)
 class FactHistory(_Dictable):
     """A fact's versions, oldest first; each replaced version names its successor.
 
     A version was superseded at its successor's ``created_at``. ``current`` is
     the live version, or ``None`` when the newest one was forgotten. ``merged``: the
     wordings merged into any version as duplicates, oldest first (``fact_id`` names which).
+    ``validity``: each version's interval, in the order of ``versions``.
     """
 
     versions: list[Chunk]
     current: Chunk | None
     merged: list[MergedWording] = field(default_factory=list)
+    validity: list[Validity] = field(default_factory=list)
+
+    def at(self, when: datetime) -> Chunk | None:
+        """The version current at ``when`` (aware, or naive UTC), or None: none stored yet, or the
+        one current then was replaced at an unknown time (its successor forgotten)."""
+        when = when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
+        chunks = {c.id: c for c in self.versions}
+        for span in reversed(self.validity):
+            if span.valid_from <= when and (span.current or span.valid_until is not None and when < span.valid_until):
+                return chunks[span.id]
+        return None
 
 
 @dataclass(frozen=True, slots=True)

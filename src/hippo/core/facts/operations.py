@@ -14,9 +14,17 @@ from hippo.core.memories import edits
 from hippo.core.memories.operations import fetch
 from hippo.core.messages import user_text
 from hippo.errors import InvalidInput
-from hippo.types import Chunk, FactHistory, RememberResult
+from hippo.types import Chunk, FactHistory, RememberResult, Validity
 
 __all__ = ["Facts"]
+
+
+def validity(versions: list[Chunk]) -> list[Validity]:
+    """Each version's interval: from when it was stored until its successor was (None while it is
+    current, or when the successor is gone: forgotten, its time with it)."""
+    stored = {c.id: c.created_at for c in versions}
+    return [Validity(c.id, c.created_at, stored.get(c.superseded_by) if c.superseded_by else None,
+                     c.superseded_by is None) for c in versions]
 
 
 class Facts(Capability):
@@ -51,8 +59,10 @@ class Facts(Capability):
         )
 
     def fact_history(self, chunk_id: str) -> FactHistory:
-        """Every version of a fact, oldest first: what it superseded, what superseded it; and the
-        wordings merged into them as duplicates (``merged``), which :meth:`split_fact` can split back."""
+        """Every version of a fact, oldest first: what it superseded, what superseded it; when each
+        was current (``validity``: from when it was stored until its successor was; ``at(when)``
+        names the version current at a date); and the wordings merged into them as duplicates
+        (``merged``), which :meth:`split_fact` can split back."""
         chunk = fetch(self.ctx, chunk_id)
         older: list[Chunk] = []
         frontier = [chunk]
@@ -68,7 +78,7 @@ class Facts(Capability):
                 newer.append(current)
         versions = sorted([*older, chunk, *newer], key=lambda c: (c.created_at, c.id))
         merged = self.ctx.store.merged_wordings([c.id for c in versions])
-        return FactHistory(versions, current, merged)
+        return FactHistory(versions, current, merged, validity(versions))
 
     def split_fact(self, fact_id: str, wording: str) -> Chunk:
         """Undo a wrong merge: the wording that ``remember_facts`` merged into fact ``fact_id`` as a

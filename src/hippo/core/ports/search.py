@@ -28,6 +28,10 @@ class ChunkFilter:
 
     ``since``/``until`` bound the time of a chunk: when it was observed if known,
     else when it was stored. Superseded chunks are excluded unless asked for.
+
+    ``as_of`` looks into the past: only chunks stored (``created_at``) at or before it pass, and a
+    superseded one passes when its successor was stored after it (it was current then); one whose
+    successor is gone (forgotten) never passes: when it stopped being current is no longer known.
     """
 
     kinds: tuple[str, ...] = ()
@@ -39,11 +43,18 @@ class ChunkFilter:
     sources: tuple[str, ...] = ()  # provenance: any of these
     session_id: str | None = None
     experience: ExperienceFilter | None = None  # experiences only, and which
+    as_of: datetime | None = None  # what was current then (see above)
 
     @property
     def is_empty(self) -> bool:
         return not (self.kinds or self.tags or self.metadata or self.since or self.until or self.sources
-                    or self.session_id or self.experience)
+                    or self.session_id or self.experience or self.as_of)
+
+    @property
+    def reaches_superseded(self) -> bool:
+        """Whether a superseded chunk can pass: asked for, or current at the ``as_of`` date. A store
+        that keeps live chunks apart (an index of live vectors) must then look beyond them."""
+        return self.include_superseded or self.as_of is not None
 
 
 MetaOp = Literal["eq", "ne", "in", "gt", "gte", "lt", "lte", "exists"]

@@ -8,6 +8,7 @@ Operators as in MongoDB and mem0: ``$eq $ne $in $gt $gte $lt $lte $exists``.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from hippo.core import validation as v
@@ -24,7 +25,7 @@ _MAX_IN = 100
 
 
 def recall_filter(*, kind: Any = None, tags: Any = None, metadata: Any = None, since: Any = None, until: Any = None,
-                  source: Any = None, session_id: Any = None) -> ChunkFilter:
+                  source: Any = None, session_id: Any = None, as_of: datetime | None = None) -> ChunkFilter:
     """The store's filter for recall's keyword arguments, each checked (InvalidInput names the bad one)."""
     if not all(isinstance(x, (str, list, tuple, type(None))) for x in (kind, tags, source)):
         raise InvalidInput("kind, tags and source filters must be a string or a list of strings")
@@ -38,20 +39,22 @@ def recall_filter(*, kind: Any = None, tags: Any = None, metadata: Any = None, s
     return ChunkFilter(
         kinds=kinds, tags=tuple(tag_list), metadata=metadata_conditions(metadata),
         since=v.check_datetime(since, "since"), until=v.check_datetime(until, "until"),
-        sources=tuple(v.check_source(s) for s in sources), session_id=v.check_session_id(session_id),
+        sources=tuple(v.check_source(s) for s in sources), session_id=v.check_session_id(session_id), as_of=as_of,
     )
 
 
 def passes(chunk: Chunk, where: ChunkFilter) -> bool:
     """Whether a chunk read outside the store's search (an archived one) passes a filter's kind,
-    tags, provenance and time; metadata conditions are for the store to test."""
+    tags, provenance and time; metadata conditions are for the store to test. At an ``as_of`` date,
+    it must have been stored by then (a superseded one still never passes: see the recall guide)."""
     when = chunk.observed_at or chunk.created_at
     return ((not where.kinds or chunk.kind in where.kinds)
             and all(tag in (chunk.metadata.get("tags") or ()) for tag in where.tags)
             and (not where.sources or chunk.source in where.sources)
             and (where.session_id is None or chunk.session_id == where.session_id)
             and (where.since is None or when >= where.since) and (where.until is None or when < where.until)
-            and (where.include_superseded or chunk.superseded_by is None))
+            and (where.include_superseded or chunk.superseded_by is None)
+            and (where.as_of is None or chunk.created_at <= where.as_of))
 
 
 def metadata_conditions(value: Any) -> tuple[MetaCondition, ...]:

@@ -20,7 +20,7 @@ from hippo.core.strength import RETRIEVAL_BOOST
 from hippo.errors import ConfigError, InvalidInput
 from hippo.types import ConversationHit, Hit, Recall
 
-__all__ = ["Recaller"]
+__all__ = ["Recaller", "past"]
 
 
 def _flags(touch: object, expand: object, include_archived: object, where: ChunkFilter) -> tuple[bool, bool, bool]:
@@ -28,6 +28,13 @@ def _flags(touch: object, expand: object, include_archived: object, where: Chunk
     if v.check_flag(include_archived, "include_archived") and where.metadata:
         raise InvalidInput("metadata filters do not reach the archive: leave out include_archived or metadata")
     return v.check_flag(touch, "touch"), v.check_flag(expand, "expand"), bool(include_archived)
+
+
+def past(as_of: object, now: datetime) -> datetime | None:
+    """``as_of`` checked (InvalidInput names it), a date after ``now`` read as ``now``: nothing
+    later is known, and a caller's clock a little ahead of the server's must not fail."""
+    when = v.check_datetime(as_of, "as_of")
+    return None if when is None else min(when, now)
 
 
 def _mode(query: str, vectored: bool, matched: bool) -> Literal["hybrid", "keyword", "vector"]:
@@ -56,6 +63,7 @@ class Recaller(Capability):
         include_archived: bool = False,
         expand: bool = False,
         touch: bool = True,
+        as_of: datetime | str | None = None,
     ) -> Recall:
         """Facts and memories ranked by relevance, strength and recency, times the agent's
         feedback (see :mod:`hippo.core.curation.feedback`); filtered by kind, tags, metadata, time, and
@@ -66,28 +74,40 @@ class Recaller(Capability):
         the query's words compete too, marked ``archived`` (see :mod:`hippo.core.curation.archive`). With
         ``expand``, memories often recalled with the best hits follow them, marked ``linked_from``
         (see :mod:`hippo.core.curation.links`); a touching recall strengthens the links among its hits.
+
+        With ``as_of`` (a datetime or ISO-8601 text), what was current at that time: nothing stored
+        after it, and a fact's version superseded after it in place of its successor; strength and
+        recency as they stood then (an access or reinforcement after ``as_of`` counts as made at
+        ``as_of``: an upper bound); never counted as retrieved. A date after now reads as now.
+        Forgotten memories are gone at every date. ``expand`` does not combine with it.
         """
         query = v.check_text(query, "query", max_chars=self.ctx.settings.max_query_chars)
         limit = v.check_limit(limit)
-        where = recall_filter(kind=kind, tags=tags, metadata=metadata, since=since, until=until, source=source,
-                              session_id=session_id)
-        touch, expand, include_archived = _flags(touch, expand, include_archived, where)
-        query_vector = self.ctx.embedding.query(query)
         now = self.ctx.now()
+        when = past(as_of, now)
+        where = recall_filter(kind=kind, tags=tags, metadata=metadata, since=since, until=until, source=source,
+                              session_id=session_id, as_of=when)
+        touch, expand, include_archived = _flags(touch, expand, include_archived, where)
+        if when is not None:
+            if expand:
+                raise InvalidInput("expand follows the co-recall links as they are now: leave out as_of or expand")
+            touch = False  # a look into the past is no retrieval
+        query_vector = self.ctx.embedding.query(query)
+        at = now if when is None else when  # strength and recency are computed at this time
         # ranks what is written: the last moment's boosts follow
         with self.ctx.store.retrievals.recall_reads(self.ctx.agent_id, now):
-            hits, found = self._ranked(query, query_vector, where, limit, now)
+            hits, found = self._ranked(query, query_vector, where, limit, at)
             if query_vector is not None and (name := user_name(h.content for h in hits)) is not None \
                     and (reworded := as_the_user(query, name)) is not None:
                 # "what food should alice avoid?" asked of Alice's memories, which say "User"
                 query_vector = self.ctx.embedding.query(reworded)
-                hits, found = self._ranked(reworded, query_vector, where, limit, now)
+                hits, found = self._ranked(reworded, query_vector, where, limit, at)
         if touch and hits:  # written behind the answer (the store's queue)
             hits = touched(hits, now)
             self.ctx.store.retrievals.add(RetrievalEvent(self.ctx.agent_id, tuple(h.id for h in hits),
                                                          links.co_recall_pairs(hits), now, RETRIEVAL_BOOST))
         if include_archived:
-            hits = self._with_archived(hits, query, limit, now, where)
+            hits = self._with_archived(hits, query, limit, at, where)
         if expand:
             ctx = self.ctx
             hits = hits + links.expand(ctx.store, hits, query_vector, now, fusion=ctx.fusion,

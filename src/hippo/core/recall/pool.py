@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from hippo.config import Settings
     from hippo.core.ports.scoped import AgentStore
 
-__all__ = ["as_hits", "find_candidates", "keyword_match", "own_relevance", "rank", "ranked_pool",
+__all__ = ["as_hits", "current_then", "find_candidates", "keyword_match", "own_relevance", "rank", "ranked_pool",
            "touched", "trusted", "unseen_relevance"]
 
 MAX_POOL = 10_000  # candidates per side at most, when decayed ones crowd the first pool
@@ -56,8 +56,17 @@ def find_candidates(
     pool: int,
     where: ChunkFilter,
 ) -> Candidates:
-    """One pass of recall: the store's candidates for the query's vector and words."""
-    return store.search(SearchQuery(query_vector, keyword_match(query), where, pool))
+    """One pass of recall: the store's candidates for the query's vector and words. At an ``as_of``
+    date the store found what was current then: a version superseded since is ranked as live."""
+    return current_then(store.search(SearchQuery(query_vector, keyword_match(query), where, pool)), where)
+
+
+def current_then(found: Candidates, where: ChunkFilter) -> Candidates:
+    """At an ``as_of`` date, the candidates (which passed ``where``: current then) ranked as live: a
+    version superseded since was not superseded yet."""
+    if where.as_of is None or where.include_superseded:
+        return found
+    return replace(found, chunks=[replace(c, superseded_by=None) if c.superseded_by else c for c in found.chunks])
 
 
 def own_relevance(
@@ -185,6 +194,7 @@ def ranked_pool(store: "AgentStore", query: str, query_vector: np.ndarray | None
         else:
             found, relevance, context = in_context(store, found, relevance, query_vector, fusion=fusion,
                                                    weight=settings.context_weight, where=where)
+        found = current_then(found, where)  # the neighbours context joined passed ``where`` too
         ranked = rank(found, relevance, now, limit=max(limit, LOOK), weights=weights, context=context,
                       decay_lambda=settings.decay_lambda, min_relevance=settings.min_relevance)
         if settings.prefer_later and period is None and not asks_about_the_past(query):

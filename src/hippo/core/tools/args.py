@@ -59,6 +59,8 @@ class RecallArgs(_Args):
     kind: Literal["fact", "memory"] | None = Field(None, description="Only facts, or only raw memories.")
     tags: list[str] | None = Field(None, description="Only memories carrying all of these tags.")
     max_tokens: int | None = Field(None, ge=50, le=20_000, description="Budget for the answer; fewer results fit.")
+    as_of: str | None = Field(
+        None, description="What was known at a past date, ISO 8601 (e.g. 2026-03-10T09:00:00Z).")
 
 
 class UpdateMemoryArgs(_Args):

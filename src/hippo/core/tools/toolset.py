@@ -260,7 +260,7 @@ class Toolset(Sequence[Tool]):
         return {"deleted": gone, "count": len(gone), "scrubbed": result.scrubbed}
 
     def _recall(self, a: RecallArgs) -> dict[str, Any]:
-        recall = self.memory.recall_memories(a.query, a.limit, kind=a.kind, tags=a.tags)
+        recall = self.memory.recall_memories(a.query, a.limit, kind=a.kind, tags=a.tags, as_of=a.as_of)
         now = self.memory.now()
         items = [
             {"id": h.id, "kind": h.chunk.kind, "content": h.content, "score": round(h.score, 2),

@@ -86,15 +86,18 @@ def recall(
     expand: Annotated[bool, typer.Option(
         "--expand", help="Memories often recalled with the best hits follow them (marked).")] = False,
     touch: Annotated[bool, typer.Option(help="Count the hits as retrieved (strengthens them).")] = True,
+    as_of: Annotated[Optional[str], typer.Option(
+        "--as-of", metavar="WHEN", help="What was current then (ISO-8601 or an age, 30d); never counted as "
+                                        "retrieved.")] = None,
     json: JSON = False,
 ) -> None:
-    """Recall facts and memories by meaning and keyword, ranked by score."""
+    """Recall facts and memories by meaning and keyword, ranked by score; with --as-of, as it stood at a date."""
     conditions = parse_json(where, "--where") if where is not None else None
     with opened(ctx) as mem:
         found = mem.recall_memories(query, limit, kind=kind.value if kind else None, tags=tag,
                                     since=when(since), until=when(until), touch=touch, metadata=conditions,
                                     source=source, session_id=session, include_archived=include_archived,
-                                    expand=expand)
+                                    expand=expand, as_of=when(as_of))
     if found.warning:
         render.note(f"warning: {found.warning}")
     render.emit_or_print(json, found.to_dict(), lambda: render.hits_table(found))

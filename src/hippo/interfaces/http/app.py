@@ -115,6 +115,9 @@ def search_or_list(
     metadata: Annotated[str | None, Query(max_length=16_000, description=(
         'With `q`: a JSON object of metadata conditions, e.g. {"status": {"$in": ["open", "blocked"]}, '
         '"priority": {"$gte": 2}} ($eq $ne $in $gt $gte $lt $lte $exists; a plain value means $eq)'))] = None,
+    as_of: Annotated[datetime | None, Query(description=(
+        "With `q`: what was current at this time (ISO 8601): nothing stored later, a fact's version of then, "
+        "strength and recency as they stood"))] = None,
 ) -> Any:
     """Search by meaning and keywords when `q` is given; otherwise list, newest first, a page at a time.
 
@@ -124,9 +127,9 @@ def search_or_list(
         conditions = parse_json(metadata, "metadata") if metadata is not None else None
         return mem.recall_memories(q, limit, kind=kind, tags=tag, since=since, until=until, metadata=conditions,
                                    source=source, session_id=session_id, include_archived=include_archived,
-                                   expand=expand, touch=False)
-    if metadata is not None or source or session_id is not None or include_archived or expand:
-        raise InvalidInput("metadata, source and session_id filters apply to a search: give q too")
+                                   expand=expand, touch=False, as_of=as_of)
+    if metadata is not None or source or session_id is not None or include_archived or expand or as_of is not None:
+        raise InvalidInput("metadata, source, session_id and as_of apply to a search: give q too")
     page = mem.list_memories(limit=limit, cursor=cursor, kind=kind)
     return MemoryPage(items=page.items, next_cursor=page.next_cursor)
 
@@ -134,11 +137,12 @@ def search_or_list(
 @router.post(f"{base_path}/memories/recall", response_model=Recall, tags=["memories"])
 def recall(mem: Mem, body: RecallBody) -> Recall:
     """Recall as an agent does: ranked by meaning, keywords, strength and recency, and the hits
-    count as retrieved (access count, last access, +0.02 strength, co-recall links among them).
-    `GET memories?q=` is the same search without counting."""
+    count as retrieved (access count, last access, +0.02 strength, co-recall links among them), unless
+    `as_of` looks into the past. `GET memories?q=` is the same search without counting."""
     return mem.recall_memories(body.query, body.limit, kind=body.kind, tags=body.tags, since=body.since,
                                until=body.until, metadata=body.metadata, source=body.source,
-                               session_id=body.session_id, include_archived=body.include_archived, expand=body.expand)
+                               session_id=body.session_id, include_archived=body.include_archived, expand=body.expand,
+                               as_of=body.as_of)
 
 
 @router.post(f"{base_path}/memories", response_model=StoreResult, status_code=201, tags=["memories"],

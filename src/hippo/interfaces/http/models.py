@@ -62,6 +62,9 @@ class RecallBody(_Body):
     metadata: dict[str, Any] | None = Field(None, description=(
         'Conditions on metadata, e.g. {"status": {"$in": ["open", "blocked"]}, "priority": {"$gte": 2}} '
         "($eq $ne $in $gt $gte $lt $lte $exists; a plain value means $eq)."))
+    as_of: datetime | None = Field(None, description=(
+        "What was current at this time (ISO 8601): nothing stored later, a fact's version of then, strength and "
+        "recency as they stood; not counted as retrieved."))
 
 
 class ExperienceRecallBody(_Body):

@@ -16,7 +16,7 @@ from typing import Any, Callable
 from hippo.core.ports import ChunkFilter, ExperienceFilter, MetaCondition
 from hippo.stores.sql.dialect import Dialect
 
-__all__ = ["COMPARE", "JsonTests", "Part", "experience_tests", "filter_sql", "metadata_sql"]
+__all__ = ["COMPARE", "JsonTests", "Part", "as_of_sql", "experience_tests", "filter_sql", "metadata_sql"]
 
 COMPARE = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 
@@ -57,7 +57,9 @@ def filter_sql(d: Dialect, where: ChunkFilter, *, json: JsonTests,
     """A test (never empty) that ``c`` passes ``where``, and its parameters; ``json`` and
     ``experience`` write the tags, the metadata and the experience in the backend's style."""
     parts: list[Part] = []
-    if not where.include_superseded:
+    if where.as_of is not None:
+        parts += as_of_sql(d, where)
+    elif not where.include_superseded:
         parts.append((d.sql("c.superseded_by IS NULL"), []))
     for column, values in (("c.kind", where.kinds), ("c.source", where.sources)):
         if values:
@@ -74,6 +76,18 @@ def filter_sql(d: Dialect, where: ChunkFilter, *, json: JsonTests,
     if where.until is not None:
         parts.append((d.sql("COALESCE(c.observed_at, c.created_at) < ?"), [d.time(where.until)]))
     return " AND ".join(clause for clause, _ in parts) or "true", [p for _, params in parts for p in params]
+
+
+def as_of_sql(d: Dialect, where: ChunkFilter) -> list[Part]:
+    """The tests of ``where.as_of``: stored by then, and (unless every version is asked for) current
+    then: not superseded, or superseded by a successor stored after that time. The successor is read
+    by its primary key, so the test costs one lookup per superseded row, none per live one."""
+    when = d.time(where.as_of)
+    parts: list[Part] = [(d.sql("c.created_at <= ?"), [when])]
+    if not where.include_superseded:
+        parts.append((d.sql(f"(c.superseded_by IS NULL OR EXISTS (SELECT 1 FROM {d.rows} n "
+                            "WHERE n.id = c.superseded_by AND n.created_at > ?))"), [when]))
+    return parts
 
 
 def experience_tests(d: Dialect, wanted: ExperienceFilter, alias: str) -> tuple[list[str], list[Any]]:

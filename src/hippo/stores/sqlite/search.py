@@ -161,14 +161,16 @@ class SearchMixin(FilteredSearch):
         with self.db.reading(agent_id) as conn:
             allowed = None
             clause, params = filter_sql(where)
-            if not where.is_empty and not where.include_superseded:
+            # The index holds live chunks: a filter that lets superseded ones through (a look at a
+            # past date) is answered from the rows it lists, the superseded ones scored apart.
+            if not where.is_empty and not where.reaches_superseded:
                 found = self._filter_afterwards(conn, agent_id, query, limit, clause, params, where)
                 if found is not None:
                     return self._ids_for_rowids(found)
-            if not where.is_empty or where.include_superseded:
+            if not where.is_empty or where.reaches_superseded:
                 allowed = self._allowed_rowids(conn, agent_id, clause, params, where=where)
             found = self._vectors.search(agent_id, query, limit, allowed, quick=quick)
-            if where.include_superseded:
+            if where.reaches_superseded:
                 found = self._merge_superseded(conn, agent_id, query, limit, found, allowed)
             return self._ids_for_rowids(found)
 
@@ -387,7 +389,7 @@ class SearchMixin(FilteredSearch):
             return "", []
         if where.since is not None or where.until is not None:
             period, period_params = filter_sql(
-                ChunkFilter(since=where.since, until=where.until, include_superseded=where.include_superseded))
+                ChunkFilter(since=where.since, until=where.until, include_superseded=where.reaches_superseded))
             (in_period,) = conn.execute(
                 f"SELECT count(*) FROM (SELECT 1 FROM chunks c WHERE c.agent_id = ? AND {period} LIMIT ?)",
                 (agent_id, *period_params, matches + 1),

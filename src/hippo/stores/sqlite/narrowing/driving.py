@@ -211,7 +211,7 @@ def drivers(where: ChunkFilter, agent_id: str) -> list[tuple[str, list[Any]]]:
                       f"WHERE {' AND '.join(['x.agent_id = ?', *tests])} AND x.chunk IS NOT NULL", [agent_id, *params]))
     if where.since is not None or where.until is not None:
         period, params = filter_sql(ChunkFilter(since=where.since, until=where.until,
-                                                include_superseded=where.include_superseded))
+                                                include_superseded=where.reaches_superseded))
         parts.append((f"SELECT c.rowid FROM chunks c INDEXED BY idx_chunks_when WHERE c.agent_id = ? AND {period}",
                       [agent_id, *params]))
     if wanted is not None and not wanted.types and wanted.min_importance is not None:
