@@ -83,11 +83,11 @@ export class HippoClient {
 
   /** Recall as an agent does: ranked by meaning, keywords, strength and recency; the hits count as retrieved. */
   recallMemories(query: string, options: SearchOptions = {}): Promise<S.Recall> {
-    const { limit, kind, tags, since, until, source, sessionId, includeArchived, expand, metadata, signal } = options;
+    const { limit, kind, tags, since, until, source, sessionId, includeArchived, expand, asOf, metadata, signal } = options;
     return this.send("POST", "/memories/recall", {
       body: {
         query, limit, kind, tags, since: isoTime(since), until: isoTime(until), source, session_id: sessionId,
-        include_archived: includeArchived, expand, metadata,
+        include_archived: includeArchived, expand, metadata, as_of: isoTime(asOf),
       },
       signal,
     });
@@ -95,12 +95,12 @@ export class HippoClient {
 
   /** The same search as `recallMemories`, as a look: nothing counts as retrieved. */
   searchMemories(query: string, options: SearchOptions = {}): Promise<S.Recall> {
-    const { limit, kind, tags, since, until, source, sessionId, includeArchived, expand, metadata, signal } = options;
+    const { limit, kind, tags, since, until, source, sessionId, includeArchived, expand, asOf, metadata, signal } = options;
     const conditions = metadata === undefined ? undefined : JSON.stringify(metadata);
     return this.send("GET", "/memories", {
       query: {
         q: query, limit, kind, tag: tags, since, until, source, session_id: sessionId,
-        include_archived: includeArchived, expand, metadata: conditions,
+        include_archived: includeArchived, expand, metadata: conditions, as_of: isoTime(asOf),
       },
       signal,
     });

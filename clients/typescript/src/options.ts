@@ -53,6 +53,8 @@ export interface SearchOptions extends RequestOptions {
   includeArchived?: boolean;
   /** Memories often recalled with the best hits follow them (`linked_from`). */
   expand?: boolean;
+  /** What was current at this time: nothing stored later, a fact's version of then; never counted as retrieved. */
+  asOf?: Time;
   metadata?: MetadataConditions;
 }
 

@@ -233,11 +233,13 @@ export interface ExperienceList {
  * A version was superseded at its successor's `created_at`. `current` is
  * the live version, or `None` when the newest one was forgotten. `merged`: the
  * wordings merged into any version as duplicates, oldest first (`fact_id` names which).
+ * `validity`: each version's interval, in the order of `versions`.
  */
 export interface FactHistory {
   versions: Chunk[];
   current: Chunk | null;
   merged: MergedWording[];
+  validity: Validity[];
 }
 
 /**
@@ -392,6 +394,14 @@ export interface Observation {
   message_ids: string[];
 }
 
+export interface Readiness {
+  status: "ready";
+  /**
+   * Each check and whether it passed: store, migrations, model.
+   */
+  checks: Record<string, unknown>;
+}
+
 /**
  * Ranked hits of `recall_memories`; iterates like a list of `Hit`.
  *
@@ -473,4 +483,17 @@ export interface ToolDefinition {
 
 export interface ToolList {
   items: ToolDefinition[];
+}
+
+/**
+ * When one version of a fact was current: from `valid_from`, when hippo stored it (its
+ * `created_at`; `observed_at` is when it was said, and may be earlier), until `valid_until`,
+ * when its successor was stored. `valid_until` is None while the version is `current`, and
+ * also when its successor was forgotten: then it was replaced at a time hippo no longer knows.
+ */
+export interface Validity {
+  id: string;
+  valid_from: string;
+  valid_until: string | null;
+  current: boolean;
 }
