@@ -8,6 +8,7 @@ count as a retrieval (``list_memories``, ``get_memory``, ``recall_memories(touch
 from __future__ import annotations
 
 import json
+from datetime import date, datetime, time, timezone
 from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
 
@@ -18,6 +19,7 @@ from pydantic import BaseModel, Field
 from hippo.core.experiences.importance import EXPERIENCE_TYPES
 from hippo.core.memories.browsing import ARCHIVE_SCAN
 from hippo.core.memory import Memory
+from hippo.core.ports.audit import set_actor
 from hippo.core.strength import effective_strength, strength_curve
 from hippo.core.validation import AGENT_ID, ULID
 from hippo.errors import NotFound
@@ -51,9 +53,14 @@ class AgentView:
         self.viewer, self.mem = viewer, mem
 
 
-def agent_view(request: Request, agent_id: Annotated[str, AGENT]) -> AgentView:
-    viewer = viewer_of(request)
+async def agent_view(request: Request, agent_id: Annotated[str, AGENT]) -> AgentView:
+    """Async so that the audit trail's actor (the viewer's key, "dashboard") is set in the request's
+    own context, which the page's worker thread copies; the session is read in a worker thread."""
+    from starlette.concurrency import run_in_threadpool
+
+    viewer = await run_in_threadpool(viewer_of, request)
     viewer.check_agent(agent_id)
+    set_actor(viewer.key.id if viewer.key is not None else "anonymous", "dashboard")
     service: Service = request.app.state.service
     return AgentView(viewer, service.memory(agent_id))
 
@@ -176,9 +183,23 @@ def memory(request: Request, view: Agent, memory_id: Annotated[str, MEMORY_ID]) 
         return page(request, view.viewer, "archived.html", agent=view.mem.agent_id, gone=gone, chunk=gone.chunk,
                     strength=strength_of(view.mem, gone.chunk))
     said = request.query_params
+    day = said.get("as_of") or None
+    as_of = end_of_day(day)
     return memory_page(request, view, chunk, saved=said.get("saved"), restored=said.get("restored"),
                        split_from=split_from(request), added=one_of(said.get("added"), "inserted", "strengthened"),
-                       feedback=one_of(said.get("feedback"), "reinforced", "demoted"))
+                       feedback=one_of(said.get("feedback"), "reinforced", "demoted"), as_of=as_of,
+                       as_of_text=day if as_of is not None else "",
+                       as_of_error=f"not a date: {day!r} (YYYY-MM-DD)" if day and as_of is None else None)
+
+
+def end_of_day(day: str | None) -> datetime | None:
+    """The end of a day chosen on the memory page (``YYYY-MM-DD``, UTC): what stood once that day's
+    changes were made; None for anything else."""
+    try:
+        start = date.fromisoformat(day or "")
+    except ValueError:
+        return None
+    return datetime.combine(start, time.max, tzinfo=timezone.utc)
 
 
 def one_of(value: str | None, *known: str) -> str | None:
