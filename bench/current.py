@@ -264,11 +264,12 @@ def soak(r: Results) -> list[Row]:
         v, settings = run["verdict"], run["settings"]
         rows.append(Row(
             f"soak on {name}: {duration(settings['minutes'] * 60)} at {settings['rate']:g} operations/s "
-            f"({v['requests']:,} requests): errors; RSS growth after minute {v['window_minutes']:g}; "
+            f"({v['requests']:,} requests): errors; own memory's growth after minute {v['window_minutes']:g}; "
             f"p99 last ÷ first {v['window_minutes']:g} min",
             f"{v['errors']}; {v['rss_growth']:+.1%}; {ratio(v['p99_ratio'])}",
-            f"RSS {v['rss_mb_at_window']:.0f} → {v['rss_mb_last']:.0f} MB; p99 {ms(v['p99_first_ms'])} → "
-            f"{ms(v['p99_last_ms'])}",
+            f"{'anonymous RSS' if v.get('rss_measure') == 'rss_anon_mb' else 'RSS'} {v['rss_mb_at_window']:.0f} → "
+            f"{v['rss_mb_last']:.0f} MB (all RSS {v.get('rss_total_growth', v['rss_growth']):+.1%}); "
+            f"p99 {ms(v['p99_first_ms'])} → {ms(v['p99_last_ms'])}",
             verdict("0; < +10 %; ≤ 1.5×", v["ok"] and settings["minutes"] >= 20),
             f"python bench/soak.py --backend {backend}", f"soak-{backend}.json", 50))
     return rows

@@ -65,6 +65,12 @@ export class HippoClient {
     return (await this.transport.send<S.Health>({ method: "GET", path: "/healthz", signal: options.signal })).body;
   }
 
+  /** `GET /readyz`: whether the server can answer now (its store, schema and model); a server that
+   * is not ready answers 503, thrown as a `HippoError` with code `not_ready`. */
+  async ready(options: RequestOptions = {}): Promise<S.Readiness> {
+    return (await this.transport.send<S.Readiness>({ method: "GET", path: "/readyz", signal: options.signal })).body;
+  }
+
   /** Counts of facts, memories, blocks, experiences and pending vectors for this agent. */
   stats(options: RequestOptions = {}): Promise<S.Stats> {
     return this.send("GET", "/stats", { signal: options.signal });

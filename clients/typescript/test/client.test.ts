@@ -53,10 +53,13 @@ async function rejects(promise: Promise<unknown>, code: string, status: number):
   assert.fail(`resolved; expected ${code}`);
 }
 
-test("health and stats", async () => {
+test("health, readiness and stats", async () => {
   const health = await alice.health();
   assert.equal(health.status, "ok");
   assert.equal(health.auth, true);
+  const ready = await alice.ready();
+  assert.equal(ready.status, "ready");
+  assert.deepEqual(ready.checks, { store: true, migrations: true, model: true });
   const stats = await alice.stats();
   assert.equal(stats.agent_id, "alice");
   assert.equal(stats.archived, 1);
