@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, Callable
 
+from hippo.core.audit.operations import Auditor
 from hippo.core.blocks.operations import Blocks
 from hippo.core.capture.operations import Capture
 from hippo.core.compaction.operations import Compactor
@@ -143,6 +144,10 @@ class AsyncMemory:
     get_archived = AsyncOperation(Curation.get_archived)
     restore_memory = AsyncOperation(Curation.restore_memory)
     import_from = AsyncOperation(Curation.import_from)
+    # -- the audit trail ------------------------------------------------------
+    audit = AsyncOperation(Auditor.audit)
+    verify_audit = AsyncOperation(Auditor.verify_audit)
+    trim_audit = AsyncOperation(Auditor.trim_audit)
 
 
 # Memory's operations that are coroutines here.

@@ -115,6 +115,10 @@ class Settings:
     # ``hippo serve``'s log lines: "text" (plain, no line per request) or "json" (one JSON object
     # per line on stderr, one line per request: docs/guide/operations.md).
     log_format: str = "text"
+    # The audit trail (docs/guide/audit.md): Memory.trim_audit (``hippo audit trim``) removes records
+    # older than audit_retention_days, leaving a signed checkpoint that keeps each agent's chain
+    # verifiable; None (the default): keep every record.
+    audit_retention_days: int | None = None
 
     @property
     def file_per_agent(self) -> bool:
@@ -142,8 +146,8 @@ def _coerce(name: str, raw: Any, default: Any) -> Any:
 
 
 _NULLABLE = {"messages_table", "block_char_limit", "llm", "ann_threshold", "max_db_bytes", "prune_schedule",
-             "consolidate_every", "ltm_max_memories", "ltm_min_importance", "capture_every"}
-_INTS = {"block_char_limit", "ann_threshold", "max_db_bytes", "ltm_max_memories"}
+             "consolidate_every", "ltm_max_memories", "ltm_min_importance", "capture_every", "audit_retention_days"}
+_INTS = {"block_char_limit", "ann_threshold", "max_db_bytes", "ltm_max_memories", "audit_retention_days"}
 _FLOATS = {"consolidate_every", "ltm_min_importance", "capture_every"}
 
 
@@ -194,7 +198,8 @@ _COUNTS = {"ann_threshold": (0, 2**40, True), "block_char_limit": (1, limits.BLO
            "reinforce_weight": (0, 100, False), "demote_weight": (0, 100, False),
            "max_db_bytes": (1, 2**62, True), "short_term_size": (*limits.SHORT_TERM_SIZE, False),
            "ltm_max_memories": (1, 2**40, True), "capture_window_tokens": (50, 100_000, False),
-           "capture_overlap_tokens": (0, 10_000, False), "surface_messages": (1, 100, False)}
+           "capture_overlap_tokens": (0, 10_000, False), "surface_messages": (1, 100, False),
+           "audit_retention_days": (1, 365_000, True)}
 # Settings that are numbers: (smallest allowed, largest allowed, whether None is allowed).
 _NUMBERS = {"short_term_max_age": (0.0, 10.0**9, False), "consolidation_threshold": (0.0, 1.0, False),
             "consolidate_every": (0.1, 10.0**7, True), "ltm_min_importance": (0.0, 1.0, True),

@@ -12,6 +12,10 @@ __all__ = [
     "UNCHANGED",
     "ArchivedHit",
     "ArchivedMemory",
+    "AuditBreak",
+    "AuditPage",
+    "AuditRecord",
+    "AuditReport",
     "Block",
     "BlockResult",
     "Chunk",
@@ -724,3 +728,62 @@ class Compaction(_Dictable):
     summary: str
     entries: list[CompactionEntry]
     stats: CompactionStats
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRecord(_Dictable):
+    """One change to an agent's memory, as the audit trail keeps it (``Memory.audit``): when, who
+    (an API key's id, ``"local"`` for an embedded call) through which surface, the operation (its
+    public name, and one ``operation_id`` per call), the ids it touched with the digests of their
+    content (keyed per database; never the text), counts by what was done. ``seq`` numbers the
+    agent's records; ``hash`` chains each to the one before (``prev_hash``). A ``checkpoint``
+    record is left by trimming the trail: ``checkpoint`` holds the last removed record's seq and
+    hash, signed."""
+
+    agent_id: str
+    seq: int
+    at: datetime
+    operation: str
+    operation_id: str
+    who: str
+    surface: str
+    kind: Literal["change", "checkpoint"]
+    touched: dict[str, str | None]
+    counts: dict[str, int]
+    prev_hash: str
+    hash: str
+    checkpoint: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AuditPage(_Dictable):
+    """One page of an agent's audit records; pass ``next_cursor`` back for the next (None: the last)."""
+
+    items: list[AuditRecord]
+    next_cursor: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AuditBreak(_Dictable):
+    """Where an agent's audit chain stops holding: the record's seq and why."""
+
+    agent_id: str
+    seq: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class AuditReport(_Dictable):
+    """What checking audit chains found: the agents and records read, and each chain's first break."""
+
+    agents: int
+    records: int
+    breaks: list[AuditBreak] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.breaks
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "agents": self.agents, "records": self.records,
+                "breaks": [b.to_dict() for b in self.breaks]}

@@ -249,6 +249,8 @@ class RemoteMemory(_Client):
     search_archive = Remote(Memory.search_archive)
     get_archived = Remote(Memory.get_archived)
     restore_memory = Remote(Memory.restore_memory)
+    # -- the audit trail ------------------------------------------------------
+    audit = Remote(Memory.audit)
 
 
 class AsyncRemoteMemory(_Client):
@@ -347,3 +349,5 @@ class AsyncRemoteMemory(_Client):
     search_archive = AsyncRemote(Memory.search_archive)
     get_archived = AsyncRemote(Memory.get_archived)
     restore_memory = AsyncRemote(Memory.restore_memory)
+    # -- the audit trail ------------------------------------------------------
+    audit = AsyncRemote(Memory.audit)

@@ -45,6 +45,8 @@ NOT_REMOTE: dict[str, str] = {
     "maintain": "database-wide: it archives across every agent (hippo serve runs it on prune_schedule)",
     "scrub": "database-wide: it rewrites the whole database (an operator's step: hippo scrub)",
     "import_from": "it reads a file on the server's disk, and a path never comes from a request",
+    "verify_audit": "it can check every agent's audit trail (an operator's step: hippo audit verify --all)",
+    "trim_audit": "it removes audit records: the operator's retention setting (hippo audit trim)",
 }
 
 # Arguments that stay in the caller's process: a progress callback cannot be sent.

@@ -17,6 +17,7 @@ from typing import Sequence
 
 from hippo.clock import Clock, system_clock
 from hippo.core.ports import KeyStore
+from hippo.core.ports.audit import operation
 from hippo.core.validation import check_agent_id
 from hippo.errors import InvalidInput, NotFound
 from hippo.types import ApiKey
@@ -73,7 +74,8 @@ class KeyRing:
         self._owns_store = owns_store
 
     def create(self, agents: Sequence[str], *, admin: bool = False, label: str | None = None) -> tuple[str, ApiKey]:
-        return create_key(self._store, agents, admin=admin, label=label, now=self._clock())
+        with operation("create_key", clock=self._clock):  # the audit trail's database chain "*"
+            return create_key(self._store, agents, admin=admin, label=label, now=self._clock())
 
     def verify(self, token: str) -> ApiKey | None:
         return verify_key(self._store, token)
@@ -84,7 +86,8 @@ class KeyRing:
 
     def delete(self, key_id: str) -> None:
         """Delete a key; every session made with it ends at once."""
-        delete_key(self._store, key_id)
+        with operation("delete_key", clock=self._clock):
+            delete_key(self._store, key_id)
 
     # A dashboard session lives in the database, not only in its signed cookie, so that logging out
     # on one server ends it on every server sharing the database (a copied cookie is refused).

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol, Self
 
 from hippo.clock import Clock, system_clock
 from hippo.core import validation as v
+from hippo.core.audit.operations import Auditor
 from hippo.core.blocks.operations import Blocks
 from hippo.core.capture.operations import Capture
 from hippo.core.compaction.operations import Compactor
@@ -80,7 +81,7 @@ class Memory:
             ctx.agent_id, ctx.settings, ctx.store.database, ctx.embedding, ctx.llm
         experiences = Experiences(ctx)
         parts = (Memories(ctx, experiences.episodic), Facts(ctx), Recaller(ctx), Blocks(ctx), experiences,
-                 Capture(ctx), Compactor(ctx), Curation(ctx), Browser(ctx), Summaries(ctx))
+                 Capture(ctx), Compactor(ctx), Curation(ctx), Browser(ctx), Summaries(ctx), Auditor(ctx))
         self._parts: dict[str, object] = {type(part).__qualname__: part for part in parts}
         self._assembly = assembly
         self._owns_store = True
@@ -231,6 +232,10 @@ class Memory:
     get_archived = Operation(Curation.get_archived)
     restore_memory = Operation(Curation.restore_memory)
     import_from = Operation(Curation.import_from)
+    # -- the audit trail ------------------------------------------------------
+    audit = Operation(Auditor.audit)
+    verify_audit = Operation(Auditor.verify_audit)
+    trim_audit = Operation(Auditor.trim_audit)
 
 
 # The names of Memory's operations, in the order above (AsyncMemory and hippo.connect offer them).

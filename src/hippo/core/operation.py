@@ -9,12 +9,19 @@ implementation in a worker thread, so the event loop never waits on the database
 
 A facade says which object holds an operation's capability through one public method,
 ``capability(method)``.
+
+Every call opens the audit trail's scope (:func:`hippo.core.ports.audit.operation`) with the
+operation's public name and the facade's clock: whatever the call writes is recorded under that
+name, whichever capability or store method does the writing (the store appends the record in the
+write's own transaction, ``stores/audit.py``).
 """
 
 from __future__ import annotations
 
 import functools
 from typing import Any, Awaitable, Callable, Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
+
+from hippo.core.ports.audit import operation
 
 __all__ = ["AsyncOperation", "Composed", "Operation", "owner_name"]
 
@@ -43,8 +50,17 @@ class _Delegate(Generic[C, P, R]):
         self.name = name
 
     def bound(self, obj: Composed) -> Callable[P, R]:
-        """The method bound to the object of ``obj`` that holds its capability."""
-        return self.method.__get__(obj.capability(self.method))
+        """The method bound to the object of ``obj`` that holds its capability, run inside the audit
+        scope of this operation (its name, the facade's clock)."""
+        method = self.method.__get__(obj.capability(self.method))
+        name, clock = self.name, getattr(getattr(obj, "sync", obj), "now", None)  # AsyncMemory's: its sync one
+
+        @functools.wraps(method)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with operation(name, clock=clock):
+                return method(*args, **kwargs)
+
+        return call
 
 
 class Operation(_Delegate[C, P, R]):

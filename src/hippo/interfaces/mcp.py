@@ -18,6 +18,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from hippo.core.ports.audit import acting_as
 from hippo.errors import ConfigError, HippoError, InvalidInput, MissingDependency
 
 if TYPE_CHECKING:
@@ -55,7 +56,8 @@ def build_server(mem: "Memory", *, recall_max_tokens: int = 1500) -> Any:
 
     def call(name: Any, arguments: Any) -> dict[str, Any]:
         tool = captures.get(name) if isinstance(name, str) else None
-        return tool.call(arguments) if tool is not None else toolset().call(name, arguments)
+        with acting_as("local", "mcp"):  # the audit trail's actor of what the call changes
+            return tool.call(arguments) if tool is not None else toolset().call(name, arguments)
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         tools = [*await anyio.to_thread.run_sync(toolset), *captures.values()]

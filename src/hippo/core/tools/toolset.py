@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
 from pydantic import BaseModel, ValidationError
 
+from hippo.core.ports.audit import acting_as, actor
 from hippo.core.tokens import estimate_tokens
 from hippo.core.tools import experience as experience_tool
 from hippo.core.tools import formats
@@ -195,7 +196,11 @@ class Toolset(Sequence[Tool]):
         if tool is None:
             known = ", ".join(self.names)
             return {"ok": False, "error": {"code": "unknown_tool", "message": f"no tool {shown(name)}; tools: {known}"}}
-        return tool.call(arguments)
+        now = actor()
+        if now.surface != "python":  # through MCP or HTTP: that surface is the one recorded
+            return tool.call(arguments)
+        with acting_as(now.who, "tools"):  # an agent's own tool call, in process
+            return tool.call(arguments)
 
     # -- provider formats (hippo.core.tools.formats) ------------------------------------------
 

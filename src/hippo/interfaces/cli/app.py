@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterator, Optional
 
 import typer
 
+from hippo.core.ports.audit import acting_as
 from hippo.core.validation import parse_json
 from hippo.errors import InvalidInput, NotFound
 from hippo.interfaces.cli.errors import BoundaryGroup
@@ -106,6 +107,7 @@ def _global(
     if verbose:
         logging.getLogger("hippo").setLevel(logging.DEBUG)
     ctx.obj = Options(db=db, agent=agent, embedder=embedder, llm=llm)
+    ctx.with_resource(acting_as("local", "cli"))  # the audit trail's actor of this command's changes
 
 
 @contextmanager

@@ -1,6 +1,8 @@
 """``hippo data backup``, ``restore`` and ``check`` (also ``hippo backup``, ``hippo restore``,
 ``hippo check``): a consistent copy of a live database, putting a checked copy back, and checking
-a database. Registered on ``hippo data`` by :mod:`hippo.interfaces.cli.transfer`.
+a database. Registered on ``hippo data`` by :mod:`hippo.interfaces.cli.transfer`. And the audit
+trail, which a check of a database goes with: ``hippo audit list | verify | trim`` (the group
+``audit``; ``hippo audit --since ...`` lists).
 
 The work is the core's and the store's (``Memory.backup``, ``Memory.check``) and the composition
 root's for a restore (``wiring.restore``: no memory may be open on the database it replaces);
@@ -9,18 +11,21 @@ these commands parse, call and render.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from hippo.interfaces.cli import render
-from hippo.interfaces.cli.app import JSON, Options, opened
+from hippo.interfaces.cli.app import JSON, LIMIT, Options, group, opened
 from hippo.interfaces.cli.errors import fail
 
 if TYPE_CHECKING:
     from hippo.core.ports.database import CheckReport
+    from hippo.types import AuditRecord
 
-__all__ = ["backup", "check", "restore"]
+__all__ = ["audit", "backup", "check", "restore"]
+
+audit = group()
 
 
 def backup(
@@ -92,3 +97,82 @@ def _shown(report: "CheckReport") -> str:
              for finding in report.findings]
     counts = ", ".join(f"{count:,} {name.replace('_', ' ')}" for name, count in report.counts.items())
     return "\n".join([f"{report.location}:", *lines, f"counted: {counts}"])
+
+
+# -- the audit trail ---------------------------------------------------------------------------
+
+
+@audit.command("list")
+def audit_list(
+    ctx: typer.Context,
+    since: Annotated[Optional[str], typer.Option("--since", metavar="WHEN",
+                                                 help="Records at or after this time (ISO 8601).")] = None,
+    until: Annotated[Optional[str], typer.Option("--until", metavar="WHEN",
+                                                 help="Records before this time (ISO 8601).")] = None,
+    operation: Annotated[Optional[str], typer.Option("--operation", metavar="NAME",
+                                                     help="Records of one operation (forget_memory, ...).")] = None,
+    chunk_id: Annotated[Optional[str], typer.Option("--id", metavar="ID",
+                                                    help="Records that touched this memory.")] = None,
+    limit: Annotated[int, LIMIT] = 50,
+    json: JSON = False,
+) -> None:
+    """The agent's audit trail, newest first: every change to its memory, when, by whom
+    (an API key's id or local, and the way in), the operation, the ids it touched, counts.
+
+    The trail holds digests of what was stored, never its text.
+    """
+    with opened(ctx) as mem:
+        page = mem.audit(since=since, until=until, operation=operation, chunk_id=chunk_id, limit=limit)
+    if json:
+        render.emit_json(page.to_dict())
+        return
+    if not page.items:
+        render.note("no audit records")
+    for record in page.items:
+        typer.echo(_audit_line(record))
+
+
+def _audit_line(record: "AuditRecord") -> str:
+    counts = ", ".join(f"{n} {what.replace('_', ' ')}" for what, n in record.counts.items())
+    ids = ", ".join(record.touched) if len(record.touched) <= 3 else f"{len(record.touched)} ids"
+    what = f"checkpoint through record {record.checkpoint['through']}" if record.checkpoint else counts
+    return f"{record.seq:>6}  {record.at:%Y-%m-%d %H:%M:%S}  {record.operation:<20} {record.who}/{record.surface}" \
+           + (f"  {what}" if what else "") + (f"  [{ids}]" if ids else "")
+
+
+@audit.command("verify")
+def audit_verify(
+    ctx: typer.Context,
+    every_agent: Annotated[bool, typer.Option("--all", help="Every agent's trail in the database, and the "
+                                                            "API keys'.")] = False,
+    json: JSON = False,
+) -> None:
+    """Recompute the audit trail's hash chain: exit status 0 only when it holds.
+
+    Each record's hash, each link to the record before, a trimmed trail's signed checkpoint and
+    the newest record are checked; the first record that does not hold is named, with why
+    (altered, removed, reordered).
+    """
+    with opened(ctx) as mem:
+        report = mem.verify_audit(every_agent=every_agent)
+    if json:
+        render.emit_json(report.to_dict())
+    else:
+        typer.echo(f"{render.plural(report.records, 'record')} of {render.plural(report.agents, 'trail')} checked")
+        for broken in report.breaks:
+            typer.echo(f"BROKEN  {broken.agent_id}  record {broken.seq}: {broken.reason}")
+    if not report.ok:
+        raise fail(f"{render.plural(len(report.breaks), 'audit trail')} broken")
+
+
+@audit.command("trim")
+def audit_trim(
+    ctx: typer.Context,
+    days: Annotated[Optional[int], typer.Option("--older-than", metavar="DAYS", help="Remove records older than "
+                                                "this many days (default: the audit_retention_days setting).")] = None,
+    json: JSON = False,
+) -> None:
+    """Remove the agent's old audit records, leaving a signed checkpoint that keeps the trail verifiable."""
+    with opened(ctx) as mem:
+        removed = mem.trim_audit(older_than_days=days)
+    render.emit_or_note(json, {"removed": removed}, f"removed {render.plural(removed, 'audit record')}")

@@ -54,6 +54,8 @@ GROUPS: dict[str, Section] = {
                                   "(max_db_bytes); nothing is deleted. hippo archive QUERY searches, as before.",
                        fallback="search"),
     "data": Section("transfer", "Move memory in and out; back up, restore and check the database."),
+    "audit": Section("backups", "The audit trail: every change to an agent's memory; verify its chain.\n\n"
+                                "hippo audit --since WHEN lists, as hippo audit list does.", fallback="list"),
     "server": Section("service", "Serve the HTTP API and the dashboard, or MCP; load the model."),
     "keys": Section("service", "API keys of the HTTP service: create, list, delete."),
     "hooks": Section("hooks", "Claude Code hooks: install them; run is what each hook calls."),

@@ -332,7 +332,8 @@ def stats(mem: Mem, request: Request) -> Stats:
     return shown_stats(mem.stats(), request.state.key)
 
 
-TAGS = ("service", "memories", "archive", "blocks", "conversation", "tools", "experiences", "capture", "operations")
+TAGS = ("service", "memories", "archive", "blocks", "conversation", "tools", "experiences", "capture", "audit",
+        "operations")
 
 
 def create_app(base: Memory, *, max_body_bytes: int = 1_000_000, cors_origins: tuple[str, ...] = (),

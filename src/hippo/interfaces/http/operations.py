@@ -1,4 +1,5 @@
-"""``POST /v1/agents/{agent_id}/operations/{name}``: any of ``Memory``'s public operations by name,
+"""``GET /v1/agents/{agent_id}/audit``: the agent's audit trail (``Memory.audit``). And
+``POST /v1/agents/{agent_id}/operations/{name}``: any of ``Memory``'s public operations by name,
 with its keyword arguments, for :func:`hippo.connect` and the other clients. The REST routes stay
 for what they name; this one reaches every operation, the ones without a route of their own too.
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Callable
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
@@ -22,11 +23,25 @@ from hippo.core.memory import Memory
 from hippo.interfaces.http.errors import ApiError
 from hippo.interfaces.http.models import ErrorBody, OperationBody, OperationResult
 from hippo.interfaces.http.service import Mem, Service, base_path, shown_stats
-from hippo.types import ApiKey
+from hippo.types import ApiKey, AuditPage
 
 __all__ = ["router"]
 
 router = APIRouter(tags=["operations"])
+
+
+@router.get(f"{base_path}/audit", response_model=AuditPage, tags=["audit"])
+def audit(mem: Mem, since: Annotated[str | None, Query(max_length=64)] = None,
+          until: Annotated[str | None, Query(max_length=64)] = None,
+          operation: Annotated[str | None, Query(max_length=100)] = None,
+          id: Annotated[str | None, Query(max_length=64)] = None,
+          limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+          cursor: Annotated[str | None, Query(max_length=32)] = None) -> AuditPage:
+    """The agent's audit trail, newest first: every change to its memory, when, by whom (the API
+    key's id, and the way in), the operation, the ids it touched with digests of their content
+    (never the text), counts; `since` and `until` (ISO 8601) bound the time, `operation` names one,
+    `id` keeps the records that touched one memory. Pass `next_cursor` back as `cursor` for more."""
+    return mem.audit(since=since, until=until, operation=operation, chunk_id=id, limit=limit, cursor=cursor)
 
 NAME = Path(max_length=64, json_schema_extra={"enum": list(wire.REMOTE)}, description=(
     "One of Memory's operations, named as in Python (`store_memory`, `recall_memories`, `fact_history`, ...). "

@@ -11,6 +11,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from hippo.core.embedding import EmbeddingObserver
 from hippo.core.memory import Memory
+from hippo.core.ports.audit import set_actor
 from hippo.core.validation import AGENT_ID, ULID, check_agent_id
 from hippo.core.vitals import schema_version
 from hippo.errors import Forbidden, Unauthorized
@@ -158,11 +159,17 @@ _BEARER = HTTPBearer(auto_error=False, scheme_name="apiKey",
                      description="An API key from `hippo keys create`; not needed on a keyless loopback server.")
 
 
-def agent_memory(request: Request, agent_id: Annotated[str, AGENT],
-                 _key: Annotated[HTTPAuthorizationCredentials | None, Security(_BEARER)] = None) -> Memory:
-    """The memory of the agent in the path, once the request's key may reach it."""
+async def agent_memory(request: Request, agent_id: Annotated[str, AGENT],
+                       _key: Annotated[HTTPAuthorizationCredentials | None, Security(_BEARER)] = None) -> Memory:
+    """The memory of the agent in the path, once the request's key may reach it. Async so that the
+    audit trail's actor (the key's id, "http") is set in the request's own context, which the route
+    runs in (its worker thread gets a copy); the key is read in a worker thread all the same."""
+    from starlette.concurrency import run_in_threadpool
+
     service: Service = request.app.state.service
-    request.state.key = service.authorize(request.headers.get("authorization"), agent_id)
+    key = await run_in_threadpool(service.authorize, request.headers.get("authorization"), agent_id)
+    request.state.key = key
+    set_actor(key.id if key is not None else "anonymous", "http")
     return service.memory(agent_id)
 
 

@@ -92,10 +92,13 @@ class Connections(Handle):
                 if not durable:
                     conn.execute("SET LOCAL synchronous_commit = off")
                 self._local.conn, self._local.depth, self._local.agents = conn, 1, set()
+                self._local.audit = {}
                 try:
                     yield conn
+                    self._append_audit(conn)  # in the transaction: a change never commits without its record
                 finally:
                     self._local.conn, self._local.depth, self._local.agents = None, 0, set()
+                    self._local.audit = {}
 
     @contextmanager
     def connection(self, agent_id: str | None = None) -> Iterator[Any]:
@@ -145,9 +148,15 @@ class Connections(Handle):
 
     @contextmanager
     def writing(self, agent_id: str | None = None) -> Iterator[Any]:
-        """A write: inside the thread's transaction (one is opened when none is), the agent locked."""
+        """A write: inside the thread's transaction (one is opened when none is), the agent locked;
+        a write of an agent leaves its audit record when the transaction commits."""
         with self.transaction(), self.connection(agent_id) as conn:
+            if agent_id is not None:
+                self.changed(agent_id)
             yield conn
+
+    def _pending(self) -> dict[str, Any]:
+        return self._local.audit
 
     def text_deleted(self, agent_id: str, count: int, *, table: str = "") -> None:
         """PostgreSQL keeps a deleted row's bytes in its files until ``hippo scrub``: the store

@@ -372,6 +372,36 @@ CREATE INDEX session_items_session ON session_items (agent_id, session_id, seq);
 CREATE INDEX session_items_message ON session_items (agent_id, message_id);
 """
 
+# The audit trail, as in SQLite (stores/audit.py); times as the ISO text that is hashed. The
+# secret: two random UUIDs' hex (244 random bits), PostgreSQL 13's gen_random_uuid needing no extension.
+_AUDIT = """
+CREATE TABLE audit_records (
+    agent_id     text NOT NULL,
+    seq          bigint NOT NULL,
+    at           text NOT NULL,
+    operation    text NOT NULL,
+    operation_id text NOT NULL,
+    who          text NOT NULL,
+    surface      text NOT NULL,
+    kind         text NOT NULL,
+    body         text NOT NULL,
+    prev_hash    text NOT NULL,
+    hash         text NOT NULL,
+    PRIMARY KEY (agent_id, seq)
+);
+CREATE TABLE audit_heads (
+    agent_id text PRIMARY KEY,
+    seq      bigint NOT NULL,
+    hash     text NOT NULL
+);
+CREATE TABLE audit_secret (
+    id     integer PRIMARY KEY CHECK (id = 1),
+    secret text NOT NULL
+);
+INSERT INTO audit_secret (id, secret)
+    VALUES (1, replace(gen_random_uuid()::text, '-', '') || replace(gen_random_uuid()::text, '-', ''));
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_chunks_blocks_model_keys", _BASE),
     ("0002_curation", _CURATION),
@@ -396,6 +426,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0022_chunk_words", _WORDS),
     ("0023_chunk_words_agent", _WORDS_AGENT),
     ("0024_session_items", _SESSION_ITEMS),
+    ("0025_audit_trail", _AUDIT),  # every change's record, hash-chained per agent (stores/audit.py)
 ]
 
 

@@ -11,6 +11,7 @@ from datetime import date, datetime
 from typing import Any
 
 from hippo.clock import to_utc
+from hippo.core.ports.audit import content_hash
 from hippo.stores.sql.database import SqlDatabase, fetch
 from hippo.stores.sql.rows import time_of
 from hippo.types import UNCHANGED, Block
@@ -44,6 +45,7 @@ class SqlBlocks:
             if held is not None and not value.startswith(held.value):
                 # A new text leaves no trace of the old (an append keeps all of it: nothing to scrub).
                 self.db.text_deleted(agent_id, 1)
+            self.db.note(agent_id, [(f"block:{key}", content_hash(value))], blocks_written=1)
             block = self.get_block(agent_id, key)
         assert block is not None
         return block

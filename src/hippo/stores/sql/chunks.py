@@ -17,6 +17,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from hippo.core.ports import StrengthUpdate
+from hippo.core.ports.audit import unaudited
 from hippo.core.ports.vectors import encode_int8
 from hippo.errors import EmbedderMismatch
 from hippo.stores.sql.blocks import count_retrievals, erase_daily
@@ -120,13 +121,14 @@ class SqlChunks:
                    "last_accessed_at = ? WHERE agent_id = ? AND id = ?",
                    [(u.running_intensity, u.encounter_count, u.access_count, d.time(u.last_accessed_at), agent_id,
                      u.id) for u in updates])
+            self.db.note(agent_id, [(u.id, None) for u in updates], strength_updated=len(updates))
 
     def record_retrievals(self, agent_id: str, ids: Sequence[str], now: datetime, *, boost: float) -> None:
         if not ids:
             return
         d = self.db.dialect
         among, values = d.among("id", ids)
-        with self.db.writing(agent_id) as conn:
+        with unaudited(), self.db.writing(agent_id) as conn:  # retrieval bookkeeping, not a change
             retrieved = d.run(conn, f"UPDATE {d.strength} SET access_count = access_count + 1, last_accessed_at = ?, "
                               f"running_intensity = {d.least('1.0', 'running_intensity + ?')} "
                               f"WHERE {d.unindexed('agent_id')} = ? AND {among}",
@@ -141,14 +143,17 @@ class SqlChunks:
                           (json.dumps(metadata, ensure_ascii=False), agent_id, chunk_id)).rowcount > 0
             if found and not adds_only:
                 self.db.text_deleted(agent_id, 1)  # the old metadata (a user's text, maybe) leaves the files
+            self.db.note(agent_id, [(chunk_id, None)] if found else [], metadata_updated=int(found))
         return bool(found)
 
     def add_feedback(self, agent_id: str, chunk_id: str, delta: int, reinforced_at: datetime | None) -> bool:
         d = self.db.dialect
         with self.db.writing(agent_id) as conn:
-            return bool(d.run(conn, f"UPDATE {d.rows} SET feedback = feedback + ?, reinforced_at = "
-                              "COALESCE(?, reinforced_at) WHERE agent_id = ? AND id = ?",
-                              (delta, d.time(reinforced_at), agent_id, chunk_id)).rowcount > 0)
+            found = d.run(conn, f"UPDATE {d.rows} SET feedback = feedback + ?, reinforced_at = "
+                          "COALESCE(?, reinforced_at) WHERE agent_id = ? AND id = ?",
+                          (delta, d.time(reinforced_at), agent_id, chunk_id)).rowcount > 0
+            self.db.note(agent_id, [(chunk_id, None)] if found else [], feedback=delta if found else 0)
+            return bool(found)
 
     def pending_vectors(self, agent_id: str | None, limit: int) -> list[tuple[str, str, str]]:
         d = self.db.dialect
@@ -199,7 +204,9 @@ class SqlChunks:
             codes = {i: encode_int8(v) for i, v in vectors_of(self.db, conn, agent_id, ids).items()}
             d.many(conn, "UPDATE chunks_archive SET embedding_int8 = ? WHERE agent_id = ? AND id = ?",
                    [(code, agent_id, i) for i, code in codes.items()])
-            return len(self.db.drop_chunks(conn, agent_id, ids))
+            archived = len(self.db.drop_chunks(conn, agent_id, ids))
+            self.db.note(agent_id, archived=archived)
+            return archived
 
 
 _COUNTERS = ("running_intensity", "encounter_count", "access_count", "last_accessed_at")

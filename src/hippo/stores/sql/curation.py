@@ -91,6 +91,7 @@ class SqlArchive:
             return 0
         with self.db.writing(agent_id) as conn:
             moved = self._restore_rows(conn, agent_id, ids)
+            self.db.note(agent_id, [(i, None) for i in ids] if moved else [], restored=moved)
         self._restored(agent_id)
         return moved
 

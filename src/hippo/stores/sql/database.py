@@ -9,9 +9,11 @@ PostgreSQL keeps the bytes until ``hippo scrub`` and says so (``pending_scrub``)
 
 from __future__ import annotations
 
-from typing import Any, Callable, ContextManager, Protocol, Sequence
+from typing import Any, Callable, ContextManager, Iterable, Protocol, Sequence
 
 from hippo.core.ports import ChunkFilter
+from hippo.core.ports import audit as audit_scope
+from hippo.stores.audit import AuditLog
 from hippo.stores.sql.dialect import Dialect
 
 __all__ = ["Handle", "SqlDatabase", "blank", "fetch", "fetch_among", "write_many"]
@@ -22,6 +24,7 @@ class SqlDatabase(Protocol):
 
     dialect: Dialect
     before_read: Callable[[str | None], None]
+    audit: AuditLog
 
     def reading(self, agent_id: str | None = None, *, bookkeeping: bool = True) -> ContextManager[Any]:
         """A connection for a read of ``agent_id``'s rows (of every agent's: None), once the recalls'
@@ -40,6 +43,11 @@ class SqlDatabase(Protocol):
     def writing(self, agent_id: str | None = None) -> ContextManager[Any]:
         """The connection of a write: the thread's transaction (one is opened when none is), with
         ``agent_id``'s writes serialised across every process on the database."""
+        ...
+
+    def note(self, agent_id: str, touched: Iterable[tuple[str, str | None]] = (), **counts: int) -> None:
+        """Inside a write of ``agent_id``: what it changed, for the audit record the transaction
+        appends before it commits (ids with their content hash, or None; counts by what was done)."""
         ...
 
     def filter_sql(self, where: ChunkFilter) -> tuple[str, list[Any]]:
@@ -70,6 +78,41 @@ class Handle:
     def __init__(self, filter_sql: Callable[[ChunkFilter], tuple[str, list[Any]]]) -> None:
         self.before_read: Callable[[str | None], None] = lambda agent_id: None
         self.filter_sql = filter_sql
+        self.audit = AuditLog(self.dialect)
+
+    # -- the audit trail: what each write transaction changed, appended before it commits --------
+
+    def _pending(self) -> dict[str, audit_scope.Pending]:
+        """The changes of the thread's open write transaction, by agent (the backend keeps them)."""
+        raise NotImplementedError
+
+    def changed(self, agent_id: str) -> audit_scope.Pending | None:
+        """Inside a write: the agent's changes in this transaction (None: bookkeeping, not audited).
+        Every ``writing(agent_id)`` calls it, so a write no method noted still leaves its record."""
+        if not audit_scope.audited():
+            return None
+        pending = self._pending()
+        found = pending.get(agent_id)
+        if found is None:
+            found = pending[agent_id] = audit_scope.Pending(audit_scope.current())
+        return found
+
+    def note(self, agent_id: str, touched: Iterable[tuple[str, str | None]] = (), **counts: int) -> None:
+        """See :meth:`SqlDatabase.note`."""
+        changes = self.changed(agent_id)
+        if changes is not None:
+            changes.touch(list(touched))
+            for what, n in counts.items():
+                changes.count(what, n)
+
+    def _append_audit(self, conn: Any) -> None:
+        """Just before the transaction commits: its records (none when it changed no agent)."""
+        pending = self._pending()
+        if pending:
+            try:
+                self.audit.append(conn, pending)
+            finally:
+                pending.clear()
 
     def reading(self, agent_id: str | None = None, *, bookkeeping: bool = True) -> ContextManager[Any]:
         """See :meth:`SqlDatabase.reading`: a read of rows that bookkeeping never writes (API keys,
@@ -89,8 +132,9 @@ class Handle:
         if ids is not None:
             among, values = d.among("id", ids)
             test = f"{d.unindexed('agent_id')} = ? AND {among}"
-        rows = d.run(conn, f"DELETE FROM {d.rows} WHERE {test} RETURNING {d.stored_order}, kind",
+        rows = d.run(conn, f"DELETE FROM {d.rows} WHERE {test} RETURNING {d.stored_order}, kind, id, content_hash",
                      (agent_id, *values)).fetchall()
+        self.note(agent_id, [(r[2], r[3]) for r in rows], removed=len(rows))
         self._dropped(agent_id, [r[0] for r in rows])
         return [r[1] for r in rows]
 

@@ -12,6 +12,7 @@ import json
 from datetime import datetime
 from typing import Any
 
+from hippo.stores.audit import KEYS_CHAIN
 from hippo.stores.sql.database import SqlDatabase, fetch
 from hippo.stores.sql.dialect import Dialect
 from hippo.stores.sql.rows import time_of
@@ -33,6 +34,7 @@ class SqlKeys:
             d.run(conn, "INSERT INTO api_keys (id, secret_hash, agents, admin, label, created_at) VALUES (?,?,?,?,?,?)",
                   (key.id, key.secret_hash, json.dumps(list(key.agents)), key.admin, key.label,
                    d.time(key.created_at)))
+            self.db.note(KEYS_CHAIN, [(key.id, None)], keys_created=1)
 
     def get_api_key(self, key_id: str) -> ApiKey | None:
         rows = fetch(self.db, None, f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE id = ?", (key_id,), bookkeeping=False)
@@ -49,7 +51,10 @@ class SqlKeys:
         d = self.db.dialect
         with self.db.writing() as conn:
             d.run(conn, "DELETE FROM dashboard_sessions WHERE key_id = ?", (key_id,))
-            return bool(d.run(conn, "DELETE FROM api_keys WHERE id = ?", (key_id,)).rowcount > 0)
+            deleted = d.run(conn, "DELETE FROM api_keys WHERE id = ?", (key_id,)).rowcount > 0
+            if deleted:
+                self.db.note(KEYS_CHAIN, [(key_id, None)], keys_deleted=1)
+            return bool(deleted)
 
     # -- dashboard sessions -------------------------------------------------
 

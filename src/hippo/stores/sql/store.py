@@ -17,11 +17,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Callable, ContextManager, Sequence
+from typing import Any, Callable, ContextManager, Iterator, Sequence
 
 import numpy as np
 
 from hippo.core.ports import ChunkFilter
+from hippo.core.ports.audit import AuditQuery, ChainRecord, Scope
+from hippo.stores.audit import chain
 from hippo.stores.retrievals import RetrievalQueue
 from hippo.stores.sql.blocks import SqlBlocks, SqlDaily
 from hippo.stores.sql.capture import SqlCapture, SqlSessions, release_sources
@@ -86,6 +88,31 @@ class SqlStore(SqlChunks, SqlCapture, SqlSessions, SqlExperiences, SqlArchive, S
         self.retrievals = queue
         self.db.before_read = queue.before_read
 
+    # -- the audit trail (stores/audit.py): read and trimmed here, appended by the handle ----------
+
+    def audit_records(self, agent_id: str, query: AuditQuery) -> list[ChainRecord]:
+        with self.db.reading(agent_id, bookkeeping=False) as conn:
+            return self.db.audit.records(conn, agent_id, query)
+
+    def audit_chain(self, agent_id: str) -> Iterator[ChainRecord]:
+        return chain(lambda: self.db.reading(agent_id, bookkeeping=False), self.db.audit, agent_id)
+
+    def audit_head(self, agent_id: str) -> tuple[int, str] | None:
+        with self.db.reading(agent_id, bookkeeping=False) as conn:
+            return self.db.audit.head(conn, agent_id)
+
+    def audit_agents(self) -> list[str]:
+        with self.db.reading(None, bookkeeping=False) as conn:
+            return self.db.audit.agents(conn)
+
+    def audit_secret(self) -> str:
+        with self.db.reading(None, bookkeeping=False) as conn:
+            return self.db.audit.secret(conn)
+
+    def trim_audit(self, agent_id: str, before: datetime, scope: Scope) -> int:
+        with self.db.writing() as conn:  # no agent: the checkpoint is this write's only record
+            return self.db.audit.trim(conn, agent_id, before, scope)
+
     # -- chunks and their vectors: the shared shape of each write --------------
 
     def set_embedder_record(self, model_id: str, dimension: int | None) -> None:
@@ -101,6 +128,7 @@ class SqlStore(SqlChunks, SqlCapture, SqlSessions, SqlExperiences, SqlArchive, S
         with self.db.writing(agent_id) as conn:
             check_dimension(self.db, conn, vectors)
             self._write_chunks(conn, agent_id, chunks, vectors)
+            self.db.note(agent_id, [(c.id, c.content_hash) for c in chunks], inserted=len(chunks))
         self._chunks_inserted(agent_id)
 
     def supersede(self, agent_id: str, old_ids: Sequence[str], new_id: str) -> list[str]:
@@ -113,12 +141,14 @@ class SqlStore(SqlChunks, SqlCapture, SqlSessions, SqlExperiences, SqlArchive, S
                          f"AND superseded_by IS NULL AND {among} RETURNING {d.stored_order}, id",
                          (new_id, agent_id, *values)).fetchall()
             self._superseded(agent_id, [r[0] for r in rows])
+            self.db.note(agent_id, [(r[1], None) for r in rows], superseded=len(rows))
         return [r[1] for r in rows]
 
     def set_vectors(self, agent_id: str, vectors: dict[str, np.ndarray]) -> None:
         with self.db.writing(agent_id) as conn:
             check_dimension(self.db, conn, vectors.values())
             self._write_vectors(conn, agent_id, vectors)
+            self.db.note(agent_id, vectors=len(vectors))
 
     def update_content(self, agent_id: str, chunk_id: str, content: str, content_hash: str,
                        vector: np.ndarray | None, now: datetime) -> bool:
@@ -127,6 +157,7 @@ class SqlStore(SqlChunks, SqlCapture, SqlSessions, SqlExperiences, SqlArchive, S
                 check_dimension(self.db, conn, [vector])
             release_sources(self.db, conn, self.db.dialect.rows, agent_id, [chunk_id])
             count = self._rewrite_chunk(conn, agent_id, Rewrite(chunk_id, content, content_hash, vector, now))
+            self.db.note(agent_id, [(chunk_id, content_hash)] if count else [], rewritten=count)
         self._chunk_rewritten(agent_id, count)
         return count > 0
 

@@ -59,6 +59,7 @@ class SQLiteDatabase(Handle):
             raise StorageError(f"cannot open database {path}: {exc}") from exc
         self.lock = threading.RLock()
         self._depth = 0
+        self._audit: dict[str, Any] = {}  # the open transaction's changes, by agent (stores/audit.py)
         self._after_commit: list[Callable[[], object]] = []
         self.rollbacks = 0  # how many writes were rolled back: what a search kept inside one is stale
         # Absolute: the files beside the database and the identity check must not follow a chdir.
@@ -91,9 +92,15 @@ class SQLiteDatabase(Handle):
 
     @contextmanager
     def writing(self, agent_id: str | None = None) -> Iterator[sqlite3.Connection]:
-        """A write: inside the store's one transaction (every agent's: SQLite has one writer)."""
+        """A write: inside the store's one transaction (every agent's: SQLite has one writer); a
+        write of an agent leaves its audit record when the transaction commits."""
         with self.transaction():
+            if agent_id is not None:
+                self.changed(agent_id)
             yield self.conn
+
+    def _pending(self) -> dict[str, Any]:
+        return self._audit
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -109,6 +116,7 @@ class SQLiteDatabase(Handle):
             self._depth = 1
             try:
                 yield
+                self._append_audit(self.conn)
                 self.vectors.before_commit()
                 self.conn.execute("COMMIT")
             except BaseException as exc:
@@ -150,6 +158,7 @@ class SQLiteDatabase(Handle):
     def _rollback(self) -> None:
         self.vectors.rollback()
         self._after_commit.clear()
+        self._audit.clear()
         self.rollbacks += 1
         try:
             self.conn.execute("ROLLBACK")

@@ -368,6 +368,35 @@ CREATE INDEX idx_session_items ON session_items(agent_id, session_id, seq);
 CREATE INDEX idx_session_items_message ON session_items(agent_id, message_id);
 """
 
+# The audit trail (stores/audit.py). The secret keys the trail's digests and signs its checkpoints:
+# random per database, made here, kept outside the trail's own table.
+_AUDIT = """
+CREATE TABLE audit_records (
+    agent_id     TEXT NOT NULL,
+    seq          INTEGER NOT NULL,
+    at           TEXT NOT NULL,
+    operation    TEXT NOT NULL,
+    operation_id TEXT NOT NULL,
+    who          TEXT NOT NULL,
+    surface      TEXT NOT NULL,
+    kind         TEXT NOT NULL,
+    body         TEXT NOT NULL,
+    prev_hash    TEXT NOT NULL,
+    hash         TEXT NOT NULL,
+    PRIMARY KEY (agent_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE audit_heads (
+    agent_id TEXT PRIMARY KEY,
+    seq      INTEGER NOT NULL,
+    hash     TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE audit_secret (
+    id     INTEGER PRIMARY KEY CHECK (id = 1),
+    secret TEXT NOT NULL
+);
+INSERT INTO audit_secret (id, secret) VALUES (1, lower(hex(randomblob(32))));
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_chunks_blocks_embedding_model", _CHUNKS),
     ("0002_chunks_fts", _CHUNKS_FTS),
@@ -395,6 +424,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0025_weak_links", _WEAK_LINKS),
     ("0026_filter_keys", driving.KEYS_MIGRATION),  # metadata values' and sources' keys (narrowing/driving.py)
     ("0027_session_items", _SESSION_ITEMS),
+    ("0028_audit_trail", _AUDIT),  # every change's record, hash-chained per agent (stores/audit.py)
 ]
 
 
