@@ -58,7 +58,7 @@ class Auditor(Capability):
         query = AuditQuery(since=v.check_datetime(since, "since"), until=v.check_datetime(until, "until"),
                            operation=operation, chunk_id=None if chunk_id is None else v.check_chunk_id(chunk_id),
                            before_seq=_cursor(cursor), limit=v.check_limit(limit))
-        found = self._db.audit_records(self.ctx.agent_id, query)
+        found = self.ctx.store.audit_records(query)
         more = len(found) == query.limit and found[-1].seq > 1
         return AuditPage([record_of(r) for r in found], str(found[-1].seq) if more else None)
 
@@ -87,4 +87,4 @@ class Auditor(Capability):
             return 0
         now = self.ctx.now()
         with operation("trim_audit", clock=self.ctx.now) as current:
-            return self._db.trim_audit(self.ctx.agent_id, now - timedelta(days=days), current)
+            return self.ctx.store.trim_audit(now - timedelta(days=days), current)

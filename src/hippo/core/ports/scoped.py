@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Concatenate, ContextManager, Ge
 
 from hippo.core.ports import (
     ArchiveStore,
+    AuditStore,
     BlockStore,
     CaptureStore,
     ChunkStore,
@@ -181,6 +182,13 @@ class MergeScope(Scope):
     known_merge_ids = Bound(MergeStore.known_merge_ids)
 
 
+class AuditScope(Scope):
+    audit_records = Bound(AuditStore.audit_records)
+    audit_chain = Bound(AuditStore.audit_chain)
+    audit_head = Bound(AuditStore.audit_head)
+    trim_audit = Bound(AuditStore.trim_audit)
+
+
 class AgentStore(ChunkScope, BlockScope, ConversationScope, ArchiveScope, LinkScope, ExperienceScope, CaptureScope,
-                 SessionScope, SummaryScope, MergeScope):
+                 SessionScope, SummaryScope, MergeScope, AuditScope):
     """Everything of one agent in the database (see the module's docstring)."""
