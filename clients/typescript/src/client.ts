@@ -10,6 +10,7 @@
 import { HippoError } from "./errors.js";
 import { type ConnectionOptions, type QueryValue, type Request, type RequestOptions, Transport, isoTime, segment } from "./http.js";
 import type {
+  AuditOptions,
   ChatMessage,
   CompactOptions,
   ContextOptions,
@@ -108,6 +109,16 @@ export class HippoClient {
         q: query, limit, kind, tag: tags, since, until, source, session_id: sessionId,
         include_archived: includeArchived, expand, metadata: conditions, as_of: isoTime(asOf),
       },
+      signal,
+    });
+  }
+
+  /** The agent's audit trail, newest first, a page at a time: each change to its memory, when, by
+   * whom, the ids it touched with digests of their content (never the text). */
+  audit(options: AuditOptions = {}): Promise<S.AuditPage> {
+    const { since, until, operation, id, limit, cursor, signal } = options;
+    return this.send("GET", "/audit", {
+      query: { since: isoTime(since), until: isoTime(until), operation, id, limit, cursor },
       signal,
     });
   }

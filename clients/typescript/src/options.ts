@@ -35,6 +35,21 @@ export interface ListOptions extends RequestOptions {
   kind?: Kind;
 }
 
+export interface AuditOptions extends RequestOptions {
+  /** Records at or after. */
+  since?: Time;
+  /** Records before. */
+  until?: Time;
+  /** One operation's records, by its public name (`forget_memory`). */
+  operation?: string;
+  /** Only the records that touched this memory. */
+  id?: string;
+  /** 1 to 1,000; 100 by default. */
+  limit?: number;
+  /** The previous page's `next_cursor`. */
+  cursor?: string;
+}
+
 export interface SearchOptions extends RequestOptions {
   /** 1 to 100; 10 for `recallMemories`, 20 for `searchMemories`. */
   limit?: number;

@@ -15,6 +15,39 @@ export interface ArchivedHit {
 }
 
 /**
+ * One page of an agent's audit records; pass `next_cursor` back for the next (None: the last).
+ */
+export interface AuditPage {
+  items: AuditRecord[];
+  next_cursor: string | null;
+}
+
+/**
+ * One change to an agent's memory, as the audit trail keeps it (`Memory.audit`): when, who
+ * (an API key's id, `"local"` for an embedded call) through which surface, the operation (its
+ * public name, and one `operation_id` per call), the ids it touched with the digests of their
+ * content (keyed per database; never the text), counts by what was done. `seq` numbers the
+ * agent's records; `hash` chains each to the one before (`prev_hash`). A `checkpoint`
+ * record is left by trimming the trail: `checkpoint` holds the last removed record's seq and
+ * hash, signed.
+ */
+export interface AuditRecord {
+  agent_id: string;
+  seq: number;
+  at: string;
+  operation: string;
+  operation_id: string;
+  who: string;
+  surface: string;
+  kind: "change" | "checkpoint";
+  touched: Record<string, unknown>;
+  counts: Record<string, unknown>;
+  prev_hash: string;
+  hash: string;
+  checkpoint: Record<string, unknown> | null;
+}
+
+/**
  * A named memory block (`persona`, `human`) with its optional character limit.
  */
 export interface Block {

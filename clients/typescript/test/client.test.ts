@@ -53,6 +53,16 @@ async function rejects(promise: Promise<unknown>, code: string, status: number):
   assert.fail(`resolved; expected ${code}`);
 }
 
+test("the audit trail", async () => {
+  const stored = await alice.storeMemory("Audited: the heron came back to the pond");
+  const page = await alice.audit({ operation: "store_memory", id: stored.id });
+  assert.equal(page.items.length, 1);
+  const record = page.items[0]!;
+  assert.equal(record.operation, "store_memory");
+  assert.equal(record.surface, "http");
+  assert.ok(!JSON.stringify(record).includes("heron")); // digests, never the text
+});
+
 test("health, readiness and stats", async () => {
   const health = await alice.health();
   assert.equal(health.status, "ok");
