@@ -162,7 +162,27 @@ def sqlite_speed(r: Results) -> list[Row]:
             big_command, big, 34),
         Row("disk per 10k chunks at 1M (HNSW files beside it)",
             f"{at1m['db_mb_per_10k']:.1f} MB ({at1m['ann_files_mb'] / 100:.1f} MB)", "",
-            verdict("< 100 MB", disk < 100), big_command, big, 34)]
+            verdict("< 100 MB", disk < 100), big_command, big, 34), *audit_cost(r)]
+
+
+def audit_cost(r: Results) -> list[Row]:
+    """The audit trail on (the default) ÷ off, at 100k, per backend measured."""
+    file = "issue51-audit-cost.json"
+    if not (r.folder / file).is_file():
+        return []
+    run = r(file)
+    rows = []
+    for backend in ("sqlite", "postgres"):
+        if backend not in run:
+            continue
+        on, off, ratios = run[backend]["on"], run[backend]["off"], run[backend]["ratio"]
+        rows.append(Row(f"the audit trail on ÷ off at {run['size'] // 1000}k, {backend}: store p50, recall p50",
+                        f"{ratio(ratios['store'])}, {ratio(ratios['recall'])}",
+                        f"store {ms(on['store'])} / {ms(off['store'])}, recall {ms(on['recall'])} / "
+                        f"{ms(off['recall'])} (fake embedder)",
+                        verdict("≤ 1.10×", max(ratios.values()) <= 1.10),
+                        f"python bench/audit_cost.py --size {run['size']} --calls {run['calls']} --json", file, 51))
+    return rows
 
 
 def experiences(r: Results) -> list[Row]:
