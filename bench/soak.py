@@ -271,10 +271,14 @@ def chart(results: list[dict[str, Any]], target: Path) -> None:
     fig, (rss, p99) = plt.subplots(1, 2, figsize=(10, 3.6))
     for result in results:
         minutes = [s["minute"] for s in result["samples"]]
-        rss.plot(minutes, [s["rss_mb"] for s in result["samples"]], marker=".", label=result["backend"])
+        own = [s.get("rss_anon_mb") for s in result["samples"]]
+        line = rss.plot(minutes, [s["rss_mb"] for s in result["samples"]], linestyle=":",
+                        label=f"{result['backend']}, all")[0]
+        if None not in own:
+            rss.plot(minutes, own, marker=".", color=line.get_color(), label=f"{result['backend']}, its own")
         p99.plot(minutes, [max(s["p99_ms"].values(), default=0) for s in result["samples"]], marker=".",
                  label=result["backend"])
-    rss.set(title="server RSS (MB)", xlabel="minute")
+    rss.set(title="server RSS (MB): its own (anonymous) and all", xlabel="minute")
     p99.set(title="slowest operation's p99 per sample (ms)", xlabel="minute")
     for axis in (rss, p99):
         axis.grid(alpha=0.3)
