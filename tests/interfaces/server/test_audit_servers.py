@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
@@ -38,11 +38,8 @@ def test_three_servers_writing_one_agent_leave_one_unbroken_chain(servers, datab
             for client in clients:
                 client.close()
 
-    threads = [threading.Thread(target=client_run, args=(n,)) for n in range(CLIENTS)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    with ThreadPoolExecutor(CLIENTS) as pool:
+        list(pool.map(client_run, range(CLIENTS)))
     assert failures == []
     key_id = auth["Authorization"].split("_")[1]
     rows = sql(database, "SELECT seq, who, surface, operation FROM audit_records WHERE agent_id = 'alice' ORDER BY seq")
