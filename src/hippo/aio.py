@@ -31,6 +31,7 @@ from hippo.core.memories.summary import Summaries
 from hippo.core.memory import AgentTools, Memory
 from hippo.core.operation import AsyncOperation
 from hippo.core.recall.operations import Recaller
+from hippo.core.receipts import Receipts
 
 if TYPE_CHECKING:
     from hippo.core.ports.database import BackupResult, CheckReport, Progress
@@ -148,6 +149,8 @@ class AsyncMemory:
     audit = AsyncOperation(Auditor.audit)
     verify_audit = AsyncOperation(Auditor.verify_audit)
     trim_audit = AsyncOperation(Auditor.trim_audit)
+    # -- forget receipts ------------------------------------------------------
+    verify_receipt = AsyncOperation(Receipts.verify_receipt)
 
 
 # Memory's operations that are coroutines here.

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterator, Literal
 
 from typing_extensions import TypedDict  # pydantic reads typing's only from Python 3.12
+
+from hippo.dictable import Dictable as _Dictable
+from hippo.trust import AuditBreak, AuditPage, AuditRecord, AuditReport, PlaceCheck, Receipt, ReceiptCheck, Removed
 
 __all__ = [
     "UNCHANGED",
@@ -16,6 +19,10 @@ __all__ = [
     "AuditPage",
     "AuditRecord",
     "AuditReport",
+    "PlaceCheck",
+    "Receipt",
+    "ReceiptCheck",
+    "Removed",
     "Block",
     "BlockResult",
     "Chunk",
@@ -55,23 +62,6 @@ __all__ = [
 ]
 
 Kind = Literal["fact", "memory"]
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, (set, frozenset)):
-        return sorted(_jsonable(v) for v in value)
-    return value
-
-
-class _Dictable:
-    def to_dict(self) -> dict[str, Any]:
-        return _jsonable(asdict(self))  # type: ignore[call-overload]
 
 
 class _OfChunk(_Dictable):
@@ -195,6 +185,7 @@ class Forgotten(_Dictable):
     similarity: float | None
     scrubbed: bool = True
     note: str | None = None
+    receipt: Receipt | None = None  # with ``receipt=True``: the proof (:class:`hippo.Receipt`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +201,7 @@ class ForgetResult(_Dictable):
     # Observed conversation messages not yet (or no longer) needed by capture whose text held
     # every word of the description: their text is removed too (the capture inbox).
     messages: int = 0
+    receipt: Receipt | None = None  # with ``receipt=True``: the proof (:class:`hippo.Receipt`)
 
     @property
     def count(self) -> int:
@@ -432,6 +424,7 @@ class Erased(_Dictable):
     scrubbed: bool = True
     note: str | None = None
     short_term: int = 0  # short-term experiences that were in the database (see ``short_term_durable``)
+    receipt: Receipt | None = None  # with ``receipt=True``: the proof (:class:`hippo.Receipt`)
 
 
 class ConsolidationStats(TypedDict):
@@ -728,62 +721,3 @@ class Compaction(_Dictable):
     summary: str
     entries: list[CompactionEntry]
     stats: CompactionStats
-
-
-@dataclass(frozen=True, slots=True)
-class AuditRecord(_Dictable):
-    """One change to an agent's memory, as the audit trail keeps it (``Memory.audit``): when, who
-    (an API key's id, ``"local"`` for an embedded call) through which surface, the operation (its
-    public name, and one ``operation_id`` per call), the ids it touched with the digests of their
-    content (keyed per database; never the text), counts by what was done. ``seq`` numbers the
-    agent's records; ``hash`` chains each to the one before (``prev_hash``). A ``checkpoint``
-    record is left by trimming the trail: ``checkpoint`` holds the last removed record's seq and
-    hash, signed."""
-
-    agent_id: str
-    seq: int
-    at: datetime
-    operation: str
-    operation_id: str
-    who: str
-    surface: str
-    kind: Literal["change", "checkpoint"]
-    touched: dict[str, str | None]
-    counts: dict[str, int]
-    prev_hash: str
-    hash: str
-    checkpoint: dict[str, Any] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class AuditPage(_Dictable):
-    """One page of an agent's audit records; pass ``next_cursor`` back for the next (None: the last)."""
-
-    items: list[AuditRecord]
-    next_cursor: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class AuditBreak(_Dictable):
-    """Where an agent's audit chain stops holding: the record's seq and why."""
-
-    agent_id: str
-    seq: int
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class AuditReport(_Dictable):
-    """What checking audit chains found: the agents and records read, and each chain's first break."""
-
-    agents: int
-    records: int
-    breaks: list[AuditBreak] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.breaks
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "agents": self.agents, "records": self.records,
-                "breaks": [b.to_dict() for b in self.breaks]}

@@ -251,6 +251,7 @@ class RemoteMemory(_Client):
     restore_memory = Remote(Memory.restore_memory)
     # -- the audit trail ------------------------------------------------------
     audit = Remote(Memory.audit)
+    verify_receipt = Remote(Memory.verify_receipt)
 
 
 class AsyncRemoteMemory(_Client):
@@ -351,3 +352,4 @@ class AsyncRemoteMemory(_Client):
     restore_memory = AsyncRemote(Memory.restore_memory)
     # -- the audit trail ------------------------------------------------------
     audit = AsyncRemote(Memory.audit)
+    verify_receipt = AsyncRemote(Memory.verify_receipt)

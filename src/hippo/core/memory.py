@@ -34,6 +34,7 @@ from hippo.core.memories.summary import Summaries
 from hippo.core.memories.writer import MemoryInput
 from hippo.core.operation import Operation, owner_name
 from hippo.core.recall.operations import Recaller
+from hippo.core.receipts import Receipts
 from hippo.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -81,7 +82,8 @@ class Memory:
             ctx.agent_id, ctx.settings, ctx.store.database, ctx.embedding, ctx.llm
         experiences = Experiences(ctx)
         parts = (Memories(ctx, experiences.episodic), Facts(ctx), Recaller(ctx), Blocks(ctx), experiences,
-                 Capture(ctx), Compactor(ctx), Curation(ctx), Browser(ctx), Summaries(ctx), Auditor(ctx))
+                 Capture(ctx), Compactor(ctx), Curation(ctx), Browser(ctx), Summaries(ctx), Auditor(ctx),
+                 Receipts(ctx))
         self._parts: dict[str, object] = {type(part).__qualname__: part for part in parts}
         self._assembly = assembly
         self._owns_store = True
@@ -236,6 +238,8 @@ class Memory:
     audit = Operation(Auditor.audit)
     verify_audit = Operation(Auditor.verify_audit)
     trim_audit = Operation(Auditor.trim_audit)
+    # -- forget receipts ------------------------------------------------------
+    verify_receipt = Operation(Receipts.verify_receipt)
 
 
 # The names of Memory's operations, in the order above (AsyncMemory and hippo.connect offer them).

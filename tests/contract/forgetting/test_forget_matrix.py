@@ -4,7 +4,9 @@ an experience, kept by compaction, imported, imported as a fact with a wording m
 by a key) and removed
 by any path (forget, delete by id, a new text, delete_all, archived then forgotten) leaves no byte
 of the canary in any file of the database: SQLite's file, WAL and shared memory; PostgreSQL's
-relation files after ``scrub``."""
+relation files after ``scrub``. Each forget's receipt names every removed id, holds right after the
+delete (on PostgreSQL all but the dead rows, which wait for the scrub) and verifies again from its
+JSON once the files are clean."""
 
 from __future__ import annotations
 
@@ -90,32 +92,36 @@ ENTRIES: dict[str, Callable[[Any, Any], list[str]]] = {
 }
 
 
-def _forget(mem: Any, ids: list[str], maintain: Any) -> None:
-    assert {f.id for f in mem.forget_memory(SECRET, limit=20).deleted} >= set(ids)
+def _forget(mem: Any, ids: list[str], maintain: Any) -> list[Any]:
+    result = mem.forget_memory(SECRET, limit=20, receipt=True)
+    assert {f.id for f in result.deleted} >= set(ids)
+    return [result.receipt]
 
 
-def _delete(mem: Any, ids: list[str], maintain: Any) -> None:
-    for chunk_id in ids:
-        mem.delete_memory(chunk_id)
+def _delete(mem: Any, ids: list[str], maintain: Any) -> list[Any]:
+    return [mem.delete_memory(chunk_id, receipt=True).receipt for chunk_id in ids]
 
 
-def _rewrite(mem: Any, ids: list[str], maintain: Any) -> None:
+def _rewrite(mem: Any, ids: list[str], maintain: Any) -> list[Any]:
     for chunk_id in ids:
         mem.update_memory(chunk_id, content="The locker code was changed; ask at the desk.")
+    return []  # an edit, not a forget: it gives no receipt
 
 
-def _delete_all(mem: Any, ids: list[str], maintain: Any) -> None:
-    mem.delete_all()
+def _delete_all(mem: Any, ids: list[str], maintain: Any) -> list[Any]:
+    return [mem.delete_all(receipt=True).receipt]
 
 
-def _archive_then_forget(mem: Any, ids: list[str], maintain: Any) -> None:
+def _archive_then_forget(mem: Any, ids: list[str], maintain: Any) -> list[Any]:
     maintain(max_db_bytes=1)  # over any cap: every memory that can be is archived
     archived = {h.id for h in mem.search_archive(SECRET, limit=50)}
     assert archived >= set(ids), "the canary's memories were archived"
-    assert {f.id for f in mem.forget_memory(SECRET, limit=20).deleted} >= set(ids)
+    result = mem.forget_memory(SECRET, limit=20, receipt=True)
+    assert {f.id for f in result.deleted} >= set(ids)
+    return [result.receipt]
 
 
-EXITS: dict[str, Callable[[Any, list[str], Any], None]] = {
+EXITS: dict[str, Callable[[Any, list[str], Any], list[Any]]] = {
     "forget": _forget, "delete by id": _delete, "new text": _rewrite, "delete_all": _delete_all,
     "archive then forget": _archive_then_forget,
 }
@@ -147,11 +153,18 @@ def test_a_canary_leaves_every_file_whichever_way_it_came_and_went(make_mem, db,
         with hippo.open(db, agent_id="alice", embedder=embedder, clock=clock, **settings) as operator:
             operator.maintain()
 
-    EXITS[exit](mem, ids, maintain)
-    if mem.database.startswith("postgresql://"):
+    receipts = EXITS[exit](mem, ids, maintain)
+    server = mem.database.startswith("postgresql://")
+    for receipt in receipts:  # issued right after the delete: on PostgreSQL the bytes wait for a scrub
+        assert [c.place for c in receipt.checks if not c.ok] == (["dead rows"] if server else []), receipt.checks
+        assert set(ids) <= {r.id for r in receipt.removed} and receipt.audit_seq is not None
+    if server:
         assert mem.scrub() is None
     found = {k: v for k, v in occurrences(db).items() if v}
     assert not found, found
+    for receipt in receipts:  # checked again, from its JSON: every place clean
+        check = mem.verify_receipt(receipt.to_json())
+        assert check.verified and not check.failed, check.checks
     assert all(SECRET not in h.content for h in mem.recall_memories("locker code climbing gym", touch=False))
     mem.close()
     assert not {k: v for k, v in occurrences(db).items() if v}

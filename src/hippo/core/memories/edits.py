@@ -85,7 +85,8 @@ def erase_agent(store: "AgentStore") -> Erased:
     """Every memory, fact and block of one agent, hard-deleted; other agents are untouched."""
     counts = store.delete_agent()
     note = store.database.pending_scrub()
-    return Erased(agent_id=store.agent_id, **counts, scrubbed=note is None, note=note)
+    return Erased(agent_id=store.agent_id, memories=counts["memories"], facts=counts["facts"], blocks=counts["blocks"],
+                  short_term=counts["short_term"], scrubbed=note is None, note=note)
 
 
 def split_fact(store: "AgentStore", embedding: "EmbeddingService", fact: Chunk, wording: str, *,

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 from hippo import limits
-from hippo.core import transfer
+from hippo.core import receipts, transfer
 from hippo.core import validation as v
 from hippo.core.context import Capability
 from hippo.core.curation import archive
@@ -79,17 +79,20 @@ class Memories(Capability):
         return writer.write(self.ctx.store, self.ctx.embedding, inputs, self.ctx.now)
 
     def forget_memory(
-        self, description: str, *, preview: bool = False, limit: int = 10, min_similarity: float | None = None
+        self, description: str, *, preview: bool = False, limit: int = 10, min_similarity: float | None = None,
+        receipt: bool = False,
     ) -> ForgetResult:
         """Hard-delete the chunks that match ``description``; ``preview`` deletes nothing.
 
         A chunk matches when its cosine similarity to the description reaches the
         embedder's forget threshold (``min_similarity`` overrides it), or when it
         contains every meaningful word of the description. At most ``limit`` go.
+        ``receipt`` adds the signed proof (:class:`hippo.Receipt`: ``verify_receipt`` checks it again).
         """
         description = v.check_text(description, "description", max_chars=self.ctx.settings.max_query_chars)
         limit = v.check_limit(limit)
         preview = v.check_flag(preview, "preview")
+        receipt = v.check_flag(receipt, "receipt")
         threshold = self.ctx.embedding.thresholds.forget
         if min_similarity is not None:
             threshold = v.check_intensity(min_similarity, "min_similarity")
@@ -116,7 +119,10 @@ class Memories(Capability):
         forgotten += [Forgotten(e.id, e.content, "memory", sim) for e, sim in recent]
         said = self.ctx.store.observed_matching(words, limits.RESULT_LIMIT)
         if preview or not (forgotten or said):
-            return ForgetResult(forgotten, preview=preview, messages=len(said))
+            nothing = receipts.issue(self.ctx, [], {}) if receipt and not preview else None
+            return ForgetResult(forgotten, preview=preview, messages=len(said), receipt=nothing)
+        gone = [*receipts.gone_of(forgotten), *receipts.wordings(self.ctx.store, [c.id for c in chunks]),
+                *(receipts.Gone(f"message {m.seq}", "message", m.content) for m in said)] if receipt else []
         with self.ctx.store.transaction():
             self.ctx.store.delete_chunks([c.id for c in chunks])
             self.ctx.store.delete_archived([c.id for c, _ in archived])
@@ -124,7 +130,8 @@ class Memories(Capability):
             self.ctx.store.clear_observed([m.seq for m in said])
         note = self.ctx.store.database.pending_scrub()
         forgotten = [replace(f, scrubbed=note is None, note=note) for f in forgotten]
-        return ForgetResult(forgotten, scrubbed=note is None, note=note, messages=len(said))
+        proof = receipts.issue(self.ctx, gone, {"chunks": len(forgotten), "messages": len(said)}) if receipt else None
+        return ForgetResult(forgotten, scrubbed=note is None, note=note, messages=len(said), receipt=proof)
 
     def get_memory(self, chunk_id: str) -> Chunk:
         """One chunk by id; browsing, so it does not count as a retrieval."""
@@ -159,13 +166,22 @@ class Memories(Capability):
                             content=content, metadata=metadata, max_chars=ctx.settings.max_content_chars)
         return self.get_memory(chunk_id)
 
-    def delete_all(self) -> Erased:
+    def delete_all(self, *, receipt: bool = False) -> Erased:
         """Hard-delete every memory, fact, block and short-term experience of this agent, and
-        nothing of any other."""
+        nothing of any other; ``receipt`` adds the signed proof (:class:`hippo.Receipt`)."""
+        receipt = v.check_flag(receipt, "receipt")
         buffer = self.episodic.buffer
-        in_process = [] if buffer.durable else buffer.take([e.id for e in buffer.entries()])
+        held = [] if buffer.durable else buffer.entries()
+        gone = [*receipts.everything(self.ctx.store), *(receipts.Gone(e.id, "experience", e.content) for e in held)] \
+            if receipt else []
+        in_process = buffer.take([e.id for e in held])
         erased = edits.erase_agent(self.ctx.store)  # a durable buffer goes with the rest
-        return replace(erased, short_term=erased.short_term + len(in_process))
+        erased = replace(erased, short_term=erased.short_term + len(in_process))
+        if not receipt:
+            return erased
+        counts = {"memories": erased.memories, "facts": erased.facts, "blocks": erased.blocks,
+                  "short_term": erased.short_term}
+        return replace(erased, receipt=receipts.issue(self.ctx, gone, counts))
 
     def stats(self) -> Stats:
         """How many facts, memories, blocks and pending vectors this agent has."""
@@ -176,21 +192,29 @@ class Memories(Capability):
                      archived=self.ctx.store.count_archived(),
                      short_term=len(self.episodic.short_term()), consolidation=self.episodic.stats())
 
-    def delete_memory(self, chunk_id: str) -> Forgotten:
-        """Hard-delete one chunk by id, leaving no trace of its text; an archived one too."""
+    def delete_memory(self, chunk_id: str, *, receipt: bool = False) -> Forgotten:
+        """Hard-delete one chunk by id, leaving no trace of its text; an archived one too.
+        ``receipt`` adds the signed proof (:class:`hippo.Receipt`)."""
         chunk_id = v.check_chunk_id(chunk_id)
-        recent = [e for e in self.episodic.short_term() if e.id == chunk_id]
+        receipt = v.check_flag(receipt, "receipt")
+        recent, merged = [e for e in self.episodic.short_term() if e.id == chunk_id], list[receipts.Gone]()
         if recent and self.episodic.drop([chunk_id]):
             note = self.ctx.store.database.pending_scrub() if self.episodic.buffer.durable else None
-            return Forgotten(chunk_id, recent[0].content, "memory", None, scrubbed=note is None, note=note)
-        archived = self.ctx.store.archived_chunks([chunk_id])
-        chunk = archived[0] if archived else self.get_memory(chunk_id)
-        deleted = self.ctx.store.delete_archived([chunk_id]) if archived \
-            else self.ctx.store.delete_chunks([chunk.id])
-        if not deleted:
-            raise NotFound(f"no memory {chunk_id} for agent {self.ctx.agent_id!r}")
-        note = self.ctx.store.database.pending_scrub()
-        return Forgotten(chunk.id, chunk.content, chunk.kind, None, scrubbed=note is None, note=note)
+            gone = Forgotten(chunk_id, recent[0].content, "memory", None, scrubbed=note is None, note=note)
+        else:
+            archived = self.ctx.store.archived_chunks([chunk_id])
+            chunk = archived[0] if archived else self.get_memory(chunk_id)
+            merged = receipts.wordings(self.ctx.store, [chunk.id]) if receipt else []
+            deleted = self.ctx.store.delete_archived([chunk_id]) if archived \
+                else self.ctx.store.delete_chunks([chunk.id])
+            if not deleted:
+                raise NotFound(f"no memory {chunk_id} for agent {self.ctx.agent_id!r}")
+            note = self.ctx.store.database.pending_scrub()
+            gone = Forgotten(chunk.id, chunk.content, chunk.kind, None, scrubbed=note is None, note=note)
+        if not receipt:
+            return gone
+        proof = receipts.issue(self.ctx, [*receipts.gone_of([gone]), *merged], {"chunks": 1})
+        return replace(gone, receipt=proof)
 
     def put_item(self, key: str, content: str, metadata: Mapping[str, Any] | None = None, *,
                  intensity: float = 0.5) -> ItemWrite:

@@ -28,6 +28,7 @@ from hippo.core.ports.memories import (
     StrengthUpdate,
     SummaryStore,
 )
+from hippo.core.ports.receipts import RemnantStore, StoredText
 from hippo.core.ports.retrievals import RetrievalBatch, RetrievalEvent, RetrievalQueue
 from hippo.core.ports.search import (
     Candidates,
@@ -43,11 +44,11 @@ __all__ = ["BROWSE_ORDERS", "ArchiveStore", "AuditQuery", "AuditStore",
            "BlockStore", "BrowseOrder", "Candidates", "CaptureStore",
            "ChunkFilter", "ChunkStore", "ChunkSummary", "ConversationStore", "Database", "ExperienceFilter",
            "ExperienceRecord", "ExperienceStore", "Inbox", "KeyStore", "LinkStore", "MergeStore", "MetaCondition",
-           "MetaOp", "Observed", "PruneCandidate", "RetrievalBatch", "RetrievalEvent", "RetrievalQueue",
+           "MetaOp", "Observed", "PruneCandidate", "RemnantStore", "RetrievalBatch", "RetrievalEvent", "RetrievalQueue",
            "SchemaVersion", "SearchQuery", "SessionItem", "SessionStore", "Standing", "Store", "StoreCapabilities",
-           "StrengthUpdate", "SummaryStore"]
+           "StoredText", "StrengthUpdate", "SummaryStore"]
 
 
 class Store(ChunkStore, BlockStore, KeyStore, ConversationStore, ArchiveStore, LinkStore, ExperienceStore,
-            CaptureStore, SessionStore, SummaryStore, MergeStore, AuditStore, Protocol):
+            CaptureStore, SessionStore, SummaryStore, MergeStore, AuditStore, RemnantStore, Protocol):
     """What the core needs from a database: every part, from one backend (``stores/registry.py``)."""

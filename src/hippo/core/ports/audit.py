@@ -46,7 +46,7 @@ from hippo.core.hashing import content_hash
 
 __all__ = ["GENESIS", "SURFACES", "Actor", "AuditQuery", "AuditStore", "ChainRecord", "Pending", "Scope",
            "acting_as", "actor", "audited", "canonical", "content_hash", "current", "digest", "operation",
-           "record_hash", "set_actor", "sign_checkpoint", "unaudited"]
+           "record_hash", "set_actor", "sign_checkpoint", "subkey", "unaudited"]
 
 SURFACES = ("python", "http", "mcp", "cli", "dashboard", "tools")
 DIRECT = "direct_store_write"  # the operation of a write made on a store outside any Memory operation
@@ -169,7 +169,8 @@ def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def _subkey(secret: str, purpose: str) -> bytes:
+def subkey(secret: str, purpose: str) -> bytes:
+    """A key of its own for one use of the database's secret (digests, checkpoints, receipts)."""
     return hmac.new(bytes.fromhex(secret), purpose.encode(), hashlib.sha256).digest()
 
 
@@ -177,13 +178,13 @@ def digest(secret: str, content_hash: str) -> str:
     """The digest the trail keeps of a content hash (:mod:`hippo.core.hashing`): keyed with the
     database's own secret, so the same text leaves different digests in different databases and a
     table of known texts' digests made elsewhere matches nothing here."""
-    return hmac.new(_subkey(secret, "digest"), content_hash.encode(), hashlib.sha256).hexdigest()
+    return hmac.new(subkey(secret, "digest"), content_hash.encode(), hashlib.sha256).hexdigest()
 
 
 def sign_checkpoint(secret: str, agent_id: str, through: int, last_hash: str) -> str:
     """The HMAC of a checkpoint: the agent, the last removed record's seq and hash."""
     message = canonical({"agent_id": agent_id, "through": through, "last_hash": last_hash})
-    return hmac.new(_subkey(secret, "checkpoint"), message.encode(), hashlib.sha256).hexdigest()
+    return hmac.new(subkey(secret, "checkpoint"), message.encode(), hashlib.sha256).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ from hippo.core.ports import (
     ExperienceStore,
     LinkStore,
     MergeStore,
+    RemnantStore,
     SessionStore,
     SummaryStore,
 )
@@ -189,6 +190,12 @@ class AuditScope(Scope):
     trim_audit = Bound(AuditStore.trim_audit)
 
 
+class RemnantScope(Scope):
+    remaining_ids = Bound(RemnantStore.remaining_ids)
+    stored_texts = Bound(RemnantStore.stored_texts)
+    index_states = Bound(RemnantStore.index_states)
+
+
 class AgentStore(ChunkScope, BlockScope, ConversationScope, ArchiveScope, LinkScope, ExperienceScope, CaptureScope,
-                 SessionScope, SummaryScope, MergeScope, AuditScope):
+                 SessionScope, SummaryScope, MergeScope, AuditScope, RemnantScope):
     """Everything of one agent in the database (see the module's docstring)."""

@@ -21,8 +21,9 @@ from typing import Any
 from hippo.core.ports.database import CheckReport, Finding
 from hippo.stores.checks import held, schema_finding, vectors_finding
 from hippo.stores.postgres.schema import MIGRATIONS
+from hippo.trust import PlaceCheck
 
-__all__ = ["backup_advice", "check", "restore_advice"]
+__all__ = ["backup_advice", "check", "remnant_states", "restore_advice"]
 
 
 def backup_advice(location: str, path: str) -> str:
@@ -46,6 +47,17 @@ def check(conn: Any, location: str) -> CheckReport:
         counts, model = held(conn.execute, "chunk_rows")
         findings = (_schema(conn), _counters(conn), _keyword_index(conn), _vectors(conn, model, counts))
     return CheckReport(location, findings, counts)
+
+
+def remnant_states(conn: Any) -> list[PlaceCheck]:
+    """What a receipt checks beside the rows: the words table holds the live chunks' words and
+    nothing else (the removed ids in it are looked for with the rows), and no window vector is
+    left of a chunk without a vector."""
+    with conn.transaction():
+        conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        counts, model = held(conn.execute, "chunk_rows")
+        words, vectors = _keyword_index(conn), _vectors(conn, model, counts)
+    return [PlaceCheck("full-text index", words.ok, words.detail), PlaceCheck("vectors", vectors.ok, vectors.detail)]
 
 
 def _one(conn: Any, sql: str, params: tuple[Any, ...] = ()) -> int:
@@ -72,9 +84,10 @@ def _keyword_index(conn: Any) -> Finding:
                          "(SELECT 1 FROM chunk_words w WHERE w.id = r.id)")
     extra = _one(conn, "SELECT count(*) FROM chunk_words w JOIN chunk_rows r ON r.id = w.id "
                        "WHERE r.superseded_by IS NOT NULL")
-    if missing or extra:
+    stale = _one(conn, "SELECT count(*) FROM chunk_words w JOIN chunk_rows r ON r.id = w.id WHERE w.tsv <> r.tsv")
+    if missing or extra or stale:
         return Finding("keyword index", False, f"{missing} live chunks missing from the words table, {extra} "
-                                               "superseded ones still in it")
+                                               f"superseded ones still in it, {stale} with words of another text")
     return Finding("keyword index", True, "the words table holds exactly the live chunks")
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import datetime
 from typing import Any, Sequence
 
 import numpy as np
@@ -25,8 +26,9 @@ import numpy as np
 from hippo.core.ports import SchemaVersion, StoreCapabilities
 from hippo.core.ports.database import BackupResult, CheckReport, Progress
 from hippo.errors import ConfigError
+from hippo.stores.audit import KEYS_CHAIN, audit_time
 from hippo.stores.names import shown
-from hippo.stores.postgres.checks import backup_advice
+from hippo.stores.postgres.checks import backup_advice, remnant_states
 from hippo.stores.postgres.checks import check as check_database
 from hippo.stores.postgres.connection import Connections, storage_errors
 from hippo.stores.postgres.conversation import MESSAGES
@@ -42,10 +44,14 @@ from hippo.stores.sql.dialect import POSTGRES
 from hippo.stores.sql.rows import chunk_columns, chunk_of
 from hippo.stores.sql.store import Rewrite, SqlStore
 from hippo.stores.vectors import split
+from hippo.trust import PlaceCheck
 from hippo.types import Chunk
 
 __all__ = ["PostgresStore"]
 
+# The tables that hold text, rewritten by a scrub.
+_SCRUBBED = ("chunk_rows", "chunk_words", "chunk_windows", "chunks_archive", "memory_blocks", "short_term",
+             "experiences", "observed_messages", "session_items", "fact_merges")
 _NOT_SCRUBBED = ("deleted: no query returns it; PostgreSQL keeps the bytes in its files until `hippo scrub` "
                  "(VACUUM FULL) rewrites the tables, and in its write-ahead log until the log is recycled")
 SCRUB_WAIT = 30.0  # seconds scrub waits for older transactions before it reports that it could not
@@ -183,6 +189,30 @@ class PostgresStore(SqlStore, SearchMixin, Curation, Summary):
         with self.db.connection() as conn:
             return check_database(conn, self.location)
 
+    # -- what a receipt checks beside the rows (stores/remnants.py) ---------------
+
+    _extra_ids = (("full-text index", "chunk_words", ("id",)), ("vectors", "chunk_windows", ("chunk_id",)))
+
+    def _log_place(self) -> str:
+        return "dead rows"
+
+    def index_states(self, agent_id: str) -> list[PlaceCheck]:
+        with self.db.connection() as conn:
+            return remnant_states(conn)
+
+    def log_state(self, since: datetime | None) -> PlaceCheck:
+        """Whether the tables were rewritten since the delete (at ``since``; None: just now), so
+        that their files no longer hold the deleted rows' bytes: a scrub leaves its audit record."""
+        if since is None:
+            note = self.pending_scrub()
+            return PlaceCheck("dead rows", note is None, note or "no deleted row waits for a scrub")
+        [row] = fetch(self.db, None, "SELECT max(at) FROM audit_records WHERE agent_id = ? AND operation = 'scrub'",
+                      (KEYS_CHAIN,), bookkeeping=False)
+        if row[0] is not None and str(row[0]) >= audit_time(since):
+            return PlaceCheck("dead rows", True, f"the tables were rewritten by hippo scrub at {row[0]}")
+        return PlaceCheck("dead rows", False, "deleted: no query returns it; PostgreSQL keeps the bytes in its files "
+                                              "until `hippo scrub` rewrites them, and none has run since")
+
     # -- scrubbing --------------------------------------------------------------
 
     def _deleted(self, agent_id: str, count: int) -> None:
@@ -209,14 +239,15 @@ class PostgresStore(SqlStore, SearchMixin, Curation, Summary):
             if blocker is not None:
                 self._scrub_blocked = blocker
                 return
-            for table in ("chunk_rows", "chunk_words", "chunk_windows", "chunks_archive", "memory_blocks",
-                          "short_term", "experiences", "observed_messages", "session_items", "fact_merges"):
+            for table in _SCRUBBED:
                 conn.execute(f"VACUUM (FULL) {table}")
             try:  # the rewritten files on disk, not only in shared buffers (needs pg_checkpoint or superuser)
                 conn.execute("CHECKPOINT")
             except psycopg.errors.InsufficientPrivilege:
                 pass  # PostgreSQL writes them at its next checkpoint
         self._unscrubbed, self._scrub_blocked = False, None
+        with self.db.writing(KEYS_CHAIN):  # the database's own trail: receipts read when the tables were rewritten
+            self.db.note(KEYS_CHAIN, tables_rewritten=len(_SCRUBBED))
 
     @staticmethod
     def _older_transactions(conn: Any) -> str | None:

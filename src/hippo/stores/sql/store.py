@@ -24,6 +24,7 @@ import numpy as np
 from hippo.core.ports import ChunkFilter
 from hippo.core.ports.audit import AuditQuery, ChainRecord, Scope
 from hippo.stores.audit import chain
+from hippo.stores.remnants import SqlRemnants
 from hippo.stores.retrievals import RetrievalQueue
 from hippo.stores.sql.blocks import SqlBlocks, SqlDaily
 from hippo.stores.sql.capture import SqlCapture, SqlSessions, release_sources
@@ -51,7 +52,7 @@ class Rewrite:
 
 
 class SqlStore(SqlChunks, SqlCapture, SqlSessions, SqlExperiences, SqlArchive, SqlLinks, SqlMerges, SqlKeys,
-               SqlBlocks, SqlDaily, SqlConversation):
+               SqlBlocks, SqlDaily, SqlConversation, SqlRemnants):
     """The shared parts of a relational :class:`~hippo.core.ports.Store`, through ``db``."""
 
     db: SqlDatabase

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -34,8 +35,10 @@ from hippo.stores.sqlite.schema import MIGRATIONS
 from hippo.stores.sqlite.search import SearchMixin
 from hippo.stores.sqlite.summary import Summary
 from hippo.stores.sqlite.upkeep import backup_file, check_file
+from hippo.stores.sqlite.upkeep.check import remnant_states
 from hippo.stores.sqlite.windows import split, write_windows
 from hippo.stores.vectors import encode_vector
+from hippo.trust import PlaceCheck
 from hippo.types import Chunk
 
 __all__ = ["SQLiteStore"]
@@ -212,6 +215,29 @@ class SQLiteStore(SqlStore, SearchMixin, Curation, Summary):
         if self.db.file in ("", ":memory:") or self.db.file.startswith("file:"):
             raise ConfigError("an in-memory database has no file to check")
         return check_file(self.db.file, self.location)
+
+    # -- what a receipt checks beside the rows (stores/remnants.py) ---------------
+
+    def _own_places(self) -> tuple[str, ...]:
+        return ("ANN files",)
+
+    def _log_place(self) -> str:
+        return "write-ahead log"
+
+    def index_states(self, agent_id: str) -> list[PlaceCheck]:
+        with self.db.connection(agent_id) as conn:
+            return remnant_states(conn, self.db.file, agent_id)
+
+    def log_state(self, since: datetime | None) -> PlaceCheck:
+        """Just after a delete, whether its checkpoint emptied the log; later, a checkpoint now:
+        once it has emptied the log, nothing written before it is left there."""
+        if since is None:
+            note = self.pending_scrub()
+            return PlaceCheck("write-ahead log", note is None, note or "checkpointed and emptied after the delete")
+        with self.db.connection() as conn:
+            busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        return PlaceCheck("write-ahead log", not busy, "checkpointed and emptied now" if not busy else
+                          "a reader holds the log: not emptied yet (hippo finishes it when the reader lets go)")
 
     # -- scrubbing --------------------------------------------------------------
 

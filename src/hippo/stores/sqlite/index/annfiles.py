@@ -180,6 +180,22 @@ class AnnFiles:
                 _zero_fill(path)
                 _unlink(path)
 
+    def saved_keys(self, agent_id: str) -> tuple[np.ndarray, list[str]]:
+        """The keys (chunk rowids) the agent's saved index holds a vector of, and the names of its
+        files no sidecar names (left by a save that did not finish; none after a shred)."""
+        if self.folder is None or not self.folder.is_dir():
+            return np.zeros(0, dtype=np.int64), []
+        sidecar = self._read_sidecar(agent_id)
+        named = "" if sidecar is None else f"{self._stem(agent_id)}-{sidecar.token}."
+        stray = sorted(p.name for p in self.folder.glob(f"{self._stem(agent_id)}-*")
+                       if not (named and p.name.startswith(named)))
+        if sidecar is None:
+            return np.zeros(0, dtype=np.int64), stray
+        try:
+            return HnswIndex.load(self._graph_path(agent_id, sidecar.token), sidecar.dimension).keys(), stray
+        except (OSError, ValueError):
+            return np.zeros(0, dtype=np.int64), [*stray, self._graph_path(agent_id, sidecar.token).name]
+
     def problems(self, model_id: str | None, dimension: int | None) -> tuple[int, list[str]]:
         """How many saved indexes there are, and what is wrong with them (``hippo check``): a
         sidecar that cannot be read, a graph file it names that is missing, another model's

@@ -21,16 +21,22 @@ from __future__ import annotations
 import sqlite3
 from contextlib import closing
 
+import numpy as np
+
 from hippo.core.ports.database import CheckReport, Finding
 from hippo.errors import StorageError
 from hippo.stores.checks import held, listed, schema_finding, vectors_finding
 from hippo.stores.sqlite.index.annfiles import AnnFiles
+from hippo.stores.sqlite.index.cache import read_rowids
 from hippo.stores.sqlite.index.windowed import WINDOW_BASE, WINDOW_SLOTS
 from hippo.stores.sqlite.schema import MIGRATIONS
+from hippo.trust import PlaceCheck
 
-__all__ = ["check"]
+__all__ = ["check", "remnant_states"]
 
 _FTS = {"chunks_fts": "chunks", "chunks_archive_fts": "chunks_archive"}
+_ORPHANS = ("SELECT count(*) FROM chunk_windows w WHERE NOT EXISTS (SELECT 1 FROM chunks c "
+            f"WHERE c.rowid = (w.key - {WINDOW_BASE}) / {WINDOW_SLOTS}")  # (closed by the caller)
 _CORRUPT = 11  # SQLITE_CORRUPT, the primary code of FTS5's SQLITE_CORRUPT_VTAB: the index disagrees
 
 
@@ -53,6 +59,25 @@ def _checked(file: str, location: str) -> CheckReport:
         finally:
             conn.execute("ROLLBACK")
     return CheckReport(location, tuple(findings), counts)
+
+
+def remnant_states(conn: sqlite3.Connection, file: str, agent_id: str) -> list[PlaceCheck]:
+    """What a receipt checks beside the rows (through the store's own connection, outside a
+    write): each full-text index against its rows, no window vector without its chunk, and no
+    vector in the agent's saved ANN index of a chunk that is gone."""
+    keywords = _keyword_index(conn)
+    stray = conn.execute(_ORPHANS + ")").fetchone()[0]
+    vectors = PlaceCheck("vectors", not stray, f"{stray} window vectors of chunks that are gone" if stray
+                         else "every window vector belongs to a chunk that is there")
+    keys, files = AnnFiles(file).saved_keys(agent_id)
+    held = read_rowids(conn, "SELECT rowid FROM chunks WHERE agent_id = ?", (agent_id,))
+    gone = np.setdiff1d(keys, held)
+    problems = [f"{len(gone)} vectors of chunks that are gone"] if len(gone) else []
+    problems += [f"{name}, named by no saved index" for name in files]
+    ann = PlaceCheck("ANN files", not problems, listed(problems) if problems else
+                     f"the saved index holds {len(keys)} vectors, each of a chunk that is there" if len(keys)
+                     else "no saved index of the agent")
+    return [PlaceCheck("full-text index", keywords.ok, keywords.detail), vectors, ann]
 
 
 def _integrity(conn: sqlite3.Connection) -> Finding:
@@ -92,9 +117,7 @@ def _keyword_index(conn: sqlite3.Connection) -> Finding:
 def _vectors(conn: sqlite3.Connection, model: tuple[str, int | None] | None, found: dict[str, int]) -> Finding:
     return vectors_finding(lambda sql: int(conn.execute(sql).fetchone()[0]), model, found, rows="chunks",
                            wrong_size=lambda dimension: f"length(embedding) != {4 * dimension}",
-                           orphans=f"SELECT count(*) FROM chunk_windows w WHERE NOT EXISTS (SELECT 1 FROM chunks c "
-                                   f"WHERE c.rowid = (w.key - {WINDOW_BASE}) / {WINDOW_SLOTS} "
-                                   "AND c.embedding IS NOT NULL)")
+                           orphans=_ORPHANS + " AND c.embedding IS NOT NULL)")
 
 
 def _ann_files(file: str, model: tuple[str, int | None] | None) -> Finding:
