@@ -64,6 +64,34 @@ def test_every_kind_of_change_leaves_its_records_with_the_actor(make_mem, api) -
     assert seqs == list(range(len(seqs), 0, -1))
 
 
+def test_the_inbox_sessions_experiences_and_compaction_leave_counts_and_ids(mem) -> None:
+    """What capture, sessions, consolidation, surfacing and compaction did, counted in their records."""
+    def counts(operation: str) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for record in mem.audit(operation=operation, limit=100).items:
+            for what, n in record.counts.items():
+                found[what] = found.get(what, 0) + n
+        return found
+
+    mem.observe([{"role": "user", "content": "I moved to Lisbon last year.", "id": "m1"},
+                 {"role": "user", "content": "I work as a nurse now.", "id": "m2"}], session_id="s")
+    mem.process_pending()
+    mem.add_session_items("t", [{"role": "user", "content": "hello there"}])
+    mem.record_experience("insight", "Deploys on Friday break things", importance=0.2)
+    mem.consolidate()
+    kept = mem.store_memory("Tomatoes need full sun all day.").id
+    mem.surface([{"role": "user", "content": "how much sun do tomatoes need?"}], session_id="u")
+    mem.compact([{"role": "user", "content": f"Step {i}: we decided to use PostgreSQL."} for i in range(12)],
+                session_id="c")
+    assert counts("observe") == {"messages_observed": 2}
+    assert counts("process_pending")["messages_processed"] == 2
+    assert counts("add_session_items")["session_items_added"] == 1
+    assert counts("consolidate").get("consolidation_runs") == 1
+    surfaced = mem.audit(operation="surface").items
+    assert surfaced and kept in surfaced[0].touched and counts("surface")["surfaced"] >= 1
+    assert counts("compact").get("inserted", 0) >= 1
+
+
 def test_a_recall_and_a_read_leave_no_record(mem) -> None:
     mem.store_memory("the zebra likes green tea")
     count = len(mem.audit().items)

@@ -44,6 +44,7 @@ class SqlCapture:
                                                             row.content, d.time(row.observed_at), now)).fetchone()
                 if found is not None:
                     seqs.append((int(found[0]), found[1]))
+            self.db.note(agent_id, messages_observed=len(seqs))
         return seqs
 
     def pending_sessions(self, agent_id: str | None) -> list[tuple[str, str]]:
@@ -109,6 +110,9 @@ class SqlCapture:
             cleared = d.run(conn, "UPDATE observed_messages SET content = '' WHERE agent_id = ? AND session_id = ? "
                             "AND seq < ? AND content <> ''", (agent_id, session_id, keep_from)).rowcount
             self.db.text_deleted(agent_id, int(cleared))
+            processed = d.run(conn, "SELECT count(*) FROM observed_messages WHERE agent_id = ? AND session_id = ? "
+                              "AND seq > ? AND seq <= ?", (agent_id, session_id, expected, new)).fetchone()[0]
+            self.db.note(agent_id, messages_processed=int(processed), messages_cleared=int(cleared))
         return True
 
     def clear_observed(self, agent_id: str, seqs: Sequence[int]) -> int:
@@ -122,6 +126,7 @@ class SqlCapture:
             count = int(d.run(conn, f"UPDATE observed_messages SET content = '' WHERE agent_id = ? AND {among}",
                               (agent_id, *values)).rowcount)
             self.db.text_deleted(agent_id, count + int(items.rowcount))
+            self.db.note(agent_id, messages_cleared=count, session_items_removed=int(items.rowcount))
         return count
 
     def surfaced_ids(self, agent_id: str, session_id: str) -> set[str]:
@@ -141,6 +146,7 @@ class SqlCapture:
         with self.db.writing(agent_id) as conn:
             d.many(conn, f"INSERT INTO surfaced (agent_id, session_id, chunk_id, surfaced_at) {source} "
                    "ON CONFLICT DO NOTHING", rows)
+            self.db.note(agent_id, [(i, None) for i in ids], surfaced=len(ids))
 
 
 class SqlSessions:
@@ -156,6 +162,7 @@ class SqlSessions:
         with self.db.writing(agent_id) as conn:
             d.many(conn, "INSERT INTO session_items (agent_id, session_id, message_id, item, created_at) "
                    "VALUES (?,?,?,?,?)", [(agent_id, session_id, i.message_id, i.item, now) for i in items])
+            self.db.note(agent_id, session_items_added=len(items))
 
     def session_items(self, agent_id: str, session_id: str, limit: int | None) -> list[SessionItem]:
         last = "" if limit is None else " LIMIT ?"
@@ -173,11 +180,12 @@ class SqlSessions:
             if row is None:
                 return None
             self.db.text_deleted(agent_id, 1)
+            self.db.note(agent_id, session_items_removed=1)
         return SessionItem(row[0], row[1])
 
     def clear_session_items(self, agent_id: str, session_id: str) -> int:
         return blank(self.db, agent_id, "DELETE FROM session_items WHERE agent_id = ? AND session_id = ?",
-                     (agent_id, session_id))
+                     (agent_id, session_id), counted="session_items_removed")
 
 
 def release_sources(db: SqlDatabase, conn: Any, table: str, agent_id: str, ids: Sequence[str]) -> None:

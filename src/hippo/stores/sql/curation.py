@@ -207,7 +207,7 @@ class SqlLinks:
                    f"WHERE (SELECT count(*) FROM {d.rows} WHERE {d.unindexed('agent_id')} = ? AND id IN (?, ?)) = 2 "
                    "ON CONFLICT (agent_id, kind, a, b) DO UPDATE SET strength = chunk_links.strength + 1.0, "
                    "updated_at = excluded.updated_at", [(agent_id, kind, a, b, d.time(now), agent_id, a, b)
-                                                        for a, b in pairs])
+                                                        for a, b in pairs], links_strengthened=len(pairs))
 
     def prune_links(self, agent_id: str, *, before: datetime, keep: int | None) -> int:
         d = self.db.dialect
@@ -219,6 +219,7 @@ class SqlLinks:
                 gone += d.run(conn, "DELETE FROM chunk_links WHERE (agent_id, kind, a, b) IN (SELECT agent_id, kind, "
                               f"a, b FROM chunk_links{d.indexed_by('idx_links_weak')} {weak} "
                               f"ORDER BY updated_at DESC {d.skip})", (agent_id, keep)).rowcount
+            self.db.note(agent_id, links_pruned=int(gone))
         return int(gone)
 
     def links(self, agent_id: str, ids: Sequence[str],

@@ -161,18 +161,22 @@ def fetch_among(db: SqlDatabase, agent_id: str, test: str, column: str, ids: Seq
     return fetch(db, agent_id, f"{test} {among}{then}", (*params, *values))
 
 
-def write_many(db: SqlDatabase, agent_id: str, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+def write_many(db: SqlDatabase, agent_id: str, sql: str, rows: Sequence[Sequence[Any]],
+               touched: Iterable[tuple[str, str | None]] = (), **counts: int) -> None:
     """Run one shared statement once per row of parameters, in ``agent_id``'s write (or the
-    thread's); no write when there is no row."""
+    thread's); no write when there is no row. ``touched`` and ``counts`` go to its audit record."""
     if rows:
         with db.writing(agent_id) as conn:
             db.dialect.many(conn, sql, rows)
+            db.note(agent_id, touched, **counts)
 
 
-def blank(db: SqlDatabase, agent_id: str, sql: str, params: Sequence[Any]) -> int:
+def blank(db: SqlDatabase, agent_id: str, sql: str, params: Sequence[Any], counted: str = "texts_removed") -> int:
     """Run one shared statement that deletes or blanks the text of ``agent_id``'s rows, in its own
-    write (or the thread's), the text leaving the files as a forgotten chunk's; how many rows."""
+    write (or the thread's), the text leaving the files as a forgotten chunk's; how many rows
+    (counted in the audit record as ``counted``)."""
     with db.writing(agent_id) as conn:
         count = int(db.dialect.run(conn, sql, params).rowcount)
         db.text_deleted(agent_id, count)
+        db.note(agent_id, **{counted: count})
     return count

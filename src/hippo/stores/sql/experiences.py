@@ -14,6 +14,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from hippo.core.hashing import content_hash
 from hippo.core.ports import ChunkFilter, ExperienceFilter, ExperienceRecord
 from hippo.stores.sql.database import SqlDatabase, fetch, write_many
 from hippo.stores.sql.filters import experience_tests
@@ -37,7 +38,8 @@ class SqlExperiences:
         column, source = d.record_chunk  # beside its chunk: a record of a chunk that is gone is not kept
         write_many(self.db, agent_id, f"INSERT INTO experiences ({RECORD_COLUMNS}{column}) "
                    f"SELECT ?,?,?,?,{d.json_mark},?,?,?,?,?{source} ON CONFLICT (id) DO NOTHING",
-                   [(*record_values(agent_id, r, iso=d.iso_times), r.id, agent_id) for r in records])
+                   [(*record_values(agent_id, r, iso=d.iso_times), r.id, agent_id) for r in records],
+                   [(r.id, None) for r in records], experiences_recorded=len(records))
 
     def experience_records(self, agent_id: str, ids: Sequence[str]) -> dict[str, ExperienceRecord]:
         if not ids:
@@ -82,6 +84,8 @@ class SqlExperiences:
                             "WHERE agent_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?) RETURNING id",
                             (agent_id, agent_id, capacity)).fetchall()
             self.db.text_deleted(agent_id, len(evicted))
+            self.db.note(agent_id, [(entry.id, content_hash(entry.content)), *((r[0], None) for r in evicted)],
+                         short_term_added=1, short_term_evicted=len(evicted))
         return [r[0] for r in evicted]
 
     def short_term_entries(self, agent_id: str) -> list[Experience]:
@@ -109,6 +113,7 @@ class SqlExperiences:
         with self.db.writing(agent_id) as conn:
             d.many(conn, "UPDATE short_term SET embedding = ? WHERE agent_id = ? AND id = ?",
                    [(d.vector(v), agent_id, k) for k, v in vectors.items()])
+            self.db.note(agent_id, short_term_vectors=len(vectors))
 
     def short_term_remove(self, agent_id: str, ids: Sequence[str]) -> list[str]:
         if not ids:
@@ -119,6 +124,7 @@ class SqlExperiences:
             rows = d.run(conn, f"DELETE FROM short_term WHERE agent_id = ? AND {among} RETURNING id",
                          (agent_id, *values)).fetchall()
             self.db.text_deleted(agent_id, len(rows))
+            self.db.note(agent_id, [(r[0], None) for r in rows], short_term_removed=len(rows))
         return [r[0] for r in rows]
 
     # -- the consolidation counters -------------------------------------------------------------
@@ -128,7 +134,9 @@ class SqlExperiences:
                    "ON CONFLICT (agent_id, name) DO UPDATE SET value = CASE WHEN agent_stats.name "
                    "LIKE 'last\\_%' ESCAPE '\\' THEN excluded.value "
                    "ELSE agent_stats.value + excluded.value END",
-                   [(agent_id, name, value) for name, value in counts.items()])
+                   [(agent_id, name, value) for name, value in counts.items()],
+                   **{f"consolidation_{name}": int(value) for name, value in counts.items()
+                      if not name.startswith("last_")})
 
     def read_stats(self, agent_id: str) -> dict[str, float]:
         rows = fetch(self.db, agent_id, "SELECT name, value FROM agent_stats WHERE agent_id = ?", (agent_id,))
