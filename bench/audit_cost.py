@@ -1,9 +1,10 @@
 """The audit trail's cost: store and recall p50 at 100k memories with the trail on (the default)
 beside the same calls with the record's append switched off, in one process, alternating.
 
-    python bench/audit_cost.py [--size 100000] [--calls 400] [--json]
+    python bench/audit_cost.py [--backend sqlite,postgres] [--postgres URL] [--size 100000] [--calls 400] [--json]
 
-One agent on one SQLite file (and a PostgreSQL database with ``--postgres URL``), filled through
+One agent on one SQLite file and/or a PostgreSQL database (on the server ``--postgres`` names, or
+one started here with pgserver), filled through
 ``store_memories`` in batches of 1,000 with the fake embedder (its 64-number vectors make a
 recall cheaper than the local model's, so the trail's share of it is shown larger than it is).
 Then ``calls`` rounds, each a ``store_memory`` of a new text and a ``recall_memories(limit=10)``
@@ -14,12 +15,15 @@ replaces the handle's append of records with nothing, so only the trail differs.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import siblings  # bench/ is on sys.path when its scripts run (siblings.py)
 
 import hippo
 from hippo.stores.sql.database import Handle
@@ -62,14 +66,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--calls", type=int, default=400)
-    parser.add_argument("--postgres", default=None, help="a PostgreSQL URL to measure too")
+    parser.add_argument("--backend", default="sqlite,postgres", help="sqlite, postgres or both, comma-separated")
+    parser.add_argument("--postgres", default=None, help="a server's admin URL (default: start one with pgserver)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     results: dict[str, Any] = {"size": args.size, "calls": args.calls}
-    with tempfile.TemporaryDirectory() as tmp:
-        targets = {"sqlite": str(Path(tmp) / "audit.db")}
-        if args.postgres:
-            targets["postgresql"] = args.postgres
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
+        targets = {}
+        for backend in args.backend.split(","):
+            targets[backend] = str(Path(tmp) / "audit.db") if backend == "sqlite" else \
+                stack.enter_context(siblings.load("load").postgres_database(args.postgres, Path(tmp)))
         for backend, where in targets.items():
             with hippo.open(where, embedder="fake", agent_id="bench") as mem:
                 started = time.perf_counter()

@@ -80,3 +80,32 @@ def test_a_stopping_server_lets_the_agent_under_way_finish_and_starts_no_other(d
     waiting = set(service.base.pending_agents())
     assert waiting == {"alice", "bob", "carol"} - {ran[0]}  # the one under way finished: its messages processed
     service.close()
+
+
+def test_with_a_retention_the_server_trims_every_trail_and_each_still_verifies(db_path, clock, monkeypatch):
+    from hippo.interfaces.http.schedule import AuditTrimSchedule
+
+    mem = hippo.open(db_path, agent_id="alice", embedder=FakeEmbedder(), clock=clock, audit_retention_days=30)
+    for agent in ("alice", "bob"):
+        with mem.for_agent(agent) as other:
+            other.store_memories([f"{agent} note {i}" for i in range(3)])
+    clock.advance(days=40)
+    mem.for_agent("bob").store_memory("a fresh note")  # newer than the retention: kept
+    lines: list[str] = []
+    said = threading.Event()
+
+    def say(line: str) -> None:
+        lines.append(line)
+        if line.startswith("audit trail: trimmed"):
+            said.set()
+
+    monkeypatch.setattr(AuditTrimSchedule, "FIRST", 0.05)  # a minute after the start, here at once
+    schedule = AuditTrimSchedule(mem, 30, say).start()
+    assert said.wait(10), lines
+    schedule.stop()
+    assert lines == ["audit trail (audit_retention_days 30): records older than that trimmed daily",
+                     "audit trail: trimmed 2 records older than 30 days"]
+    assert [r.kind for r in mem.audit().items] == ["checkpoint"]
+    assert [r.kind for r in mem.for_agent("bob").audit().items] == ["checkpoint", "change"]  # newest first
+    assert mem.verify_audit(every_agent=True).ok
+    mem.close()

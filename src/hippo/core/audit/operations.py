@@ -77,14 +77,17 @@ class Auditor(Capability):
                 breaks.append(AuditBreak(broken.agent_id, broken.seq, broken.reason))
         return AuditReport(agents=len(agents), records=read, breaks=breaks)
 
-    def trim_audit(self, *, older_than_days: int | None = None) -> int:
+    def trim_audit(self, *, older_than_days: int | None = None, every_agent: bool = False) -> int:
         """Remove the agent's audit records older than ``older_than_days`` (the setting
         ``audit_retention_days`` by default; nothing when both are None), leaving a signed
-        checkpoint record that keeps the chain verifiable; how many records were removed."""
+        checkpoint record that keeps the chain verifiable; how many records were removed. With
+        ``every_agent``, every trail of the database (the API keys' too): what ``hippo serve`` runs
+        daily when the setting is on."""
         days = self.ctx.settings.audit_retention_days if older_than_days is None \
             else v.check_int(older_than_days, "older_than_days", 1, 365_000)
+        agents = self._db.audit_agents() if v.check_flag(every_agent, "every_agent") else [self.ctx.agent_id]
         if days is None:
             return 0
-        now = self.ctx.now()
+        before = self.ctx.now() - timedelta(days=days)
         with operation("trim_audit", clock=self.ctx.now) as current:
-            return self.ctx.store.trim_audit(now - timedelta(days=days), current)
+            return sum(self._db.trim_audit(agent, before, current) for agent in agents)

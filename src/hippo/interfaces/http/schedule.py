@@ -12,6 +12,9 @@ reports one line.
 
 ``capture_every`` (seconds; unset, nothing is scheduled): at each interval the server runs
 ``process_pending()`` for every agent with observed messages, and reports a line when there were any.
+
+``audit_retention_days`` (unset, the trail is kept whole): once a day the server trims every audit
+trail to that many days, each leaving a signed checkpoint, and reports a line when it removed any.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ if TYPE_CHECKING:
     from hippo.core.memory import Memory
     from hippo.interfaces.http.service import Service
 
-__all__ = ["CaptureSchedule", "ConsolidationSchedule", "MaintenanceSchedule", "next_run"]
+__all__ = ["AuditTrimSchedule", "CaptureSchedule", "ConsolidationSchedule", "MaintenanceSchedule", "next_run"]
 
 STOP_GRACE = 60  # seconds a stopping server waits for a scheduled run under way
 
@@ -127,6 +130,38 @@ class MaintenanceSchedule(_Periodic):
             return "maintenance: no size cap (max_db_bytes), nothing to do"
         return (f"maintenance: {result.bytes_before:,} bytes, cap {result.cap:,}; archived {result.archived}, "
                 f"now {result.bytes_after:,}" + (f" ({result.note})" if result.note else ""))
+
+
+class AuditTrimSchedule(_Periodic):
+    """Trims every audit trail of the database to ``audit_retention_days`` once a day, the first
+    time a minute after the start (each trim leaves a signed checkpoint)."""
+
+    name = "hippo-audit-trim"
+    task = "audit_trim"
+    FIRST, EVERY = 60.0, 86_400.0
+
+    def __init__(self, mem: "Memory", days: int, say: Callable[[str], None], *,
+                 on_run: Callable[[Run], None] | None = None) -> None:
+        self.mem, self.days, self._first = mem, days, True
+        super().__init__(say, on_run=on_run)
+
+    def first_line(self) -> str:
+        return f"audit trail (audit_retention_days {self.days}): records older than that trimmed daily"
+
+    def _wait(self) -> float:
+        return self.FIRST if self._first else self.EVERY
+
+    def _ran(self) -> None:
+        self._first = False
+
+    def run_once(self) -> str:
+        try:
+            removed = self.mem.trim_audit(every_agent=True)
+        except HippoError as exc:
+            self._report(False)
+            return f"audit trim failed: {exc}"
+        self._report(True)
+        return f"audit trail: trimmed {removed} records older than {self.days} days" if removed else ""
 
 
 class _EachAgent(_Periodic):

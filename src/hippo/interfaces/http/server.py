@@ -133,8 +133,13 @@ def serve(mem: "Memory", *, host: str = "127.0.0.1", port: int = 8000, max_body_
 def _schedules(mem: "Memory", service: Any, say: Any) -> list[Any]:
     """The background work ``hippo serve`` was configured for, started: maintenance on
     ``prune_schedule``, consolidation every ``consolidate_every`` seconds, capture processing every
-    ``capture_every`` seconds; none by default."""
-    from hippo.interfaces.http.schedule import CaptureSchedule, ConsolidationSchedule, MaintenanceSchedule
+    ``capture_every`` seconds, the audit trail's trim when ``audit_retention_days`` is set; none by default."""
+    from hippo.interfaces.http.schedule import (
+        AuditTrimSchedule,
+        CaptureSchedule,
+        ConsolidationSchedule,
+        MaintenanceSchedule,
+    )
 
     started: list[Any] = []
     if mem.settings.prune_schedule:
@@ -143,6 +148,8 @@ def _schedules(mem: "Memory", service: Any, say: Any) -> list[Any]:
         started.append(ConsolidationSchedule(service, mem.settings.consolidate_every, say).start())
     if mem.settings.capture_every is not None:
         started.append(CaptureSchedule(service, mem.settings.capture_every, say).start())
+    if mem.settings.audit_retention_days is not None:
+        started.append(AuditTrimSchedule(mem, mem.settings.audit_retention_days, say, on_run=service.ran).start())
     service.on_close.extend(schedule.stop for schedule in started)  # stopped before the database closes
     return started
 
