@@ -8,7 +8,9 @@ table's search, the metadata filter's operators and the maintenance lock were to
 session items' table (issue 37: its two schemas' heads); 101 with the upkeep port (issue 50: the
 signatures of ``backup``, ``check`` and ``schema_version``, whose bodies differ); 109 with the
 audit trail (issue 51: the heads of its three tables in each schema, and the three lines of each
-backend's write transaction that mark the agent it changed). What remains is mostly
+backend's write transaction that mark the agent it changed); 112 with forget receipts (issue 51: the
+signatures of the two hooks each backend answers its own way, the index states and the log since a
+delete, and their result type's import). What remains is mostly
 what two implementations of one protocol and two schemas of one data model share by nature: method
 signatures, the heads of ``CREATE TABLE`` statements, ``with self.db.writing(agent_id) as conn:``.
 The bound keeps it from growing back (issue 35 asked for fewer than 100); lower it when a change
@@ -21,7 +23,7 @@ from pathlib import Path
 
 from backend_overlap import backend_lines, code_lines, normalised, overlap, repeated
 
-REPEATED_AT_MOST = 109  # issue 35 asked for fewer than 100 (433 at its start: see above)
+REPEATED_AT_MOST = 112  # issue 35 asked for fewer than 100 (433 at its start: see above)
 
 
 def test_the_backends_repeat_little_of_each_other():

@@ -34,11 +34,30 @@ from hippo.core.ports.audit import (
 )
 from hippo.stores.sql.dialect import Dialect
 
-__all__ = ["AuditLog", "KEYS_CHAIN", "audit_time"]
+__all__ = ["AuditLog", "KEYS_CHAIN", "TOUCHED_POSTGRES", "TOUCHED_SQLITE", "audit_time"]
 
 KEYS_CHAIN = "*"  # the database's own chain (API keys): no agent id can start with "*"
 _COLUMNS = "agent_id, seq, at, operation, operation_id, who, surface, kind, body, prev_hash, hash"
 _PAGE = 1_000  # records read at a time by a check of a whole chain
+
+# Which records touched which id (migration ``audit_touched``): what ``audit(chunk_id=...)`` and a
+# memory's history of changes read, through its key, instead of every record's body. Written with
+# each record, trimmed with it; the records are the truth (a check never reads this).
+_TOUCHED = """
+CREATE TABLE audit_touched (
+    agent_id text NOT NULL,
+    chunk_id text NOT NULL,
+    seq      bigint NOT NULL,
+    PRIMARY KEY (agent_id, chunk_id, seq)
+);
+"""
+TOUCHED_SQLITE = _TOUCHED + """INSERT OR IGNORE INTO audit_touched (agent_id, chunk_id, seq)
+    SELECT r.agent_id, json_extract(t.value, '$[0]'), r.seq FROM audit_records r, json_each(r.body, '$.touched') t;
+"""
+TOUCHED_POSTGRES = _TOUCHED + """INSERT INTO audit_touched (agent_id, chunk_id, seq)
+    SELECT r.agent_id, t.value->>0, r.seq FROM audit_records r, jsonb_array_elements(r.body::jsonb->'touched') t
+    ON CONFLICT DO NOTHING;
+"""
 
 
 def audit_time(when: datetime) -> str:
@@ -73,7 +92,10 @@ class AuditLog:
             secret = self.secret(conn)
             touched = [[chunk_id, None if h is None else digest(secret, h)] for chunk_id, h in changes.touched.items()]
             body = canonical({"touched": touched, "counts": changes.counts})
-            self._append(conn, agent_id, changes.scope, "change", body)
+            record = self._append(conn, agent_id, changes.scope, "change", body)
+            if touched:
+                self.d.many(conn, "INSERT INTO audit_touched (agent_id, chunk_id, seq) VALUES (?,?,?) "
+                            "ON CONFLICT DO NOTHING", [(agent_id, chunk_id, record.seq) for chunk_id, _ in touched])
 
     def _append(self, conn: Any, agent_id: str, scope: Scope, kind: str, body: str) -> ChainRecord:
         seq, prev = self._head(conn, agent_id)
@@ -103,9 +125,9 @@ class AuditLog:
             if value is not None:
                 tests.append(test)
                 params.append(audit_time(value) if isinstance(value, datetime) else value)
-        if query.chunk_id is not None:  # ids are ULIDs: nothing in one is a LIKE pattern
-            tests.append("body LIKE ?")
-            params.append(f'%"{query.chunk_id}"%')
+        if query.chunk_id is not None:
+            tests.append("seq IN (SELECT seq FROM audit_touched WHERE agent_id = ? AND chunk_id = ?)")
+            params.extend([agent_id, query.chunk_id])
         sql = f"SELECT {_COLUMNS} FROM audit_records WHERE {' AND '.join(tests)} ORDER BY seq DESC LIMIT ?"
         return [_record(r) for r in self.d.run(conn, sql, (*params, query.limit)).fetchall()]
 
@@ -138,6 +160,7 @@ class AuditLog:
             return 0
         removed = int(self.d.run(conn, "DELETE FROM audit_records WHERE agent_id = ? AND seq <= ?",
                                  (agent_id, through)).rowcount)
+        self.d.run(conn, "DELETE FROM audit_touched WHERE agent_id = ? AND seq <= ?", (agent_id, through))
         signature = sign_checkpoint(self.secret(conn), agent_id, through, str(last[0]))
         body = canonical({"through": through, "last_hash": str(last[0]), "removed": removed, "signature": signature})
         self._append(conn, agent_id, scope, "checkpoint", body)

@@ -9,10 +9,12 @@ check is the index against its rows) and answers ``index_states`` and ``log_stat
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any, Iterator, Sequence
 
 from hippo.core.ports.receipts import StoredText
 from hippo.stores.sql.database import SqlDatabase
+from hippo.trust import PlaceCheck
 
 __all__ = ["SqlRemnants"]
 
@@ -72,14 +74,31 @@ class SqlRemnants:
     db: SqlDatabase
     _extra_ids: tuple[tuple[str, str, tuple[str, ...]], ...] = ()  # a backend's own places of ids
 
+    _own_places: tuple[str, ...] = ()  # a backend's own places beside its rows
+    _log_place: str  # where a delete's bytes wait: the write-ahead log, PostgreSQL's dead rows
+
     def remnant_places(self) -> tuple[str, ...]:
-        return ("memories", "full-text index", "vectors", *self._own_places(), "archive", "history", "experiences",
-                "capture inbox", "session items", "links", "blocks", "audit trail", self._log_place())
+        return ("memories", "full-text index", "vectors", *self._own_places, "archive", "history", "experiences",
+                "capture inbox", "session items", "links", "blocks", "audit trail", self._log_place)
 
-    def _own_places(self) -> tuple[str, ...]:
-        return ()
+    def index_states(self, agent_id: str) -> list[PlaceCheck]:
+        with self.db.connection() as conn:
+            return self._index_states(conn, agent_id)
 
-    def _log_place(self) -> str:
+    def log_state(self, since: datetime | None) -> PlaceCheck:
+        """Just after a delete (``since`` None), whether its bytes have left the log; later, asked again."""
+        if since is None:
+            note = self.pending_scrub()
+            return PlaceCheck(self._log_place, note is None, note or "emptied right after the delete")
+        return self._log_since(since)
+
+    def pending_scrub(self) -> str | None:
+        raise NotImplementedError
+
+    def _index_states(self, conn: Any, agent_id: str) -> list[PlaceCheck]:
+        raise NotImplementedError
+
+    def _log_since(self, since: datetime) -> PlaceCheck:
         raise NotImplementedError
 
     def remaining_ids(self, agent_id: str, ids: Sequence[str]) -> dict[str, list[str]]:

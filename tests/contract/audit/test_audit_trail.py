@@ -177,3 +177,24 @@ def test_trimming_leaves_a_signed_checkpoint_that_keeps_the_chain_verifiable(mem
     assert records[0].operation == "trim_audit" and mem.verify_audit().ok
     sql(db, "UPDATE audit_records SET body = replace(body, '\"through\":3', '\"through\":2') WHERE seq = 5")
     assert mem.verify_audit().breaks[0].seq == 5
+
+
+@pytest.mark.embedded_only("the test reopens the database after undoing a migration")
+def test_a_trail_from_before_the_touched_index_finds_its_records_by_id_after_the_upgrade(make_mem, db) -> None:
+    mem = make_mem("alice")
+    first = mem.store_memory("the zebra likes green tea").id
+    mem.update_memory(first, "the zebra likes black tea")
+    mem.store_memory("another note")
+    mem.close()
+    if db.startswith("postgresql://"):  # the database as it was before migration 0026
+        sql(db, "DROP TABLE audit_touched")
+        sql(db, "DELETE FROM hippo_migrations WHERE name = '0026_audit_touched'")
+    else:  # and before 0029
+        sql(db, "DROP TABLE audit_touched")
+        sql(db, "DELETE FROM hippo_migrations WHERE name = '0029_audit_touched'")
+        sql(db, f"PRAGMA user_version = {sql(db, 'PRAGMA user_version')[0][0] - 1}")
+    again = make_mem("alice")
+    assert [r.operation for r in again.audit(chunk_id=first).items] == ["update_memory", "store_memory"]
+    again.forget_memory("zebra")
+    assert [r.operation for r in again.audit(chunk_id=first).items] == ["forget_memory", "update_memory",
+                                                                        "store_memory"]

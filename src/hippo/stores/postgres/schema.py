@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from hippo.errors import StorageError
+from hippo.stores.audit import TOUCHED_POSTGRES
 from hippo.stores.postgres import merges, strength, windows
 from hippo.stores.postgres.triggers import DELETE_EXPERIENCE, gone_with_chunk
 
@@ -427,6 +428,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0023_chunk_words_agent", _WORDS_AGENT),
     ("0024_session_items", _SESSION_ITEMS),
     ("0025_audit_trail", _AUDIT),  # every change's record, hash-chained per agent (stores/audit.py)
+    ("0026_audit_touched", TOUCHED_POSTGRES),  # which records touched which id (stores/audit.py)
 ]
 
 

@@ -189,23 +189,17 @@ class PostgresStore(SqlStore, SearchMixin, Curation, Summary):
         with self.db.connection() as conn:
             return check_database(conn, self.location)
 
-    # -- what a receipt checks beside the rows (stores/remnants.py) ---------------
+    # -- a receipt's places: the words table's and windows' ids, the dead rows ----
 
     _extra_ids = (("full-text index", "chunk_words", ("id",)), ("vectors", "chunk_windows", ("chunk_id",)))
+    _log_place = "dead rows"
 
-    def _log_place(self) -> str:
-        return "dead rows"
+    def _index_states(self, conn: Any, agent_id: str) -> list[PlaceCheck]:
+        return remnant_states(conn)
 
-    def index_states(self, agent_id: str) -> list[PlaceCheck]:
-        with self.db.connection() as conn:
-            return remnant_states(conn)
-
-    def log_state(self, since: datetime | None) -> PlaceCheck:
-        """Whether the tables were rewritten since the delete (at ``since``; None: just now), so
-        that their files no longer hold the deleted rows' bytes: a scrub leaves its audit record."""
-        if since is None:
-            note = self.pending_scrub()
-            return PlaceCheck("dead rows", note is None, note or "no deleted row waits for a scrub")
+    def _log_since(self, since: datetime) -> PlaceCheck:
+        """Whether the tables were rewritten since the delete (at ``since``), so that their files no
+        longer hold the deleted rows' bytes: each scrub leaves an audit record."""
         [row] = fetch(self.db, None, "SELECT max(at) FROM audit_records WHERE agent_id = ? AND operation = 'scrub'",
                       (KEYS_CHAIN,), bookkeeping=False)
         if row[0] is not None and str(row[0]) >= audit_time(since):

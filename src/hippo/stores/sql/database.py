@@ -26,6 +26,10 @@ class SqlDatabase(Protocol):
     before_read: Callable[[str | None], None]
     audit: AuditLog
 
+    def connection(self) -> ContextManager[Any]:
+        """The backend's own connection, outside any write (a check's statements)."""
+        ...
+
     def reading(self, agent_id: str | None = None, *, bookkeeping: bool = True) -> ContextManager[Any]:
         """A connection for a read of ``agent_id``'s rows (of every agent's: None), once the recalls'
         queued bookkeeping it must see is written (none with ``bookkeeping=False``: rows it never
@@ -178,5 +182,5 @@ def blank(db: SqlDatabase, agent_id: str, sql: str, params: Sequence[Any], count
     with db.writing(agent_id) as conn:
         count = int(db.dialect.run(conn, sql, params).rowcount)
         db.text_deleted(agent_id, count)
-        db.note(agent_id, **{counted: count})
+        db.note(agent_id, (), **{counted: count})
     return count

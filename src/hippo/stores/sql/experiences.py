@@ -134,7 +134,7 @@ class SqlExperiences:
                    "ON CONFLICT (agent_id, name) DO UPDATE SET value = CASE WHEN agent_stats.name "
                    "LIKE 'last\\_%' ESCAPE '\\' THEN excluded.value "
                    "ELSE agent_stats.value + excluded.value END",
-                   [(agent_id, name, value) for name, value in counts.items()],
+                   [(agent_id, name, value) for name, value in counts.items()], (),
                    **{f"consolidation_{name}": int(value) for name, value in counts.items()
                       if not name.startswith("last_")})
 

@@ -11,6 +11,7 @@ import sqlite3
 from datetime import datetime, timezone
 
 from hippo.errors import StorageError
+from hippo.stores.audit import TOUCHED_SQLITE
 from hippo.stores.sqlite import merges, windows
 from hippo.stores.sqlite.narrowing import changes, driving
 
@@ -425,6 +426,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0026_filter_keys", driving.KEYS_MIGRATION),  # metadata values' and sources' keys (narrowing/driving.py)
     ("0027_session_items", _SESSION_ITEMS),
     ("0028_audit_trail", _AUDIT),  # every change's record, hash-chained per agent (stores/audit.py)
+    ("0029_audit_touched", TOUCHED_SQLITE),  # which records touched which id (stores/audit.py)
 ]
 
 

@@ -216,24 +216,15 @@ class SQLiteStore(SqlStore, SearchMixin, Curation, Summary):
             raise ConfigError("an in-memory database has no file to check")
         return check_file(self.db.file, self.location)
 
-    # -- what a receipt checks beside the rows (stores/remnants.py) ---------------
+    # -- a receipt's places beside the rows: the ANN files, the write-ahead log --
 
-    def _own_places(self) -> tuple[str, ...]:
-        return ("ANN files",)
+    _own_places, _log_place = ("ANN files",), "write-ahead log"
 
-    def _log_place(self) -> str:
-        return "write-ahead log"
+    def _index_states(self, conn: Any, agent_id: str) -> list[PlaceCheck]:
+        return remnant_states(conn, self.db.file, agent_id)
 
-    def index_states(self, agent_id: str) -> list[PlaceCheck]:
-        with self.db.connection(agent_id) as conn:
-            return remnant_states(conn, self.db.file, agent_id)
-
-    def log_state(self, since: datetime | None) -> PlaceCheck:
-        """Just after a delete, whether its checkpoint emptied the log; later, a checkpoint now:
-        once it has emptied the log, nothing written before it is left there."""
-        if since is None:
-            note = self.pending_scrub()
-            return PlaceCheck("write-ahead log", note is None, note or "checkpointed and emptied after the delete")
+    def _log_since(self, since: datetime) -> PlaceCheck:
+        """A checkpoint now: once it has emptied the log, nothing written before it is left there."""
         with self.db.connection() as conn:
             busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
         return PlaceCheck("write-ahead log", not busy, "checkpointed and emptied now" if not busy else
