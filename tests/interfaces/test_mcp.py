@@ -176,3 +176,36 @@ def test_the_documented_configuration_works_with_the_official_client(tmp_path):
     agent = config["args"][config["args"].index("--agent") + 1]
     with hippo.open(home / "hippo.db", agent_id=agent) as mem:
         assert mem.recall_memories("SQLite", touch=False)[0].content == "We chose SQLite with WAL for the embedded store"
+
+
+def test_changes_through_mcp_are_recorded_with_its_surface(tmp_path):
+    """Each change a tool call makes over MCP, the agent's tools and the capture tools alike, leaves
+    its audit record as ``local`` (the MCP endpoint has no keys) through ``mcp``, not ``tools``."""
+    from hippo.providers.fake import FakeEmbedder
+
+    db = tmp_path / "mcp.db"
+    params = StdioServerParameters(command=HIPPO, args=server_args(db, "--embedder", "fake"), env=env())
+
+    async def main() -> None:
+        async with Client(params, read_timeout_seconds=60) as client:
+            stored = await client.call_tool("store_memory", {"content": "The staging cluster runs in Frankfurt"})
+            memory_id = stored.structured_content["id"]
+            for name, arguments in (
+                    ("update_memory", {"id": memory_id, "content": "The staging cluster runs in Dublin"}),
+                    ("reinforce_memory", {"id": memory_id}),
+                    ("append_memory_block", {"key": "human", "text": "Name: Kris"}),
+                    ("record_experience", {"type": "decision", "content": "We moved CI to arm64"}),
+                    ("observe_messages", {"session_id": "s-1", "messages": [
+                        {"role": "user", "id": "m1", "content": "We use pnpm"}]}),
+                    ("forget_memory", {"description": "staging cluster Dublin"})):
+                answer = await client.call_tool(name, arguments)
+                assert answer.is_error is False, (name, answer.structured_content)
+
+    anyio.run(main)
+    with hippo.open(db, agent_id="alice", embedder=FakeEmbedder()) as mem:
+        records = mem.audit(limit=100).items
+        assert mem.verify_audit().ok
+    assert list(dict.fromkeys(r.operation for r in reversed(records))) == [  # an experience: one or two
+        "store_memory", "update_memory", "reinforce_memory", "append_memory_block", "record_experience",
+        "observe", "forget_memory"]
+    assert {(r.who, r.surface) for r in records} == {("local", "mcp")}

@@ -25,7 +25,7 @@ def install_dashboard(app: FastAPI) -> None:
         from hippo.errors import MissingDependency
 
         raise MissingDependency("jinja2", "http") from exc
-    from hippo.interfaces.dashboard import edits, landing, pages, panels, short_term
+    from hippo.interfaces.dashboard import edits, landing, pages, panels, short_term, trail
 
     app.mount(ASSETS, StaticFiles(directory=Path(__file__).parent / "static"), name="dashboard-assets")
     app.include_router(landing.router)
@@ -33,3 +33,4 @@ def install_dashboard(app: FastAPI) -> None:
     app.include_router(edits.router)
     app.include_router(panels.router)
     app.include_router(short_term.router)
+    app.include_router(trail.router)

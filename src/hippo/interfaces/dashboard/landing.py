@@ -22,7 +22,7 @@ from hippo.core.memory import Memory
 from hippo.core.validation import check_agent_id
 from hippo.errors import InvalidInput
 from hippo.interfaces.dashboard.edits import add_memory, added_url
-from hippo.interfaces.dashboard.pages import Seen
+from hippo.interfaces.dashboard.pages import Seen, act_as
 from hippo.interfaces.dashboard.render import PageRoute, page
 from hippo.interfaces.dashboard.sessions import Viewer, check_csrf
 from hippo.interfaces.http.service import Service
@@ -135,6 +135,7 @@ def add_first(request: Request, viewer: Seen, agent_id: Annotated[str, Form(max_
     try:
         agent = check_agent_id(agent_id.strip())
         viewer.check_agent(agent)
+        act_as(viewer)  # a sync route: its body runs in one context, which the core's calls read
         mem = service.memory(agent)
         result = add_memory(mem, content, tags, metadata, intensity)
     except InvalidInput as exc:

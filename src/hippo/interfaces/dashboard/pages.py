@@ -37,7 +37,7 @@ from hippo.interfaces.dashboard.sessions import (
 from hippo.interfaces.http.service import Service
 from hippo.types import Chunk
 
-__all__ = ["router", "agent_view", "AgentView", "BrowseQuery", "Seen", "browse_page", "memory_page",
+__all__ = ["router", "act_as", "agent_view", "AgentView", "BrowseQuery", "Seen", "browse_page", "memory_page",
            "persons_keys"]
 
 router = APIRouter(route_class=PageRoute, include_in_schema=False)
@@ -60,9 +60,15 @@ async def agent_view(request: Request, agent_id: Annotated[str, AGENT]) -> Agent
 
     viewer = await run_in_threadpool(viewer_of, request)
     viewer.check_agent(agent_id)
-    set_actor(viewer.key.id if viewer.key is not None else "anonymous", "dashboard")
+    act_as(viewer)
     service: Service = request.app.state.service
     return AgentView(viewer, service.memory(agent_id))
+
+
+def act_as(viewer: Viewer) -> None:
+    """Record the changes made for the rest of this request's context as the viewer's key (its id;
+    ``anonymous`` on a server without keys) through the dashboard."""
+    set_actor(viewer.key.id if viewer.key is not None else "anonymous", "dashboard")
 
 
 Agent = Annotated[AgentView, Depends(agent_view)]

@@ -33,6 +33,11 @@ def _when(value: datetime | None) -> str:
     return value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M")
 
 
+def _moment(value: datetime | None) -> str:
+    """A time to the second (UTC): the audit trail's records, several a minute."""
+    return "" if value is None else value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+
 def headline(text: str, limit: int = 70) -> str:
     """A memory's text as a title: on one line, cut at a word before ``limit`` characters with an
     ellipsis when longer (within the last word when it is one long word)."""
@@ -59,6 +64,7 @@ def ago(value: datetime | None, now: datetime) -> str:
 
 
 templates.env.filters["when"] = _when
+templates.env.filters["moment"] = _moment
 templates.env.filters["headline"] = headline
 templates.env.filters["ago"] = ago
 templates.env.filters["num"] = lambda value, digits=3: "" if value is None else f"{value:.{digits}f}"
