@@ -31,7 +31,7 @@ ROOT = TESTS.parent
 SRC = ROOT / "src" / "hippo"
 IMPORTS = read_imports(SRC)
 
-FOUNDATION = {"errors", "limits", "clock", "types", "config", "installed"}
+FOUNDATION = {"errors", "limits", "clock", "dictable", "types", "trust", "config", "installed"}
 # Each part and what it may import besides itself. A dotted name allows that module (and below)
 # only: the core owns the ports (``core.ports``) the stores implement, and imports no module of
 # ``stores``; outside the stores, only their registry is named, so no backend is imported from
@@ -41,7 +41,9 @@ ALLOWED: dict[str, set[str]] = {
     "clock": set(),
     "installed": set(),
     "errors": {"limits", "installed"},
-    "types": {"errors", "limits", "clock"},
+    "dictable": set(),
+    "trust": {"dictable"},  # the audit trail's and receipts' public types
+    "types": {"errors", "limits", "clock", "dictable", "trust"},
     "config": {"errors", "limits"},
     "providers": FOUNDATION,
     # a store implements the core's ports, and applies curation's rules for links in its bookkeeping

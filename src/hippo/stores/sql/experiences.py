@@ -14,8 +14,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from hippo.core.hashing import content_hash
 from hippo.core.ports import ChunkFilter, ExperienceFilter, ExperienceRecord
+from hippo.core.ports.audit import content_hash
 from hippo.stores.sql.database import SqlDatabase, fetch, write_many
 from hippo.stores.sql.filters import experience_tests
 from hippo.stores.sql.rows import RECORD_COLUMNS, SHORT_TERM_COLUMNS, entry_of, entry_values, record_of, record_values
