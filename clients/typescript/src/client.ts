@@ -14,6 +14,7 @@ import type {
   ChatMessage,
   CompactOptions,
   ContextOptions,
+  DeleteOptions,
   ExperienceOptions,
   ExperienceQuery,
   ExperienceType,
@@ -140,14 +141,23 @@ export class HippoClient {
     return this.send("PATCH", `/memories/${segment(id)}`, { body: { content, metadata }, signal });
   }
 
-  /** Delete one memory for good, leaving no trace of its text. */
-  deleteMemory(id: string, options: RequestOptions = {}): Promise<S.Forgotten> {
-    return this.send("DELETE", `/memories/${segment(id)}`, { signal: options.signal });
+  /** Delete one memory for good, leaving no trace of its text; `receipt: true` adds the signed receipt. */
+  deleteMemory(id: string, options: DeleteOptions = {}): Promise<S.Forgotten> {
+    const { receipt, signal } = options;
+    return this.send("DELETE", `/memories/${segment(id)}`, { query: { receipt }, signal });
   }
 
-  /** Delete every memory, fact and block of this agent for good (other agents are untouched). */
-  deleteAll(options: RequestOptions = {}): Promise<S.Erased> {
-    return this.send("DELETE", "/memories", { query: { confirm: this.agentId }, signal: options.signal });
+  /** Delete every memory, fact and block of this agent for good (other agents are untouched);
+   * `receipt: true` adds the signed receipt. */
+  deleteAll(options: DeleteOptions = {}): Promise<S.Erased> {
+    const { receipt, signal } = options;
+    return this.send("DELETE", "/memories", { query: { confirm: this.agentId, receipt }, signal });
+  }
+
+  /** Check a forget's receipt again (as `forgetMemory`, `deleteMemory` or `deleteAll` gave it with
+   * `receipt: true`): `verified`, and the places that `failed`, with what each check found. */
+  verifyReceipt(receipt: S.Receipt, options: RequestOptions = {}): Promise<S.ReceiptCheck> {
+    return this.send("POST", "/receipts/verify", { body: receipt, signal: options.signal });
   }
 
   /** The memory helped: its feedback rises and its recency clock restarts. */
@@ -193,10 +203,11 @@ export class HippoClient {
     return this.send("POST", `/facts/${segment(id)}/split`, { body: { wording }, signal: options.signal });
   }
 
-  /** Delete every memory matching a description (`preview: true` deletes nothing). */
+  /** Delete every memory matching a description (`preview: true` deletes nothing; `receipt: true`
+   * adds the signed receipt). */
   forgetMemory(description: string, options: ForgetOptions = {}): Promise<S.ForgetResult> {
-    const { preview, limit, signal } = options;
-    return this.send("POST", "/forget", { body: { description, preview, limit }, signal });
+    const { preview, limit, receipt, signal } = options;
+    return this.send("POST", "/forget", { body: { description, preview, limit, receipt }, signal });
   }
 
   // -- blocks -----------------------------------------------------------------------------------------

@@ -101,6 +101,13 @@ export interface ForgetOptions extends RequestOptions {
   preview?: boolean;
   /** 1 to 100; 10 by default. */
   limit?: number;
+  /** Answer with the forget's signed receipt (`receipt`), which `verifyReceipt` checks again later. */
+  receipt?: boolean;
+}
+
+export interface DeleteOptions extends RequestOptions {
+  /** Answer with the delete's signed receipt (`receipt`), which `verifyReceipt` checks again later. */
+  receipt?: boolean;
 }
 
 export interface SetBlockOptions extends RequestOptions {

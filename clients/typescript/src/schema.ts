@@ -216,6 +216,7 @@ export interface Erased {
   scrubbed: boolean;
   note: string | null;
   short_term: number;
+  receipt: Receipt | null;
 }
 
 export interface ErrorBody {
@@ -311,6 +312,7 @@ export interface ForgetResult {
   scrubbed: boolean;
   note: string | null;
   messages: number;
+  receipt: Receipt | null;
 }
 
 /**
@@ -325,6 +327,7 @@ export interface Forgotten {
   similarity: number | null;
   scrubbed: boolean;
   note: string | null;
+  receipt: Receipt | null;
 }
 
 export interface Health {
@@ -427,6 +430,17 @@ export interface Observation {
   message_ids: string[];
 }
 
+/**
+ * One place a receipt checks (the memories, the full-text index, the vectors and ANN files,
+ * the archive, the capture inbox, session items, links, history, experiences, blocks, the
+ * audit trail, the write-ahead log): whether it is clean, and what was found or looked at.
+ */
+export interface PlaceCheck {
+  place: string;
+  ok: boolean;
+  detail: string;
+}
+
 export interface Readiness {
   status: "ready";
   /**
@@ -447,6 +461,39 @@ export interface Recall {
   warning: string | null;
 }
 
+/**
+ * Proof of one forget, signed by the database that did it (see the module's docstring).
+ *
+ * `checks` were made right after the change committed; `verified` says whether they all
+ * held then. `wal_checkpointed` is None where the backend has no write-ahead log of hippo's
+ * (PostgreSQL: `scrubbed` says whether `hippo scrub` has rewritten the tables since).
+ */
+export interface Receipt {
+  agent_id: string;
+  database: string;
+  operation: string;
+  operation_id: string;
+  issued_at: string;
+  removed: Removed[];
+  counts: Record<string, unknown>;
+  checks: PlaceCheck[];
+  wal_checkpointed: boolean | null;
+  scrubbed: boolean;
+  audit_seq: number | null;
+  audit_hash: string | null;
+  signature: string;
+}
+
+/**
+ * A receipt checked again (`Memory.verify_receipt`): `verified` when its signature and
+ * audit record hold and every place is clean; `failed` names the places that are not.
+ */
+export interface ReceiptCheck {
+  verified: boolean;
+  checks: PlaceCheck[];
+  failed: string[];
+}
+
 export interface RelatedList {
   links: Link[];
 }
@@ -459,6 +506,21 @@ export interface RememberResult {
   summary: string;
   llm_calls: LLMCall[];
   extractor: "llm" | "offline";
+}
+
+/**
+ * One thing a forget removed: its id, its kind (`memory`, `fact`, `wording`,
+ * `experience`, `block`), the keyed digest of its text (as the audit trail keeps it) and
+ * `words`, keyed fingerprints of its words in order: enough to find a copy of the text, in a
+ * database holding the key, and nothing to read it back. `kept`: the id lives on with another
+ * text (`update_memory`), so only the old text must be gone.
+ */
+export interface Removed {
+  id: string;
+  kind: string;
+  digest: string;
+  words: string[];
+  kept: boolean;
 }
 
 /**

@@ -271,9 +271,36 @@ test("every memory of one agent, and only of it, goes", async () => {
   const bob = alice.forAgent("bob");
   await bob.storeMemory("Bob's only memory");
   await bob.appendMemoryBlock("human", "Name: Bob");
-  const erased = await bob.deleteAll();
+  const erased = await bob.deleteAll({ receipt: true });
   assert.deepEqual([erased.agent_id, erased.memories, erased.blocks], ["bob", 1, 1]);
+  assert.equal(erased.receipt!.operation, "delete_all");
+  assert.equal((await bob.verifyReceipt(erased.receipt!)).verified, true);
   assert.ok((await alice.stats()).memories > 0);
+});
+
+test("forget receipts: each delete's receipt verifies, and names a place that holds the text again", async () => {
+  const stored = await alice.storeMemory("My locker code at the climbing gym is 4711");
+  const gone = await alice.deleteMemory(stored.id, { receipt: true });
+  const receipt = gone.receipt!;
+  assert.deepEqual(receipt.removed.map((r) => r.id), [stored.id]);
+  assert.ok(!JSON.stringify(receipt).includes("4711")); // ids, digests and fingerprints: never the text
+  assert.equal((await alice.deleteMemory((await alice.storeMemory("A note kept for nothing")).id)).receipt, null);
+  const checked = await alice.verifyReceipt(receipt);
+  assert.equal(checked.verified, true);
+  assert.deepEqual(checked.failed, []);
+  assert.ok(checked.checks.some((c) => c.place === "memories" && c.ok));
+
+  await alice.storeMemory("The bike lock code is 9182");
+  const forgotten = await alice.forgetMemory("bike lock code", { receipt: true });
+  assert.equal(forgotten.receipt!.operation, "forget_memory");
+  assert.equal((await alice.verifyReceipt(forgotten.receipt!)).verified, true);
+
+  await alice.storeMemory("Copied: my locker code at the climbing gym is 4711"); // the text is back
+  const failing = await alice.verifyReceipt(receipt);
+  assert.equal(failing.verified, false);
+  assert.deepEqual(failing.failed, ["memories"]);
+  await rejects(alice.forAgent("bob").verifyReceipt(receipt), "invalid_input", 400); // alice's, not bob's
+  await rejects(alice.verifyReceipt({ ...receipt, issued_at: "last March" }), "invalid_input", 400);
 });
 
 test("the operations route, where the server has it", async (t) => {

@@ -327,7 +327,7 @@ def agent_routes(agent):
         ("POST", f"{p}/memories/{mid}/reinforce", None), ("POST", f"{p}/memories/{mid}/demote", None),
         ("GET", f"{p}/archive?q=x", None), ("POST", f"{p}/archive/{mid}/restore", None),
         ("GET", f"{p}/memories/{mid}/related", None), ("GET", f"{p}/facts/{mid}/history", None),
-        ("POST", f"{p}/facts/{mid}/split", {"wording": "x"}),
+        ("POST", f"{p}/facts/{mid}/split", {"wording": "x"}), ("POST", f"{p}/receipts/verify", {}),
     ]
 
 

@@ -169,25 +169,34 @@ class Memory:
         holder.update_memory(memory_id, content=text, metadata=merged)
         return {"message": "Memory updated successfully!"}
 
-    def delete(self, memory_id: str) -> dict[str, str]:
-        """Delete one memory by id: hippo's hard delete, its text gone from the database."""
-        self._found(memory_id).delete_memory(memory_id)
-        return {"message": "Memory deleted successfully!"}
+    def delete(self, memory_id: str, *, receipt: bool = False) -> dict[str, Any]:
+        """Delete one memory by id: hippo's hard delete, its text gone from the database. With
+        ``receipt``, the answer's ``receipt`` is the signed proof of it (a :class:`hippo.Receipt`'s
+        dict: hippo's ``verify_receipt`` checks it again)."""
+        receipt = v.check_flag(receipt, "receipt")
+        gone = self._found(memory_id).delete_memory(memory_id, receipt=receipt)
+        proof = {"receipt": gone.receipt.to_dict()} if gone.receipt is not None else {}
+        return {"message": "Memory deleted successfully!", **proof}
 
-    def delete_all(self, user_id: Any = None, agent_id: Any = None, run_id: Any = None) -> dict[str, str]:
+    def delete_all(self, user_id: Any = None, agent_id: Any = None, run_id: Any = None, *,
+                   receipt: bool = False) -> dict[str, Any]:
         """Delete every memory of the scopes the ids match, as mem0 does (``user_id`` alone: that
         user's with every agent, in every run; with a run, that run's only), and only what this
         API stored (metadata ``_mem0``): what hippo's own API stored under those agents stays. The
-        log ``hippo.compat.mem0`` says what was removed, from where."""
+        log ``hippo.compat.mem0`` says what was removed, from where. With ``receipt``, the answer's
+        ``receipts`` lists the signed proof of each hippo deletion it took (a scope can span several
+        hippo agents, and each receipt is one agent's), as :class:`hippo.Receipt` dicts."""
         if user_id is None and agent_id is None and run_id is None:
             raise InvalidInput("At least one filter is required to delete all memories. If you want to delete "
                                "all memories, use the `reset()` method.")
+        receipt = v.check_flag(receipt, "receipt")
         scope = Scope.of(user_id, agent_id, run_id)
-        removed = Removed()
+        removed = Removed(receipts=[] if receipt else None)
         for agent in self._agents(scope):
             scopes.remove_marked(self._scoped(agent), scope.session, removed, agent)
         removed.report(f"delete_all({', '.join(f'{k}={x!r}' for k, x in scope.identity().items())})")
-        return {"message": "Memories deleted successfully!"}
+        proofs = {"receipts": [r.to_dict() for r in removed.receipts]} if removed.receipts is not None else {}
+        return {"message": "Memories deleted successfully!", **proofs}
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
         """The changes of a memory, oldest first (:func:`~hippo.compat.mem0.records.history`): its

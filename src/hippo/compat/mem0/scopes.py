@@ -30,6 +30,7 @@ from hippo.types import Chunk, Hit
 
 if TYPE_CHECKING:
     from hippo.core.memory import Memory as HippoMemory
+    from hippo.types import Receipt
 
 __all__ = ["Removed", "agents_of", "every_agent", "merged_hits", "newest_first", "remove_marked"]
 
@@ -74,10 +75,12 @@ def merged_hits(found: Iterable[Iterable[Hit]], limit: int) -> list[Hit]:
 
 @dataclass
 class Removed:
-    """What a removal deleted: how many memories, from which agents."""
+    """What a removal deleted: how many memories, from which agents; ``receipts`` (when not None)
+    collects the receipt of each hippo operation that deleted them."""
 
     count: int = 0
     agents: dict[str, int] = field(default_factory=dict)
+    receipts: list["Receipt"] | None = None
 
     def add(self, agent: str, count: int) -> None:
         if count:
@@ -95,11 +98,13 @@ def remove_marked(memory: "HippoMemory", session: str | None, removed: Removed, 
     archived memories too; what hippo's own API stored there stays. An agent that holds nothing
     else goes whole, at once."""
     if session is None and _only_marked(memory):
-        erased = memory.delete_all()
+        erased = memory.delete_all(receipt=removed.receipts is not None)
         removed.add(agent, erased.facts + erased.memories)
+        if removed.receipts is not None and erased.receipt is not None:
+            removed.receipts.append(erased.receipt)
         return
-    removed.add(agent, _delete_each(memory, lambda: _live_marked(memory, session)))
-    removed.add(agent, _delete_each(memory, lambda: _archived(memory, session, marked=True)))
+    removed.add(agent, _delete_each(memory, lambda: _live_marked(memory, session), removed.receipts))
+    removed.add(agent, _delete_each(memory, lambda: _archived(memory, session, marked=True), removed.receipts))
 
 
 def _only_marked(memory: "HippoMemory") -> bool:
@@ -132,15 +137,18 @@ def _archived(memory: "HippoMemory", session: str | None, *, marked: bool) -> li
     return found
 
 
-def _delete_each(memory: "HippoMemory", batch: Callable[[], list[str]]) -> int:
-    """Delete the ids ``batch`` lists until it lists none (or only ids already tried)."""
+def _delete_each(memory: "HippoMemory", batch: Callable[[], list[str]], receipts: list["Receipt"] | None) -> int:
+    """Delete the ids ``batch`` lists until it lists none (or only ids already tried); each delete's
+    receipt goes to ``receipts`` when it is a list."""
     count, tried = 0, set[str]()
     while ids := [i for i in batch() if i not in tried]:
         for chunk_id in ids:
             tried.add(chunk_id)
             try:
-                memory.delete_memory(chunk_id)
+                gone = memory.delete_memory(chunk_id, receipt=receipts is not None)
             except NotFound:  # another caller deleted it meanwhile
                 continue
+            if receipts is not None and gone.receipt is not None:
+                receipts.append(gone.receipt)
             count += 1
     return count

@@ -51,6 +51,8 @@ class AppendBlockArgs(_Args):
 class ForgetArgs(_Args):
     description: str = Field(min_length=1, description="What to forget, described in a few words.")
     preview: bool = Field(False, description="true: only list what would be deleted, delete nothing.")
+    receipt: bool = Field(False, description=(
+        "true: also return a signed receipt of the deletion, for the user's records (proof of what was erased)."))
 
 
 class RecallArgs(_Args):

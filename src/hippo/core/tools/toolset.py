@@ -256,13 +256,14 @@ class Toolset(Sequence[Tool]):
         return {**self._block_result(result), "created": result.created}
 
     def _forget(self, a: ForgetArgs) -> dict[str, Any]:
-        result = self.memory.forget_memory(a.description, preview=a.preview)
+        result = self.memory.forget_memory(a.description, preview=a.preview, receipt=a.receipt)
         if not result.deleted:
             raise _ToolProblem("nothing_matched", f"no memory matches {a.description!r}; nothing was deleted")
         gone = [{"id": f.id, "kind": f.kind, "content": f.content} for f in result.deleted]
         if a.preview:
             return {"would_delete": gone, "count": len(gone)}
-        return {"deleted": gone, "count": len(gone), "scrubbed": result.scrubbed}
+        proof = {"receipt": result.receipt.to_dict()} if result.receipt is not None else {}
+        return {"deleted": gone, "count": len(gone), "scrubbed": result.scrubbed, **proof}
 
     def _recall(self, a: RecallArgs) -> dict[str, Any]:
         recall = self.memory.recall_memories(a.query, a.limit, kind=a.kind, tags=a.tags, as_of=a.as_of)

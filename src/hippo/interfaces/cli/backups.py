@@ -2,7 +2,8 @@
 ``hippo check``): a consistent copy of a live database, putting a checked copy back, and checking
 a database. Registered on ``hippo data`` by :mod:`hippo.interfaces.cli.transfer`. And the audit
 trail, which a check of a database goes with: ``hippo audit list | verify | trim`` (the group
-``audit``; ``hippo audit --since ...`` lists).
+``audit``; ``hippo audit --since ...`` lists), and the receipts of forgets: ``hippo receipts
+verify`` (the group ``receipts``), with the file a forget's ``--receipt FILE`` writes.
 
 The work is the core's and the store's (``Memory.backup``, ``Memory.check``) and the composition
 root's for a restore (``wiring.restore``: no memory may be open on the database it replaces);
@@ -11,21 +12,34 @@ these commands parse, call and render.
 
 from __future__ import annotations
 
+import os
+import sys
+import tempfile
+from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
+from hippo.errors import InvalidInput
 from hippo.interfaces.cli import render
 from hippo.interfaces.cli.app import JSON, LIMIT, Options, group, opened
 from hippo.interfaces.cli.errors import fail
 
 if TYPE_CHECKING:
     from hippo.core.ports.database import CheckReport
-    from hippo.types import AuditRecord
+    from hippo.types import AuditRecord, Receipt, ReceiptCheck
 
-__all__ = ["audit", "backup", "check", "restore"]
+__all__ = ["RECEIPT", "RECEIPT_FORCE", "audit", "backup", "check", "receipt_file", "receipts", "restore",
+           "write_receipt"]
 
 audit = group()
+receipts = group()
+
+RECEIPT = typer.Option("--receipt", metavar="FILE", help=(
+    "Write the signed receipt of the deletion to FILE (JSON, no text of what went); hippo receipts verify FILE "
+    "checks it again later."))
+RECEIPT_FORCE = typer.Option("--force", help="With --receipt: replace FILE when it exists.")
 
 
 def backup(
@@ -176,3 +190,86 @@ def audit_trim(
     with opened(ctx) as mem:
         removed = mem.trim_audit(older_than_days=days)
     render.emit_or_note(json, {"removed": removed}, f"removed {render.plural(removed, 'audit record')}")
+
+
+# -- forget receipts ---------------------------------------------------------------------------
+
+
+def receipt_file(path: str | None, force: bool) -> Path | None:
+    """Where ``--receipt`` writes, checked before anything is deleted: a file in an existing folder,
+    not there yet unless ``force``."""
+    if path is None:
+        return None
+    target = Path(os.path.abspath(os.path.expanduser(path)))
+    if target.is_dir():
+        raise InvalidInput(f"{path} is a folder: name the receipt file to write")
+    if not target.parent.is_dir():
+        raise InvalidInput(f"no folder {target.parent} to write the receipt into")
+    if target.exists() and not force:
+        raise InvalidInput(f"{path} exists already: choose another name, or pass --force to replace it")
+    return target
+
+
+def write_receipt(target: Path, receipt: "Receipt | None") -> None:
+    """The receipt's JSON, written whole beside ``target`` (readable by its owner only) and renamed onto it."""
+    if receipt is None:  # only a preview gives none, and --receipt is refused with one
+        raise InvalidInput("the deletion gave no receipt")
+    try:
+        handle, partial = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                out.write(receipt.to_json() + "\n")
+            os.replace(partial, target)
+        except BaseException:
+            Path(partial).unlink(missing_ok=True)
+            raise
+    except OSError as exc:  # the deletion is done: its receipt must not be lost with the file
+        sys.stdout.write(receipt.to_json() + "\n")
+        raise fail(f"deleted, but the receipt could not be written to {target} ({exc.strerror or exc}): "
+                   "it is printed on standard output instead") from None
+
+
+@receipts.command("verify")
+def receipts_verify(
+    ctx: typer.Context,
+    file: Annotated[str, typer.Argument(metavar="FILE", help=(
+        "A receipt: the file --receipt wrote, or a forget's receipt saved from the API; - reads standard input."))],
+    json: JSON = False,
+) -> None:
+    """Check a forget's receipt again, on the database it came from (--db): exit status 0 only
+    when it verifies.
+
+    Opens the receipt's agent (--agent, when given, must be that one). Checks the receipt's
+    signature (issued by this database, unaltered), its record in the audit trail, and that no
+    place of the database holds anything it removed: no row with a removed id, no copy of a
+    removed text (found by keyed word fingerprints, inside a longer text too), no index entry or
+    log page left. Prints each place, ok or FAILED, and what was found there.
+    """
+    from hippo.types import Receipt
+
+    text = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
+    try:
+        receipt = Receipt.from_json(text)
+    except ValueError as exc:
+        raise InvalidInput(f"{'standard input' if file == '-' else file} is not a receipt: {exc}") from None
+    root = ctx.find_root()
+    options: Options = root.obj or Options()
+    if options.agent is None:
+        root.obj = replace(options, agent=receipt.agent_id)
+    with opened(ctx) as mem:
+        check = mem.verify_receipt(receipt)
+    if json:
+        render.emit_json(check.to_dict())
+    else:
+        typer.echo(_receipt_lines(receipt, check))
+    if not check.verified:
+        raise fail(f"the receipt does not verify: {', '.join(check.failed)}")
+
+
+def _receipt_lines(receipt: "Receipt", check: "ReceiptCheck") -> str:
+    width = max(len(c.place) for c in check.checks)
+    lines = [f"{'ok    ' if c.ok else 'FAILED'}  {c.place:<{width}}  {c.detail}" for c in check.checks]
+    head = (f"receipt of {receipt.operation} by agent {receipt.agent_id!r} at {receipt.issued_at:%Y-%m-%d %H:%M:%S}: "
+            f"{len(receipt.removed)} removed")
+    tail = "verified" if check.verified else f"NOT verified: {render.plural(len(check.failed), 'place')} failed"
+    return "\n".join([head, *lines, tail])

@@ -56,6 +56,8 @@ GROUPS: dict[str, Section] = {
     "data": Section("transfer", "Move memory in and out; back up, restore and check the database."),
     "audit": Section("backups", "The audit trail: every change to an agent's memory; verify its chain.\n\n"
                                 "hippo audit --since WHEN lists, as hippo audit list does.", fallback="list"),
+    "receipts": Section("backups", "Check a forget's receipt again: what it removed is still gone.\n\n"
+                                   "hippo memories forget, delete and delete-all write one with --receipt FILE."),
     "server": Section("service", "Serve the HTTP API and the dashboard, or MCP; load the model."),
     "keys": Section("service", "API keys of the HTTP service: create, list, delete."),
     "hooks": Section("hooks", "Claude Code hooks: install them; run is what each hook calls."),

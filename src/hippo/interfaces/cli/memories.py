@@ -1,6 +1,7 @@
-"""``hippo memories``: store, recall, forget, update, delete-all; list, show, stats; the agent's
-feedback (reinforce, demote) and links (related); the conversation log. And ``hippo facts``:
-remember, split.
+"""``hippo memories``: store, recall, forget, update, delete, delete-all; list, show, stats; the
+agent's feedback (reinforce, demote) and links (related); the conversation log. And ``hippo facts``:
+remember, split. The deletions write a forget's receipt with ``--receipt FILE``
+(:mod:`hippo.interfaces.cli.backups`, which verifies it).
 
 Browsing (list, show, stats, related) never counts as retrieval.
 """
@@ -13,7 +14,7 @@ import typer
 
 from hippo.core.strength import intensity_before
 from hippo.core.validation import parse_json
-from hippo.errors import InvalidInput
+from hippo.errors import InvalidInput, NotFound
 from hippo.interfaces.cli import render
 from hippo.interfaces.cli.app import (
     JSON,
@@ -28,10 +29,13 @@ from hippo.interfaces.cli.app import (
     read_text,
     when,
 )
+from hippo.interfaces.cli.backups import RECEIPT, RECEIPT_FORCE, receipt_file, write_receipt
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from hippo.core.memory import Memory
-    from hippo.types import Chunk, StoreResult
+    from hippo.types import Chunk, Forgotten, StoreResult
 
 memories = group()
 facts = group()
@@ -110,12 +114,20 @@ def forget(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Delete without asking.")] = False,
     preview: Annotated[bool, typer.Option("--preview", help="Only show what would be deleted.")] = False,
     limit: Annotated[int, typer.Option("--limit", "-n", metavar="N", help="Delete at most this many.")] = 10,
+    receipt: Annotated[Optional[str], RECEIPT] = None,
+    force: Annotated[bool, RECEIPT_FORCE] = False,
     json: JSON = False,
 ) -> None:
     """Hard-delete what matches a description, after showing it and asking.
 
-    With --json and without --yes, prints the preview and deletes nothing.
+    With --json and without --yes, prints the preview and deletes nothing. With --receipt FILE the
+    deletion is one forget of the description, whose signed receipt goes to FILE; it also removes
+    the captured messages that hold the description's words, as the forget of the API does.
     """
+    if receipt is not None and (preview or (json and not yes)):
+        raise InvalidInput("--receipt writes the receipt of a deletion: --preview, and --json without --yes, "
+                           "delete nothing")
+    target = receipt_file(receipt, force)
     with opened(ctx) as mem:
         found = mem.forget_memory(description, preview=True, limit=limit)
         if not found.deleted:
@@ -132,13 +144,55 @@ def forget(
                                  default=False, err=True):
                 return render.note("nothing deleted")
         ids = [item.id for item in found.deleted]
-        deleted = [mem.delete_memory(chunk_id) for chunk_id in ids]
+        deleted = _forgotten_with_receipt(mem, description, limit, ids, target) if target is not None \
+            else [mem.delete_memory(chunk_id) for chunk_id in ids]
     pending = next((item.note for item in deleted if not item.scrubbed), None)
     if json:
         return render.emit_json({"deleted": [item.to_dict() for item in deleted], "preview": False,
-                                 "scrubbed": pending is None, "note": pending})
+                                 "scrubbed": pending is None, "note": pending,
+                                 **({"receipt_file": str(target)} if target is not None else {})})
     render.note(f"deleted {len(deleted)}" + (f"; its text is still in the write-ahead log ({pending}) and is "
-                                             "scrubbed as soon as that reader lets go" if pending else ""))
+                                             "scrubbed as soon as that reader lets go" if pending else "")
+                + (f"; receipt written to {target}" if target is not None else ""))
+
+
+def _forgotten_with_receipt(mem: "Memory", description: str, limit: int, shown: list[str],
+                            target: "Path") -> list["Forgotten"]:
+    """One forget of the description, with its receipt written to ``target``. What matches is
+    what the preview showed unless a write came between: the note says so."""
+    done = mem.forget_memory(description, limit=limit, receipt=True)
+    write_receipt(target, done.receipt)
+    changed = {f.id for f in done.deleted} ^ set(shown)
+    if changed:
+        render.note(f"note: what matches changed since it was shown ({render.plural(len(changed), 'memory')}); "
+                    "the receipt names what was deleted")
+    return done.deleted
+
+
+@memories.command()
+def delete(
+    ctx: typer.Context,
+    chunk_id: Annotated[str, ID],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Delete without asking.")] = False,
+    receipt: Annotated[Optional[str], RECEIPT] = None,
+    force: Annotated[bool, RECEIPT_FORCE] = False,
+    json: JSON = False,
+) -> None:
+    """Hard-delete one fact or memory by id (an archived one too), after showing it and asking."""
+    if json and not yes:
+        raise InvalidInput("--json needs --yes: delete does not ask when its output is for a program")
+    target = receipt_file(receipt, force)
+    with opened(ctx) as mem:
+        if not yes:
+            render.note(f"{chunk_id}: {_content(mem, chunk_id)}")
+            if not typer.confirm("Delete it for good?", default=False, err=True):
+                return render.note("nothing deleted")
+        gone = mem.delete_memory(chunk_id, receipt=target is not None)
+    if target is not None:
+        write_receipt(target, gone.receipt)
+    render.emit_or_note(json, {**gone.to_dict(), **({"receipt_file": str(target)} if target is not None else {})},
+                        f"deleted {gone.id}" + ("" if gone.scrubbed else f"; scrubbing waits ({gone.note})")
+                        + (f"; receipt written to {target}" if target is not None else ""))
 
 
 @memories.command()
@@ -159,13 +213,23 @@ def update(
     render.emit_or_print(json, chunk.to_dict(), lambda: render.chunk_details(chunk))
 
 
+def _content(mem: "Memory", chunk_id: str) -> str:
+    try:
+        return mem.get_memory(chunk_id).content
+    except NotFound:  # delete_memory looks in the archive and the short-term buffer too
+        return "(not a live memory: an archived one or a short-term experience, if any)"
+
+
 @memories.command("delete-all")
 def delete_all(
     ctx: typer.Context,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Delete without asking.")] = False,
+    receipt: Annotated[Optional[str], RECEIPT] = None,
+    force: Annotated[bool, RECEIPT_FORCE] = False,
     json: JSON = False,
 ) -> None:
     """Hard-delete every memory, fact and block of the agent (--agent), after asking; other agents stay."""
+    target = receipt_file(receipt, force)
     with opened(ctx) as mem:
         counts = mem.stats()
         if not yes:
@@ -175,10 +239,13 @@ def delete_all(
                         f"{counts.blocks} blocks of agent {mem.agent_id!r} for good?")
             if not typer.confirm(question, default=False, err=True):
                 return render.note("nothing deleted")
-        erased = mem.delete_all()
-    render.emit_or_note(json, erased.to_dict(),
+        erased = mem.delete_all(receipt=target is not None)
+    if target is not None:
+        write_receipt(target, erased.receipt)
+    render.emit_or_note(json, {**erased.to_dict(), **({"receipt_file": str(target)} if target is not None else {})},
                         f"deleted {erased.memories} memories, {erased.facts} facts and {erased.blocks} blocks of agent "
-                        f"{erased.agent_id!r}" + ("" if erased.scrubbed else f"; scrubbing waits ({erased.note})"))
+                        f"{erased.agent_id!r}" + ("" if erased.scrubbed else f"; scrubbing waits ({erased.note})")
+                        + (f"; receipt written to {target}" if target is not None else ""))
 
 
 # -- browsing -------------------------------------------------------------------

@@ -41,6 +41,7 @@ from hippo.interfaces.http.models import (
     PatchMemoryBody,
     Readiness,
     RecallBody,
+    ReceiptBody,
     RelatedList,
     RememberBody,
     ReplaceBody,
@@ -63,6 +64,7 @@ from hippo.types import (
     ForgetResult,
     Forgotten,
     Recall,
+    ReceiptCheck,
     RememberResult,
     Stats,
     StoreResult,
@@ -198,19 +200,25 @@ def restore_memory(mem: Mem, memory_id: Annotated[str, MEMORY_ID]) -> Chunk:
     return mem.restore_memory(memory_id)
 
 
+RECEIPT = Annotated[bool, Query(description=(
+    "true: the answer holds the signed receipt of the delete (`receipt`), which `POST receipts/verify` checks "
+    "again later."))]
+
+
 @router.delete(f"{base_path}/memories", response_model=Erased, tags=["memories"])
 def delete_all(mem: Mem, confirm: Annotated[str, Query(
-        description="The agent's id again, so that no stray request erases a memory.")]) -> Erased:
+        description="The agent's id again, so that no stray request erases a memory.")],
+               receipt: RECEIPT = False) -> Erased:
     """Delete every memory, fact and block of this agent for good (other agents are untouched)."""
     if confirm != mem.agent_id:
         raise InvalidInput(f"confirm must repeat the agent id {mem.agent_id!r} to delete all of its memory")
-    return mem.delete_all()
+    return mem.delete_all(receipt=receipt)
 
 
 @router.delete(f"{base_path}/memories/{{memory_id}}", response_model=Forgotten, tags=["memories"])
-def delete_memory(mem: Mem, memory_id: Annotated[str, MEMORY_ID]) -> Forgotten:
+def delete_memory(mem: Mem, memory_id: Annotated[str, MEMORY_ID], receipt: RECEIPT = False) -> Forgotten:
     """Delete one memory for good, leaving no trace of its text."""
-    return mem.delete_memory(memory_id)
+    return mem.delete_memory(memory_id, receipt=receipt)
 
 
 @router.post(f"{base_path}/facts", response_model=RememberResult, tags=["memories"])
@@ -237,7 +245,16 @@ def split_fact(mem: Mem, memory_id: Annotated[str, MEMORY_ID], body: SplitFactBo
 @router.post(f"{base_path}/forget", response_model=ForgetResult, tags=["memories"])
 def forget(mem: Mem, body: ForgetBody) -> ForgetResult:
     """Delete every memory matching a description (`preview` deletes nothing)."""
-    return mem.forget_memory(body.description, preview=body.preview, limit=body.limit)
+    return mem.forget_memory(body.description, preview=body.preview, limit=body.limit, receipt=body.receipt)
+
+
+@router.post(f"{base_path}/receipts/verify", response_model=ReceiptCheck, tags=["audit"])
+def verify_receipt(mem: Mem, body: ReceiptBody) -> ReceiptCheck:
+    """Check a forget's receipt again (as a forget answered it with `receipt: true`): its signature,
+    its audit record, and that no place of the database holds anything of what it removed.
+    `verified` is true when every check holds; `failed` names the places that do not, and `checks`
+    says what each found. The receipt must be this agent's (400 otherwise)."""
+    return mem.verify_receipt(body.model_dump())
 
 
 # -- blocks -----------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from hippo.types import ArchivedHit, Block, Chunk, Experience, Link
 __all__ = [
     "AppendBody", "ArchiveHits", "BlockContext", "BlockList", "CompactBody", "ErrorBody", "ExperienceBody",
     "ExperienceList", "ExperienceRecallBody", "ForgetBody", "Health", "MemoryPage", "ObserveBody", "OperationBody",
-    "OperationResult", "PatchMemoryBody", "Readiness",
+    "OperationResult", "PatchMemoryBody", "Readiness", "ReceiptBody",
     "RecallBody", "RelatedList", "RememberBody", "ReplaceBody", "SetBlockBody", "StoreBody", "SurfaceBody",
     "ToolDefinition", "ToolList",
 ]
@@ -81,6 +81,41 @@ class ForgetBody(_Body):
     description: str = Field(min_length=1, max_length=4_000, description="What to forget.")
     preview: bool = Field(False, description="true: list what would be deleted, delete nothing.")
     limit: int = Field(10, ge=1, le=100)
+    receipt: bool = Field(False, description="true: the answer holds the forget's signed receipt (`receipt`), "
+                                             "which `POST receipts/verify` checks again later.")
+
+
+class _RemovedBody(BaseModel):
+    id: str = Field(max_length=200)
+    kind: str = Field(max_length=32)
+    digest: str = Field(max_length=200)
+    words: list[str]
+    kept: bool = False
+
+
+class _PlaceCheckBody(BaseModel):
+    place: str = Field(max_length=100)
+    ok: bool
+    detail: str
+
+
+class ReceiptBody(BaseModel):
+    """A forget's receipt as the forget answered it (its `receipt` field), or as saved: every
+    field as it came. Fields a later version adds are ignored."""
+
+    agent_id: str = Field(max_length=200)
+    database: str
+    operation: str = Field(max_length=100)
+    operation_id: str = Field(max_length=100)
+    issued_at: str = Field(max_length=64, description="ISO 8601, as the receipt holds it.")
+    removed: list[_RemovedBody]
+    counts: dict[str, int]
+    checks: list[_PlaceCheckBody]
+    wal_checkpointed: bool | None
+    scrubbed: bool
+    audit_seq: int | None
+    audit_hash: str | None = Field(max_length=200)
+    signature: str = Field("", max_length=200)
 
 
 class PatchMemoryBody(_Body):
