@@ -212,6 +212,15 @@ def test_forget_yes_and_nothing_matching(cli, db_path):
     assert counts(db_path) == (0, 0)
 
 
+def test_forget_removes_the_captured_messages_that_hold_its_words_as_the_api_does(cli, db_path):
+    ok(cli("store", "The wifi password is hunter2"))
+    with hippo.open(db_path, agent_id="alice", embedder="fake") as mem:
+        mem.observe([{"role": "user", "content": "remember: the wifi password is hunter2", "id": "m1"}],
+                    session_id="s")
+    ok(cli("forget", "wifi password hunter2", "--yes"))
+    assert sql(db_path, "SELECT count(*) FROM observed_messages WHERE content LIKE '%hunter2%'") == [(0,)]
+
+
 # -- JSON -----------------------------------------------------------------------------------------
 
 

@@ -120,9 +120,9 @@ def forget(
 ) -> None:
     """Hard-delete what matches a description, after showing it and asking.
 
-    With --json and without --yes, prints the preview and deletes nothing. With --receipt FILE the
-    deletion is one forget of the description, whose signed receipt goes to FILE; it also removes
-    the captured messages that hold the description's words, as the forget of the API does.
+    With --json and without --yes, prints the preview and deletes nothing. The deletion is one
+    forget of the description, as the API's: it also removes the captured messages that hold the
+    description's words. With --receipt FILE its signed receipt goes to FILE.
     """
     if receipt is not None and (preview or (json and not yes)):
         raise InvalidInput("--receipt writes the receipt of a deletion: --preview, and --json without --yes, "
@@ -143,9 +143,7 @@ def forget(
             if not typer.confirm(f"Delete {'it' if found.count == 1 else f'these {found.count}'} for good?",
                                  default=False, err=True):
                 return render.note("nothing deleted")
-        ids = [item.id for item in found.deleted]
-        deleted = _forgotten_with_receipt(mem, description, limit, ids, target) if target is not None \
-            else [mem.delete_memory(chunk_id) for chunk_id in ids]
+        deleted = _forgotten(mem, description, limit, [item.id for item in found.deleted], target)
     pending = next((item.note for item in deleted if not item.scrubbed), None)
     if json:
         return render.emit_json({"deleted": [item.to_dict() for item in deleted], "preview": False,
@@ -156,16 +154,17 @@ def forget(
                 + (f"; receipt written to {target}" if target is not None else ""))
 
 
-def _forgotten_with_receipt(mem: "Memory", description: str, limit: int, shown: list[str],
-                            target: "Path") -> list["Forgotten"]:
-    """One forget of the description, with its receipt written to ``target``. What matches is
-    what the preview showed unless a write came between: the note says so."""
-    done = mem.forget_memory(description, limit=limit, receipt=True)
-    write_receipt(target, done.receipt)
+def _forgotten(mem: "Memory", description: str, limit: int, shown: list[str],
+               target: "Path | None") -> list["Forgotten"]:
+    """One forget of the description, with its receipt written to ``target`` (None: no receipt).
+    What matches is what the preview showed unless a write came between: the note says so."""
+    done = mem.forget_memory(description, limit=limit, receipt=target is not None)
+    if target is not None:
+        write_receipt(target, done.receipt)
     changed = {f.id for f in done.deleted} ^ set(shown)
     if changed:
         render.note(f"note: what matches changed since it was shown ({render.plural(len(changed), 'memory')}); "
-                    "the receipt names what was deleted")
+                    "the deleted ones are listed" + ("; the receipt names them" if target is not None else ""))
     return done.deleted
 
 
