@@ -17,19 +17,19 @@ def changed(cli) -> str:
     stored = as_json(cli("store", "Herons nest in colonies near the river.", "--json"))["id"]
     ok(cli("block", "set", "persona", "a careful helper"))
     ok(cli("recall", "herons"))  # bookkeeping, not a change
-    ok(cli("forget", "Herons nest in colonies", "--yes"))  # a preview, then a delete of what it showed
+    ok(cli("forget", "Herons nest in colonies", "--yes"))  # a preview, then one forget of the description
     return stored
 
 
 def test_each_change_of_the_cli_is_one_record_of_the_local_user(cli, changed) -> None:
     records = as_json(cli("audit", "--json"))["items"]
     assert [(r["operation"], r["who"], r["surface"]) for r in records] == [
-        ("delete_memory", "local", "cli"), ("set_memory_block", "local", "cli"), ("store_memory", "local", "cli")]
+        ("forget_memory", "local", "cli"), ("set_memory_block", "local", "cli"), ("store_memory", "local", "cli")]
     assert [r["operation"] for r in as_json(cli("audit", "list", "--id", changed, "--json"))["items"]] == \
-        ["delete_memory", "store_memory"]
+        ["forget_memory", "store_memory"]
     assert [r["seq"] for r in as_json(cli("audit", "--operation", "store_memory", "--json"))["items"]] == [1]
     shown = ok(cli("audit", "list")).stdout
-    assert "delete_memory" in shown and "local/cli" in shown and "Herons" not in shown
+    assert "forget_memory" in shown and "local/cli" in shown and "Herons" not in shown
 
 
 def test_verify_exits_1_and_names_the_altered_or_removed_record(cli, changed, db_path) -> None:
@@ -48,6 +48,7 @@ def test_verify_exits_1_and_names_the_altered_or_removed_record(cli, changed, db
 
 def test_trim_keeps_the_trail_verifiable(cli, changed) -> None:
     assert as_json(cli("audit", "trim", "--json")) == {"removed": 0}  # no retention set
+    assert as_json(cli("audit", "trim", "--older-than", "1", "--all", "--json")) == {"removed": 0}  # all newer
     ok(cli("audit", "verify", "--all"))
 
 

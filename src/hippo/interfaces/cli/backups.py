@@ -184,11 +184,13 @@ def audit_trim(
     ctx: typer.Context,
     days: Annotated[Optional[int], typer.Option("--older-than", metavar="DAYS", help="Remove records older than "
                                                 "this many days (default: the audit_retention_days setting).")] = None,
+    every: Annotated[bool, typer.Option("--all", help="Every trail of the database (every agent's and the "
+                                                      "API keys'), as hippo serve does daily.")] = False,
     json: JSON = False,
 ) -> None:
     """Remove the agent's old audit records, leaving a signed checkpoint that keeps the trail verifiable."""
     with opened(ctx) as mem:
-        removed = mem.trim_audit(older_than_days=days)
+        removed = mem.trim_audit(older_than_days=days, every_agent=every)
     render.emit_or_note(json, {"removed": removed}, f"removed {render.plural(removed, 'audit record')}")
 
 
