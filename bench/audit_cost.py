@@ -9,7 +9,8 @@ one started here with pgserver), filled through
 recall cheaper than the local model's, so the trail's share of it is shown larger than it is).
 Then ``calls`` rounds, each a ``store_memory`` of a new text and a ``recall_memories(limit=10)``
 as users call it (touching its hits), in blocks of 20 alternating between "on" and "off"; "off"
-replaces the handle's append of records with nothing, so only the trail differs.
+replaces the handle's append of records with nothing, so only the trail differs. Then a forget's
+receipt: ``delete_memory`` with and without ``receipt=True``, and ``verify_receipt``, p50 of ten.
 """
 
 from __future__ import annotations
@@ -62,6 +63,22 @@ def run(mem: Any, size: int, calls: int) -> dict[str, dict[str, float]]:
     return {mode: {op: round(statistics.median(v), 3) for op, v in ops.items()} for mode, ops in times.items()}
 
 
+def receipts(mem: Any, size: int, rounds: int = 10) -> dict[str, float]:
+    """A forget's receipt: ``delete_memory`` with and without one, alternating, and checking one
+    again (each reads every text the agent holds, so it grows with the store)."""
+    times: dict[str, list[float]] = {"delete": [], "delete_with_receipt": [], "verify": []}
+    for i in range(rounds):
+        for name, proof in (("delete", False), ("delete_with_receipt", True)):
+            chunk = mem.store_memory(f"Receipt round {i} {name}: {text(size * 3 + i)}").id
+            started = time.perf_counter()
+            done = mem.delete_memory(chunk, receipt=proof)
+            times[name].append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        assert mem.verify_receipt(done.receipt).failed in ([], ["dead rows"])
+        times["verify"].append((time.perf_counter() - started) * 1000)
+    return {name: round(statistics.median(v), 1) for name, v in times.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", type=int, default=100_000)
@@ -85,6 +102,7 @@ def main() -> None:
                 results[backend] = {**run(mem, args.size, args.calls), "fill_seconds": round(filled, 1)}
                 results[backend]["ratio"] = {op: round(results[backend]["on"][op] / results[backend]["off"][op], 3)
                                              for op in ("store", "recall")}
+                results[backend]["receipt_ms"] = receipts(mem, args.size)
                 assert mem.verify_audit().ok
     print(json.dumps(results, indent=2) if args.json else results)
 

@@ -2,12 +2,11 @@
 can have the database check again later (``Memory.verify_receipt``, ``hippo receipts verify``).
 
 A receipt names what was removed by id, kind and keyed digest, with keyed fingerprints of its
-words (``fingerprint.py``) so that a copy of the text can be found without the receipt holding
+words (``checks.py``) so that a copy of the text can be found without the receipt holding
 it; the places checked and what each held (``checks.py``); whether the write-ahead log was
-emptied; the audit record of the change; and the database's signature (``issue.py``).
+emptied; the audit record of the change; and the database's signature (``operations.py``).
 """
 
-from hippo.core.receipts.issue import Gone, everything, gone_of, issue, wordings
-from hippo.core.receipts.operations import Receipts, receipt_of
+from hippo.core.receipts.operations import Gone, Receipts, everything, gone_of, issue, receipt_of, wordings
 
 __all__ = ["Gone", "Receipts", "everything", "gone_of", "issue", "receipt_of", "wordings"]
