@@ -289,3 +289,23 @@ def test_update_memory_errors_are_results_and_change_nothing(tools, mem, db):
     assert tools.call("update_memory", {"id": "short", "content": "x"})["error"]["code"] == "invalid_input"
     assert tools.call("update_memory", {"id": stored["id"], "content": ""})["error"]["code"] == "invalid_input"
     assert snapshot(db) == before
+
+
+def test_each_change_through_a_tool_is_recorded_as_the_tools_of_the_local_caller(mem):
+    """An agent's own tool calls, in process: one audit record per change, surface ``tools``."""
+    tools = mem.tools()
+    stored = tools.call("store_memory", {"content": "Herons nest in colonies near the river."})
+    assert stored["ok"], stored
+    calls = [("remember_facts", {"text": "I live in Lisbon."}),
+             ("append_memory_block", {"key": "persona", "text": "A careful helper."}),
+             ("reinforce_memory", {"id": stored["id"]}),
+             ("update_memory", {"id": stored["id"], "content": "Herons nest in tall trees."}),
+             ("record_experience", {"type": "insight", "content": "Deploys on Friday break things",
+                                    "importance": 0.9}),
+             ("forget_memory", {"description": "herons nest"})]
+    for name, arguments in calls:
+        assert tools.call(name, arguments)["ok"], name
+    records = mem.audit(limit=100).items
+    assert {r.operation for r in records} >= {"store_memory", *(name for name, _ in calls)}
+    assert {(r.who, r.surface) for r in records} == {("local", "tools")}
+    assert mem.verify_audit().ok
