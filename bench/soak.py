@@ -131,7 +131,8 @@ def timed(name: str, request: Any) -> tuple[str, Any, float]:
 Record = tuple[float, str, float, "str | None"]  # when it ended (s since start), operation, seconds, error
 
 
-def drive(load: Load, rate: float, clients: int, seconds: float, sample_every: float, pid: int) -> dict[str, Any]:
+def drive(load: Load, rate: float, clients: int, seconds: float, sample_every: float, pid: int,
+          mix: dict[str, float] = MIX) -> dict[str, Any]:
     """The timed load: operations at ``rate`` a second for ``seconds``, sampled every ``sample_every``."""
     import httpx
     import psutil
@@ -155,7 +156,7 @@ def drive(load: Load, rate: float, clients: int, seconds: float, sample_every: f
     threads = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(clients)]
     for thread in threads:
         thread.start()
-    rng, ops, weights = random.Random(7), list(MIX), list(MIX.values())
+    rng, ops, weights = random.Random(7), list(mix), list(mix.values())
     server, samples, backlog = psutil.Process(pid), [], 0
     for i in itertools.count():
         due = start + i / rate
@@ -254,7 +255,7 @@ def soak(backend: str, args: argparse.Namespace, workdir: Path) -> dict[str, Any
         filled = time.perf_counter() - began
         print(f"soak {backend}: filled {args.agents} x {args.memories} in {filled:.0f} s; "
               f"{args.minutes} min at {args.rate}/s", file=sys.stderr, flush=True)
-        run = drive(load, args.rate, args.clients, args.minutes * 60, args.sample_seconds, server.proc.pid)
+        run = drive(load, args.rate, args.clients, args.minutes * 60, args.sample_seconds, server.proc.pid, args.mix)
     result = {"backend": backend, "verdict": verdict(run, args.minutes), "operations": per_operation(run["records"]),
               "samples": run["samples"], "max_backlog": run["max_backlog"], "fill_seconds": round(filled, 1)}
     print(f"soak {backend}: {json.dumps(result['verdict'])}", file=sys.stderr, flush=True)
@@ -289,6 +290,17 @@ def chart(results: list[dict[str, Any]], target: Path) -> None:
     plt.close(fig)
 
 
+def _mix(text: str) -> dict[str, float]:
+    """``recall=0.5,surface=0.5``: the operations to run and their weights (to tell apart what grows)."""
+    try:
+        mix = {name: float(weight) for name, weight in (part.split("=") for part in text.split(","))}
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not operation=weight,...: {text!r}") from None
+    if not mix or set(mix) - set(MIX):
+        raise argparse.ArgumentTypeError(f"operations are {', '.join(MIX)}")
+    return mix
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--backend", default="sqlite,postgres", help="sqlite, postgres or both, comma-separated")
@@ -302,6 +314,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--postgres", default=None, help="a server's admin URL (default: start one with pgserver)")
     parser.add_argument("--smoke", action="store_true", help="20 s a backend with the fake embedder")
     parser.add_argument("--out", type=Path, default=RESULTS, help="folder of soak-BACKEND.json and soak.png")
+    parser.add_argument("--mix", type=_mix, default=MIX, help="operation=weight,... (default: every operation, "
+                                                                "recall 0.35, store 0.2, surface 0.15, the others 0.1)")
     args = parser.parse_args(argv)
     if args.smoke:
         args.minutes, args.embedder, args.memories, args.sample_seconds = 1 / 3, "fake", 20, 5
@@ -311,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix=f"hippo-soak-{backend}-") as workdir:
             result = soak(backend, args, Path(workdir))
         result.update(measured=datetime.now(timezone.utc).strftime("%Y-%m-%d"), settings={
-            key: getattr(args, key) for key in ("minutes", "rate", "clients", "agents", "memories", "embedder")})
+            key: getattr(args, key) for key in ("minutes", "rate", "clients", "agents", "memories", "embedder", "mix")})
         results.append(result)
         (args.out / f"soak-{backend}.json").write_text(json.dumps(result, indent=1) + "\n")
     # every backend's last run in the folder, this one's or an earlier one

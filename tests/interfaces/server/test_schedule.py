@@ -109,3 +109,18 @@ def test_with_a_retention_the_server_trims_every_trail_and_each_still_verifies(d
     assert [r.kind for r in mem.for_agent("bob").audit().items] == ["checkpoint", "change"]  # newest first
     assert mem.verify_audit(every_agent=True).ok
     mem.close()
+
+
+def test_the_server_hands_the_allocators_free_memory_back_now_and_then(monkeypatch):
+    from hippo.interfaces.http import schedule as periodic
+
+    trim = periodic._malloc_trim()
+    assert trim is not None and trim(0) in (0, 1)  # glibc here: the real call answers
+    calls = threading.Event()
+    monkeypatch.setattr(periodic, "_malloc_trim", lambda: lambda pad: calls.set() or 1)
+    monkeypatch.setattr(periodic.HeapRelease, "EVERY", 0.01)
+    lines: list[str] = []
+    release = periodic.HeapRelease(lines.append).start()
+    assert calls.wait(5)
+    release.stop()
+    assert lines == []  # it says nothing

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from hippo.core.memory import Memory
     from hippo.interfaces.http.service import Service
 
-__all__ = ["AuditTrimSchedule", "CaptureSchedule", "ConsolidationSchedule", "MaintenanceSchedule", "next_run"]
+__all__ = ["AuditTrimSchedule", "CaptureSchedule", "HeapRelease", "ConsolidationSchedule", "MaintenanceSchedule", "next_run"]
 
 STOP_GRACE = 60  # seconds a stopping server waits for a scheduled run under way
 
@@ -59,7 +59,8 @@ class _Periodic:
         self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
 
     def start(self) -> Self:
-        self.say(self.first_line())
+        if line := self.first_line():
+            self.say(line)
         self._thread.start()
         return self
 
@@ -130,6 +131,52 @@ class MaintenanceSchedule(_Periodic):
             return "maintenance: no size cap (max_db_bytes), nothing to do"
         return (f"maintenance: {result.bytes_before:,} bytes, cap {result.cap:,}; archived {result.archived}, "
                 f"now {result.bytes_after:,}" + (f" ({result.note})" if result.note else ""))
+
+
+class HeapRelease(_Periodic):
+    """Every ``EVERY`` seconds, hands the memory the C allocator holds free back to the system
+    (glibc's ``malloc_trim``; elsewhere nothing runs). A server's threads free what each request
+    allocated in many arenas, and glibc keeps most of it: in a 12-minute soak of ``hippo serve``
+    on SQLite the server's own memory grew 22.8 % without this and 10.1 % with it (``bench/soak.py``)."""
+
+    name = "hippo-heap"
+    task = "heap_release"
+    EVERY = 30.0
+
+    def __init__(self, say: Callable[[str], None]) -> None:
+        self._trim = _malloc_trim()
+        super().__init__(say)
+
+    def start(self) -> Self:
+        return super().start() if self._trim is not None else self
+
+    def stop(self) -> None:
+        if self._trim is not None:
+            super().stop()
+
+    def first_line(self) -> str:
+        return ""
+
+    def _wait(self) -> float:
+        return self.EVERY
+
+    def run_once(self) -> str:
+        assert self._trim is not None
+        self._trim(0)
+        return ""
+
+
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim``, or None where the C library is another (macOS, musl, Windows)."""
+    import ctypes
+    import platform
+
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        return None
+    try:
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
 
 
 class AuditTrimSchedule(_Periodic):

@@ -133,15 +133,17 @@ def serve(mem: "Memory", *, host: str = "127.0.0.1", port: int = 8000, max_body_
 def _schedules(mem: "Memory", service: Any, say: Any) -> list[Any]:
     """The background work ``hippo serve`` was configured for, started: maintenance on
     ``prune_schedule``, consolidation every ``consolidate_every`` seconds, capture processing every
-    ``capture_every`` seconds, the audit trail's trim when ``audit_retention_days`` is set; none by default."""
+    ``capture_every`` seconds, the audit trail's trim when ``audit_retention_days`` is set; and,
+    always, the release of the memory the C allocator keeps free."""
     from hippo.interfaces.http.schedule import (
         AuditTrimSchedule,
         CaptureSchedule,
         ConsolidationSchedule,
+        HeapRelease,
         MaintenanceSchedule,
     )
 
-    started: list[Any] = []
+    started: list[Any] = [HeapRelease(say).start()]
     if mem.settings.prune_schedule:
         started.append(MaintenanceSchedule(mem, mem.settings.prune_schedule, say, on_run=service.ran).start())
     if mem.settings.consolidate_every is not None:
