@@ -182,6 +182,12 @@ def audit_cost(r: Results) -> list[Row]:
                         f"{ms(off['recall'])} (fake embedder)",
                         verdict("≤ 1.10×", max(ratios.values()) <= 1.10),
                         f"python bench/audit_cost.py --size {run['size']} --calls {run['calls']} --json", file, 51))
+        if "receipt_ms" in run[backend]:
+            proof = run[backend]["receipt_ms"]
+            rows.append(Row(f"a forget's receipt at {run['size'] // 1000}k, {backend}: delete_memory with one, "
+                            "verify_receipt, p50", f"{ms(proof['delete_with_receipt'])}, {ms(proof['verify'])}",
+                            f"delete_memory without one {ms(proof['delete'])}", "none set",
+                            f"python bench/audit_cost.py --size {run['size']} --calls {run['calls']} --json", file, 51))
     return rows
 
 
