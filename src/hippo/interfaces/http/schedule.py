@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from hippo.core.memory import Memory
     from hippo.interfaces.http.service import Service
 
-__all__ = ["AuditTrimSchedule", "CaptureSchedule", "HeapRelease", "ConsolidationSchedule", "MaintenanceSchedule", "next_run"]
+__all__ = ["AuditTrimSchedule", "CaptureSchedule", "ConsolidationSchedule", "HeapRelease", "MaintenanceSchedule",
+           "next_run"]
 
 STOP_GRACE = 60  # seconds a stopping server waits for a scheduled run under way
 
