@@ -157,14 +157,29 @@ class Receipt(Dictable):
         missing = sorted(names - set(data) - {"signature"})
         if missing:
             raise ValueError(f"a receipt needs {', '.join(missing)}")
+        values = {k: _checked(k, v, _SHAPE[k]) for k, v in data.items() if k in names}
         try:
-            values = {k: v for k, v in data.items() if k in names}
-            values["issued_at"] = datetime.fromisoformat(str(data["issued_at"]))
-            values["removed"] = [Removed(**r) for r in data["removed"]]
-            values["checks"] = [PlaceCheck(**c) for c in data["checks"]]
-            return cls(**values)
-        except (TypeError, KeyError) as exc:
-            raise ValueError(f"not a receipt: {exc}") from None
+            values["issued_at"] = datetime.fromisoformat(values["issued_at"])
+        except ValueError:
+            raise ValueError("issued_at is not an ISO-8601 time") from None
+        values["removed"] = [Removed(**_fields(r, _REMOVED, "removed")) for r in values["removed"]]
+        values["checks"] = [PlaceCheck(**_fields(c, _CHECK, "checks")) for c in values["checks"]]
+        return cls(**values)
+
+    def checked(self) -> "Receipt":
+        """This receipt, its every field of the type a receipt's JSON gives (a ValueError if not):
+        one made in code is held to the same shape as one read back."""
+        def shallow(item: Any) -> Any:
+            return {f.name: getattr(item, f.name) for f in fields(item)} if isinstance(item, (Removed, PlaceCheck)) \
+                else item
+
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        if isinstance(data["issued_at"], datetime):
+            data["issued_at"] = data["issued_at"].isoformat()
+        for name in ("removed", "checks"):
+            if isinstance(data[name], list):
+                data[name] = [shallow(item) for item in data[name]]
+        return Receipt.from_dict(data)
 
     @classmethod
     def from_json(cls, text: str) -> "Receipt":
@@ -172,3 +187,31 @@ class Receipt(Dictable):
             return cls.from_dict(json.loads(text))
         except json.JSONDecodeError as exc:
             raise ValueError(f"not a receipt: {exc}") from None
+
+
+# The JSON shape of a receipt, field by field: a receipt read back is checked against it before it
+# is used (a value of another type, or nested without end, is refused, not hashed).
+_SHAPE: dict[str, Any] = {"agent_id": str, "database": str, "operation": str, "operation_id": str,
+                          "issued_at": str, "removed": list, "counts": dict, "checks": list,
+                          "wal_checkpointed": (bool, type(None)), "scrubbed": bool, "audit_seq": (int, type(None)),
+                          "audit_hash": (str, type(None)), "signature": str}
+_REMOVED: dict[str, Any] = {"id": str, "kind": str, "digest": str, "words": list, "kept": bool}
+_CHECK: dict[str, Any] = {"place": str, "ok": bool, "detail": str}
+
+
+def _checked(name: str, value: Any, kind: Any) -> Any:
+    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple)
+                                                                                 else (kind,))):
+        raise ValueError(f"{name} has the wrong type ({type(value).__name__})")
+    if name == "counts" and not all(isinstance(k, str) and type(n) is int for k, n in value.items()):
+        raise ValueError("counts must map names to whole numbers")
+    return value
+
+
+def _fields(item: Any, shape: dict[str, Any], where: str) -> dict[str, Any]:
+    if not isinstance(item, dict) or set(item) - set(shape) or set(shape) - set(item) - {"kept"}:
+        raise ValueError(f"an item of {where} must have exactly {', '.join(shape)}")
+    found = {k: _checked(f"{where}.{k}", v, shape[k]) for k, v in item.items()}
+    if "words" in found and not all(isinstance(w, str) for w in found["words"]):
+        raise ValueError("removed.words must be a list of fingerprints")
+    return found

@@ -84,9 +84,9 @@ def issue(ctx: "AgentContext", gone: list[Gone], counts: dict[str, int]) -> Rece
 
 def receipt_of(receipt: Receipt | Mapping[str, Any] | str) -> Receipt:
     """A receipt as given: the object, its ``to_dict()`` or its JSON; InvalidInput says what is wrong."""
-    if isinstance(receipt, Receipt):
-        return receipt
     try:
+        if isinstance(receipt, Receipt):
+            return receipt.checked()
         if isinstance(receipt, str):
             return Receipt.from_json(receipt)
         if isinstance(receipt, Mapping):
