@@ -156,6 +156,12 @@ def test_an_altered_receipt_fails_its_signature_and_another_agents_is_refused(db
             bob.verify_receipt(receipt)
         with pytest.raises(InvalidInput, match="receipt"):
             mem.verify_receipt('{"agent_id": "alice"}')
+        nested: Any = 1
+        for _ in range(5_000):
+            nested = {"n": nested}
+        for field, value in (("counts", nested), ("audit_seq", True), ("removed", [{"id": 1}]), ("issued_at", "soon")):
+            with pytest.raises(InvalidInput, match="receipt"):
+                mem.verify_receipt({**receipt.to_dict(), field: value})
     finally:
         mem.close()
 
