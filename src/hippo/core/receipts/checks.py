@@ -122,7 +122,7 @@ def signature_check(secret: str, receipt: Receipt) -> PlaceCheck:
     return PlaceCheck("signature", False, "the receipt was altered, or another database issued it")
 
 
-def audit_check(store: "AgentStore", receipt: Receipt, *, chain_holds: bool) -> PlaceCheck:
+def audit_check(store: "AgentStore", receipt: Receipt, *, chain_holds: Callable[[], bool]) -> PlaceCheck:
     """The receipt's audit record is in the agent's trail, unaltered (or trimmed under retention,
     with the chain still verifying from the checkpoint that replaced it)."""
     if receipt.audit_seq is None:
@@ -133,7 +133,7 @@ def audit_check(store: "AgentStore", receipt: Receipt, *, chain_holds: bool) -> 
             return PlaceCheck("audit record", True, f"record {receipt.audit_seq} of the trail, unaltered")
         return PlaceCheck("audit record", False, f"record {receipt.audit_seq} of the trail is not the one issued")
     oldest = next(iter(store.audit_chain()), None)
-    if chain_holds and oldest is not None and oldest.seq > receipt.audit_seq:
+    if oldest is not None and oldest.seq > receipt.audit_seq and chain_holds():
         return PlaceCheck("audit record", True, f"record {receipt.audit_seq} was trimmed under the retention "
                                                 "setting; the chain verifies from the checkpoint that replaced it")
     return PlaceCheck("audit record", False, f"record {receipt.audit_seq} is missing from the trail")
